@@ -1,0 +1,89 @@
+// Command sandscope is a terminal UI and command line for Cloudflare Sandbox bridges: it lists
+// sandboxes, processes and terminals, follows logs with resume cursors, attaches to terminals, and
+// shows container replacements, stale handles and interrupted streams plainly.
+//
+// main.go only wires the command line together; each subcommand lives in its own cmd_*.go file and
+// delegates to the packages that hold the logic.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+)
+
+// version is set at build time with -ldflags "-X main.version=…".
+var version = "dev"
+
+// globalOptions are the flags every subcommand shares.
+type globalOptions struct {
+	url       string // --url or SANDSCOPE_URL
+	tokenFile string // --token-file
+	context   string // --context
+}
+
+// exitError carries a specific exit status out of a command.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string {
+	if e.err == nil {
+		return fmt.Sprintf("exit status %d", e.code)
+	}
+	return e.err.Error()
+}
+func (e *exitError) Unwrap() error { return e.err }
+
+func newRootCmd(g *globalOptions) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "sandscope",
+		Short: "Watch and steer Cloudflare Sandboxes: processes, logs, terminals, incarnations",
+		Long: `sandscope shows what happened in your sandboxes: live logs with resume cursors, terminals,
+container replacements, stale handles and interrupted streams, never hidden.
+
+With no subcommand it opens the terminal UI, on a remote bridge when one is configured
+(--url, SANDSCOPE_URL or a config context), else on an embedded local bridge.`,
+		Version:       version,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Args:          cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runTUI(cmd, g)
+		},
+	}
+	pf := root.PersistentFlags()
+	pf.StringVar(&g.url, "url", "", "bridge URL (default: $SANDSCOPE_URL, the config's context, or a local bridge)")
+	pf.StringVar(&g.tokenFile, "token-file", "", "read the bridge token from this file (default: $SANDBOX_API_KEY)")
+	pf.StringVar(&g.context, "context", "", "use this context from the config file")
+	root.AddCommand(
+		newServeCmd(g),
+		newLsCmd(g),
+		newLogsCmd(g),
+		newExecCmd(g),
+		newShellCmd(g),
+		newAttachCmd(g),
+	)
+	return root
+}
+
+func main() {
+	g := &globalOptions{}
+	root := newRootCmd(g)
+	err := root.Execute()
+	if err == nil {
+		return
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		if ee.err != nil {
+			fmt.Fprintf(os.Stderr, "sandscope: %v\n", ee.err)
+		}
+		os.Exit(ee.code)
+	}
+	fmt.Fprintf(os.Stderr, "sandscope: %v\n", err)
+	os.Exit(2)
+}
