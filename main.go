@@ -66,6 +66,8 @@ With no subcommand it opens the terminal UI, on a remote bridge when one is conf
 		newExecCmd(g),
 		newShellCmd(g),
 		newAttachCmd(g),
+		newConfigCmd(g),
+		newDemoCmd(g),
 	)
 	return root
 }
