@@ -1,17 +1,35 @@
 package main
 
 import (
-	"errors"
-
 	"github.com/spf13/cobra"
+
+	"sandscope/attach"
 )
 
 func newAttachCmd(g *globalOptions) *cobra.Command {
-	return &cobra.Command{
-		Use:   "attach",
-		Short: "attach (being built)",
+	var detachKey string
+	cmd := &cobra.Command{
+		Use:   "attach SANDBOX TERMINAL [--detach-key KEY]",
+		Short: "Attach to an existing terminal (raw, full screen)",
+		Long: `Attach your terminal to an existing sandbox terminal. The output the bridge still holds is
+replayed first (a GAP notice says when older output was evicted), then output streams live.
+Dropped connections resume from the last cursor with a one-line notice.
+
+Detach with ctrl-] (or --detach-key, e.g. "ctrl-a d"); the terminal keeps running.
+Exit status: the terminal's own exit code when it exits; 0 on detach; 3 when the terminal was lost
+with its container; 4 when the bridge stayed unreachable; 2 on usage, auth or not-found errors.`,
+		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return errors.New("attach: not built yet")
+			if _, err := attach.ParseDetachKey(detachKey); err != nil {
+				return &exitError{code: exitUsage, err: err}
+			}
+			c, _, err := newBridgeClient(g)
+			if err != nil {
+				return err
+			}
+			return attachTerminal(cmd.Context(), c, args[0], args[1], detachKey, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
+	cmd.Flags().StringVar(&detachKey, "detach-key", attach.DefaultDetachKey, `detach key: "ctrl-]" or a prefix and a key like "ctrl-a d" (prefix twice sends it once)`)
+	return cmd
 }

@@ -1,17 +1,97 @@
 package main
 
 import (
-	"errors"
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
+
+	"sandscope/demo"
 )
 
 func newDemoCmd(g *globalOptions) *cobra.Command {
-	return &cobra.Command{
+	var opts demo.Options
+	var noBinary bool
+	cmd := &cobra.Command{
 		Use:   "demo",
-		Short: "demo (being built)",
+		Short: "Fill a bridge with a demo scene: an agent, a build, a failed test, a shell, a container replacement",
+		Long: `Fill sandbox "demo" on the bridge with a scene like real work: a coding agent streaming
+JSONL, a build writing to stdout and stderr, a test run that fails with exit 2 and a shell terminal.
+After --replace-after the container is replaced (local bridge only), so the timeline shows two
+incarnations and a LOST agent, and the agent is relaunched in the new container.
+
+It uses the same bridge as the other commands: --url, --context or SANDSCOPE_URL, else the local
+bridge a running 'sandscope serve' announced. Then open 'sandscope' on the same bridge.`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return errors.New("demo: not built yet")
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			c, target, err := newBridgeClient(g)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "sandscope: demo: bridge %s (%s)\n", c.BaseURL(), target.source)
+			capCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			caps, err := c.Capabilities(capCtx)
+			cancel()
+			if err != nil {
+				return fmt.Errorf("demo: %w", err)
+			}
+			// The local bridge runs real local processes, so it can run this very binary as the
+			// agent; a real container cannot.
+			if caps.Local && !noBinary {
+				if exe, err := os.Executable(); err == nil {
+					opts.Executable = exe
+				}
+			}
+			errOut := cmd.ErrOrStderr()
+			opts.Log = func(format string, args ...any) {
+				fmt.Fprintf(errOut, "sandscope: demo: "+format+"\n", args...)
+			}
+			if err := demo.Run(ctx, c, opts); err != nil {
+				return err
+			}
+			fmt.Fprintf(errOut, "sandscope: demo: scene ready in sandbox %q; open it with: sandscope\n", sandboxName(opts.Sandbox))
+			return nil
 		},
 	}
+	f := cmd.Flags()
+	f.StringVar(&opts.Sandbox, "sandbox", demo.DefaultSandbox, "sandbox to fill")
+	f.Float64Var(&opts.Speed, "speed", 1, "pace multiplier (2 = twice as fast)")
+	f.DurationVar(&opts.ReplaceAfter, "replace-after", 25*time.Second, "replace the container this long after the start (divided by --speed)")
+	f.BoolVar(&opts.NoReplace, "no-replace", false, "do not replace the container")
+	f.BoolVar(&noBinary, "sh-agent", false, "run the agent as a sh script even on a local bridge")
+	cmd.AddCommand(newDemoAgentCmd())
+	return cmd
+}
+
+func sandboxName(s string) string {
+	if s == "" {
+		return demo.DefaultSandbox
+	}
+	return s
+}
+
+// newDemoAgentCmd is the demo's agent: Claude-Code-like stream-json on stdout with pacing. Hidden:
+// it exists for the demo scene, which runs it inside the local bridge.
+func newDemoAgentCmd() *cobra.Command {
+	var speed float64
+	var resumed bool
+	cmd := &cobra.Command{
+		Use:    "agent",
+		Short:  "Print the demo agent's JSONL stream with its pacing",
+		Hidden: true,
+		Args:   cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			// Signals keep their default effect: a killed agent must end as killed (128+n).
+			return demo.WriteAgent(cmd.Context(), cmd.OutOrStdout(), speed, resumed)
+		},
+	}
+	cmd.Flags().Float64Var(&speed, "speed", 1, "pace multiplier")
+	cmd.Flags().BoolVar(&resumed, "resume", false, "the run relaunched after the container was replaced")
+	return cmd
 }

@@ -1,17 +1,121 @@
 package main
 
 import (
+	"context"
 	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
+
+	"sandscope/client"
 )
 
 func newExecCmd(g *globalOptions) *cobra.Command {
-	return &cobra.Command{
-		Use:   "exec",
-		Short: "exec (being built)",
+	var cwd string
+	var env []string
+	var timeout time.Duration
+	cmd := &cobra.Command{
+		Use:   "exec SANDBOX [--cwd D] [--env K=V] [--timeout DUR] -- ARGV...",
+		Short: "Launch a process in a sandbox, follow its output, exit with its code",
+		Long: `Launch a process in a sandbox and follow its output (stdout to stdout, stderr to stderr).
+Exit with the process's own exit code once the bridge confirms it ended; otherwise (lost, bridge
+unreachable, ended in error) exit 255 with a "sandscope: " notice on stderr.`,
+		Args: cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return errors.New("exec: not built yet")
+			dash := cmd.ArgsLenAtDash()
+			if dash != 1 {
+				return &exitError{code: exitUsage, err: fmt.Errorf("usage: sandscope exec SANDBOX [flags] -- ARGV...")}
+			}
+			req := client.ExecRequest{Argv: args[1:], Cwd: cwd}
+			if len(env) > 0 {
+				req.Env = map[string]string{}
+				for _, kv := range env {
+					k, v, ok := strings.Cut(kv, "=")
+					if !ok || k == "" {
+						return &exitError{code: exitUsage, err: fmt.Errorf("--env %q: want NAME=VALUE", kv)}
+					}
+					req.Env[k] = v
+				}
+			}
+			if timeout < 0 || (timeout > 0 && timeout < time.Millisecond) {
+				return &exitError{code: exitUsage, err: fmt.Errorf("--timeout %v: must be at least 1ms", timeout)}
+			}
+			req.Timeout = timeout.Milliseconds()
+			c, _, err := newBridgeClient(g)
+			if err != nil {
+				return err
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return runExec(ctx, c, args[0], req, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
+	}
+	cmd.Flags().StringVar(&cwd, "cwd", "", "working directory (inside /workspace)")
+	cmd.Flags().StringArrayVar(&env, "env", nil, "environment variable NAME=VALUE (repeatable)")
+	cmd.Flags().DurationVar(&timeout, "timeout", 0, "kill the process after this long (e.g. 30s)")
+	return cmd
+}
+
+func runExec(ctx context.Context, c *client.Client, sandbox string, req client.ExecRequest, stdout, stderr io.Writer) error {
+	if !client.ValidSandboxID(sandbox) {
+		return &exitError{code: exitUsage, err: fmt.Errorf("sandbox ID %q: must be 1-128 characters of a-z and 2-7", sandbox)}
+	}
+	p, err := startWithCapacityRetry(ctx, c, sandbox, req, stderr)
+	if err != nil {
+		if ctx.Err() != nil {
+			return &exitError{code: exitInterrupt}
+		}
+		return &exitError{code: exitExecUnsure, err: fmt.Errorf("exec: %w", err)}
+	}
+	fctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	f := c.Follow(fctx, sandbox, p.ID, client.FollowOptions{Status: &p})
+	final, ok := printFollow(f, stdout, stderr, true)
+	if !ok {
+		if ctx.Err() != nil {
+			return &exitError{code: exitInterrupt, err: fmt.Errorf("detached; process %s keeps running (sandscope logs %s %s -f)", p.ID, sandbox, p.ID)}
+		}
+		return &exitError{code: exitExecUnsure, err: fmt.Errorf("process %s: log stream closed without a confirmed end", p.ID)}
+	}
+	if final.Kind == client.Ended && final.Status != nil && final.Status.State == "exited" && final.Status.Exit != nil {
+		code := final.Status.Exit.Code
+		if code == 0 {
+			return nil
+		}
+		if code < 0 || code > 255 {
+			code = exitExecUnsure
+		}
+		return &exitError{code: code}
+	}
+	// Lost, Failed, or ended in error: already reported by a notice.
+	return &exitError{code: exitExecUnsure}
+}
+
+// startWithCapacityRetry launches the process, retrying with backoff only when the bridge's pool
+// refused for capacity: then nothing was started. Any other failure may have had a side effect and
+// is not retried.
+func startWithCapacityRetry(ctx context.Context, c *client.Client, sandbox string, req client.ExecRequest, stderr io.Writer) (client.Process, error) {
+	const attempts = 5
+	delay := 250 * time.Millisecond
+	for i := 1; ; i++ {
+		p, err := c.StartProcess(ctx, sandbox, req)
+		if err == nil || !errors.Is(err, client.ErrCapacity) || i == attempts {
+			return p, err
+		}
+		fmt.Fprintf(stderr, "sandscope: %v; retrying in %v (attempt %d of %d)\n", err, delay, i+1, attempts)
+		t := time.NewTimer(delay)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return p, ctx.Err()
+		case <-t.C:
+		}
+		delay *= 2
 	}
 }

@@ -1,17 +1,182 @@
 package main
 
 import (
+	"bufio"
+	"context"
 	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
 
 	"github.com/spf13/cobra"
+
+	"sandscope/client"
+)
+
+// Exit statuses of `sandscope logs -f` (a stable contract: scripts rely on them).
+const (
+	exitOK         = 0
+	exitUsage      = 2
+	exitLost       = 3
+	exitNoResume   = 4
+	exitInterrupt  = 130
+	exitExecUnsure = 255
 )
 
 func newLogsCmd(g *globalOptions) *cobra.Command {
-	return &cobra.Command{
-		Use:   "logs",
-		Short: "logs (being built)",
+	var follow bool
+	var since string
+	cmd := &cobra.Command{
+		Use:   "logs SANDBOX PROCESS",
+		Short: "Print a process's output (stdout to stdout, stderr to stderr); -f to follow",
+		Long: `Print a process's output exactly: its stdout bytes to stdout, its stderr bytes to stderr.
+sandscope's own notices go to stderr as lines starting "sandscope: ".
+
+With -f, follow until the process ends, resuming from the last cursor when the stream breaks.
+Exit status: 0 the bridge confirms the process ended (the final notice gives its exit code),
+3 the process was lost with its container, 4 the stream could not be resumed,
+2 usage, authentication or not-found errors.`,
+		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return errors.New("logs: not built yet")
+			c, _, err := newBridgeClient(g)
+			if err != nil {
+				return err
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return runLogs(ctx, c, args[0], args[1], since, follow, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
+	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "follow the log until the process ends")
+	cmd.Flags().StringVar(&since, "since", "", "start strictly after this cursor")
+	return cmd
+}
+
+func runLogs(ctx context.Context, c *client.Client, sandbox, process, since string, follow bool, stdout, stderr io.Writer) error {
+	if !client.ValidSandboxID(sandbox) {
+		return &exitError{code: exitUsage, err: fmt.Errorf("sandbox ID %q: must be 1-128 characters of a-z and 2-7", sandbox)}
+	}
+	fctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	f := c.Follow(fctx, sandbox, process, client.FollowOptions{Since: since, NoFollow: !follow})
+	final, ok := printFollow(f, stdout, stderr, follow)
+	if !ok {
+		if ctx.Err() != nil {
+			return &exitError{code: exitInterrupt}
+		}
+		return nil // snapshot delivered
+	}
+	switch final.Kind {
+	case client.Ended:
+		return nil
+	case client.Lost:
+		return &exitError{code: exitLost}
+	default: // Failed
+		return &exitError{code: failedExitCode(final.Err)}
+	}
+}
+
+// failedExitCode maps a follower failure to the logs exit status.
+func failedExitCode(err error) int {
+	switch {
+	case errors.Is(err, client.ErrNotFound), errors.Is(err, client.ErrUnauthorized),
+		errors.Is(err, client.ErrInvalidRequest), errors.Is(err, client.ErrUnsupported):
+		return exitUsage
+	}
+	return exitNoResume
+}
+
+// printFollow copies a follower's output to stdout/stderr byte for byte and its other events to
+// stderr as "sandscope: " notices. It returns the final event (Ended, Lost, Failed), or ok false
+// when the stream closed without one (snapshot done or cancelled).
+func printFollow(f *client.Follower, stdout, stderr io.Writer, verbose bool) (final client.LogEvent, ok bool) {
+	out := bufio.NewWriterSize(stdout, 256<<10)
+	errw := bufio.NewWriterSize(stderr, 64<<10)
+	defer out.Flush()
+	defer errw.Flush()
+	var last io.Writer // writer that may hold unflushed bytes
+	flushAll := func() { _ = out.Flush(); _ = errw.Flush() }
+	notice := func(format string, a ...any) {
+		_ = out.Flush()
+		fmt.Fprintf(errw, "sandscope: "+format+"\n", a...)
+		_ = errw.Flush()
+		last = nil
+	}
+	events := f.Events()
+	for {
+		var ev client.LogEvent
+		var more bool
+		select {
+		case ev, more = <-events:
+		default:
+			flushAll() // nothing queued: show what we have
+			ev, more = <-events
+		}
+		if !more {
+			return client.LogEvent{}, false
+		}
+		switch ev.Kind {
+		case client.Data:
+			w := out
+			if ev.Stream == client.Stderr {
+				w = errw
+			}
+			// Keep the order of stdout and stderr bytes when both go to the same place.
+			if last != nil && last != io.Writer(w) {
+				flushAll()
+			}
+			_, _ = w.Write(ev.Data)
+			last = w
+		case client.Gap:
+			notice("gap: %s%s", ev.Reason, gapSize(ev.Gap))
+		case client.Interrupted:
+			notice("stream interrupted: %s; resuming from cursor", ev.Reason)
+		case client.Reconnecting:
+			if verbose {
+				notice("reconnecting (attempt %d)", ev.Attempt)
+			}
+		case client.Resumed:
+			notice("resumed (attempt %d), no gap", ev.Attempt)
+		case client.Quiet:
+			// Quiet streams are normal; nothing to say on the command line.
+		case client.SuspectEnd:
+			notice("suspect end: %s; still following", ev.Reason)
+		case client.Ended:
+			notice("%s", describeEnd(ev.Status))
+			return ev, true
+		case client.Lost:
+			notice("lost: %s", ev.Reason)
+			return ev, true
+		case client.Failed:
+			notice("failed: %s", ev.Reason)
+			return ev, true
+		}
+	}
+}
+
+func gapSize(g *client.GapInfo) string {
+	if g == nil || g.Events < 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (%d events missing)", g.Events)
+}
+
+// describeEnd says how a confirmed ending went.
+func describeEnd(p *client.Process) string {
+	if p == nil {
+		return "process ended"
+	}
+	switch {
+	case p.State == "error" && p.Error != nil:
+		return fmt.Sprintf("process %s ended in error %s: %s", p.ID, safeText(p.Error.Code), safeText(p.Error.Message))
+	case p.Exit == nil:
+		return fmt.Sprintf("process %s ended (%s)", p.ID, p.State)
+	case p.Exit.TimedOut:
+		return fmt.Sprintf("process %s timed out, exit code %d", p.ID, p.Exit.Code)
+	case p.Exit.Signal != 0:
+		return fmt.Sprintf("process %s killed by signal %d, exit code %d", p.ID, p.Exit.Signal, p.Exit.Code)
+	}
+	return fmt.Sprintf("process %s exited with code %d", p.ID, p.Exit.Code)
 }

@@ -1,17 +1,227 @@
 package main
 
 import (
+	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
+
+	"sandscope/client"
 )
 
 func newLsCmd(g *globalOptions) *cobra.Command {
-	return &cobra.Command{
-		Use:   "ls",
-		Short: "ls (being built)",
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "ls [SANDBOX]",
+		Short: "List sandboxes, or a sandbox's processes and terminals",
+		Long: `Without SANDBOX, list the bridge's sandboxes (the local bridge can; a remote bridge cannot
+enumerate them). With SANDBOX, list its processes and terminals. These lookups never wake or start
+a container.`,
+		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return errors.New("ls: not built yet")
+			c, _, err := newBridgeClient(g)
+			if err != nil {
+				return err
+			}
+			if len(args) == 0 {
+				return runLsSandboxes(cmd.Context(), c, asJSON, cmd.OutOrStdout())
+			}
+			return runLsSandbox(cmd.Context(), c, args[0], asJSON, cmd.OutOrStdout())
 		},
 	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON instead of a table")
+	return cmd
+}
+
+// lsExit maps a bridge error to an exit status: 2 for usage/auth/not-found, 1 otherwise.
+func lsExit(err error) error {
+	code := 1
+	if errors.Is(err, client.ErrUnauthorized) || errors.Is(err, client.ErrNotFound) ||
+		errors.Is(err, client.ErrInvalidRequest) || errors.Is(err, client.ErrUnsupported) {
+		code = exitUsage
+	}
+	return &exitError{code: code, err: err}
+}
+
+func runLsSandboxes(ctx context.Context, c *client.Client, asJSON bool, w io.Writer) error {
+	list, err := c.ListSandboxes(ctx)
+	if err != nil {
+		if errors.Is(err, client.ErrUnsupported) {
+			return &exitError{code: exitUsage, err: fmt.Errorf("this bridge cannot list sandboxes (only the local bridge can); name one: sandscope ls SANDBOX")}
+		}
+		return lsExit(err)
+	}
+	if list == nil {
+		list = []client.SandboxInfo{}
+	}
+	if asJSON {
+		return writeJSON(w, list)
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "SANDBOX\tSTATE\tPROCESSES\tTERMINALS\tLAST ACTIVE")
+	for _, s := range list {
+		state := "STOPPED"
+		if s.Running {
+			state = "RUNNING"
+			if s.Incarnation > 0 {
+				state = fmt.Sprintf("RUNNING (incarnation %d)", s.Incarnation)
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\n", safeText(s.ID), state, s.Processes, s.Terminals, ago(s.LastActiveAt))
+	}
+	return tw.Flush()
+}
+
+// sandboxListing is `ls SANDBOX --json`.
+type sandboxListing struct {
+	Sandbox     string            `json:"sandbox"`
+	Running     bool              `json:"running"`
+	Incarnation int               `json:"incarnation,omitempty"`
+	Processes   []client.Process  `json:"processes"`
+	Terminals   []client.Terminal `json:"terminals"`
+}
+
+func runLsSandbox(ctx context.Context, c *client.Client, sandbox string, asJSON bool, w io.Writer) error {
+	if !client.ValidSandboxID(sandbox) {
+		return &exitError{code: exitUsage, err: fmt.Errorf("sandbox ID %q: must be 1-128 characters of a-z and 2-7", sandbox)}
+	}
+	rs, err := c.Running(ctx, sandbox)
+	if err != nil {
+		return lsExit(err)
+	}
+	ps, err := c.ListProcesses(ctx, sandbox)
+	if err != nil {
+		return lsExit(err)
+	}
+	ts, err := c.ListTerminals(ctx, sandbox)
+	if err != nil {
+		return lsExit(err)
+	}
+	if asJSON {
+		return writeJSON(w, sandboxListing{Sandbox: sandbox, Running: rs.Running, Incarnation: rs.Incarnation, Processes: ps, Terminals: ts})
+	}
+	state := "STOPPED"
+	if rs.Running {
+		state = "RUNNING"
+		if rs.Incarnation > 0 {
+			state = fmt.Sprintf("RUNNING (incarnation %d)", rs.Incarnation)
+		}
+	}
+	fmt.Fprintf(w, "sandbox %s: %s\n", sandbox, state)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "KIND\tID\tSTATE\tPID\tSTARTED\tCOMMAND")
+	for _, p := range ps {
+		fmt.Fprintf(tw, "process\t%s\t%s\t%d\t%s\t%s\n", safeText(p.ID), processState(p), p.PID, ago(p.StartedAt), commandLine(p.Command))
+	}
+	for _, t := range ts {
+		fmt.Fprintf(tw, "terminal\t%s\t%s\t%d\t-\t%s\n", safeText(t.ID), terminalState(t), t.PID, commandLine(t.Command))
+	}
+	return tw.Flush()
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// processState is the state word the product uses everywhere (RUNNING, EXITED n, KILLED sig…).
+func processState(p client.Process) string {
+	switch p.State {
+	case "running":
+		return "RUNNING"
+	case "error":
+		if p.Error != nil {
+			return "ERROR " + safeText(p.Error.Code)
+		}
+		return "ERROR"
+	case "exited":
+		return exitState(p.Exit)
+	}
+	return strings.ToUpper(safeText(p.State))
+}
+
+func terminalState(t client.Terminal) string {
+	switch t.Status {
+	case "running":
+		return "RUNNING"
+	case "error":
+		if t.Error != nil {
+			return "ERROR " + safeText(t.Error.Code)
+		}
+		return "ERROR"
+	case "exited":
+		return exitState(t.Exit)
+	}
+	return strings.ToUpper(safeText(t.Status))
+}
+
+func exitState(e *client.Exit) string {
+	switch {
+	case e == nil:
+		return "EXITED"
+	case e.TimedOut:
+		return "TIMED OUT"
+	case e.Signal != 0:
+		return fmt.Sprintf("KILLED %d", e.Signal)
+	}
+	return fmt.Sprintf("EXITED %d", e.Code)
+}
+
+func ago(t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	d := time.Since(t).Round(time.Second)
+	if d < 0 {
+		d = 0
+	}
+	return d.String() + " ago"
+}
+
+// commandLine shows argv readably, quoting items with spaces; untrusted text is made safe.
+func commandLine(argv []string) string {
+	parts := make([]string, len(argv))
+	for i, a := range argv {
+		s := safeText(a)
+		if s == "" || strings.ContainsAny(s, " \t'\"") {
+			s = "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+		}
+		parts[i] = s
+	}
+	line := strings.Join(parts, " ")
+	if utf8.RuneCountInString(line) > 80 {
+		r := []rune(line)
+		line = string(r[:79]) + "…"
+	}
+	return line
+}
+
+// safeText makes untrusted bridge text safe for a terminal: control characters (escape sequences
+// included) and invalid UTF-8 are shown as visible escapes instead of being interpreted.
+func safeText(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0):
+			fmt.Fprintf(&b, `\x%02x`, r)
+		case !unicode.IsPrint(r) && r != ' ':
+			fmt.Fprintf(&b, `\u%04x`, r)
+		default:
+			b.WriteRune(r)
+		}
+		i += size
+	}
+	return b.String()
 }

@@ -1,17 +1,127 @@
 package main
 
 import (
+	"context"
 	"errors"
+	"fmt"
+	"io"
+	"os"
 
+	"github.com/charmbracelet/x/term"
 	"github.com/spf13/cobra"
+
+	"sandscope/attach"
+	"sandscope/client"
 )
 
+// defaultShellArgv starts a login shell: bash when the bridge host has it, else sh. It goes through
+// /bin/sh so the choice is made where the terminal runs, not here.
+var defaultShellArgv = []string{"/bin/sh", "-c", "if command -v bash >/dev/null 2>&1; then exec bash -l; else exec sh -l; fi"}
+
 func newShellCmd(g *globalOptions) *cobra.Command {
-	return &cobra.Command{
-		Use:   "shell",
-		Short: "shell (being built)",
+	var cwd, detachKey string
+	cmd := &cobra.Command{
+		Use:   "shell SANDBOX [--cwd DIR] [--detach-key KEY] [-- ARGV...]",
+		Short: "Create a terminal in a sandbox and attach to it (raw, full screen)",
+		Long: `Create a PTY terminal in a sandbox and attach your terminal to it: keystrokes go to the
+sandbox, output comes straight back, window size changes are forwarded, and dropped connections
+resume from the last cursor with a one-line notice.
+
+Without ARGV the terminal runs a login shell: bash -l when the sandbox has bash, else sh -l.
+Detach with ctrl-] (or --detach-key, e.g. "ctrl-a d"); the terminal keeps running and
+"sandscope attach SANDBOX TERMINAL" reattaches.
+
+Exit status: the terminal's own exit code when it exits; 0 on detach; 3 when the terminal was lost
+with its container; 4 when the bridge stayed unreachable; 2 on usage, auth or not-found errors.`,
+		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return errors.New("shell: not built yet")
+			dash := cmd.ArgsLenAtDash()
+			if (dash == -1 && len(args) != 1) || dash > 1 {
+				return &exitError{code: exitUsage, err: errors.New("usage: sandscope shell SANDBOX [--cwd DIR] [-- ARGV...]")}
+			}
+			argv := defaultShellArgv
+			if dash == 1 {
+				if len(args) < 2 {
+					return &exitError{code: exitUsage, err: errors.New("shell: nothing after --")}
+				}
+				argv = args[1:]
+			}
+			if _, err := attach.ParseDetachKey(detachKey); err != nil {
+				return &exitError{code: exitUsage, err: err}
+			}
+			c, _, err := newBridgeClient(g)
+			if err != nil {
+				return err
+			}
+			sandbox := args[0]
+			cols, rows := localSize()
+			ctx := cmd.Context()
+			tm, err := c.CreateTerminal(ctx, sandbox, client.TerminalRequest{Argv: argv, Cwd: cwd, Cols: cols, Rows: rows})
+			if err != nil {
+				return setupError(fmt.Errorf("create terminal in %s: %w", sandbox, err))
+			}
+			return attachTerminal(ctx, c, sandbox, tm.ID, detachKey, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
+	cmd.Flags().StringVar(&cwd, "cwd", "", "working directory of the terminal (default: the bridge's, /workspace)")
+	cmd.Flags().StringVar(&detachKey, "detach-key", attach.DefaultDetachKey, `detach key: "ctrl-]" or a prefix and a key like "ctrl-a d" (prefix twice sends it once)`)
+	return cmd
+}
+
+// attachTerminal connects to a terminal and runs the full-screen attachment, turning its ending
+// into the command's exit status.
+func attachTerminal(ctx context.Context, c *client.Client, sandbox, tid, detachKey string, stdin io.Reader, stdout, stderr io.Writer) error {
+	cols, rows := localSize()
+	conn, err := c.ConnectTerminal(ctx, sandbox, tid, client.ConnectOptions{Cols: cols, Rows: rows})
+	if err != nil {
+		return setupError(err)
+	}
+	defer conn.Close()
+	res, err := attach.Run(ctx, conn, attach.Options{
+		Stdin: stdin, Stdout: stdout, Stderr: stderr,
+		DetachKey:    detachKey,
+		Label:        fmt.Sprintf("sandbox %s terminal %s", sandbox, tid),
+		ReattachHint: fmt.Sprintf("sandscope attach %s %s", sandbox, tid),
+	})
+	if err != nil {
+		return &exitError{code: 255, err: fmt.Errorf("attach %s: %w", tid, err)}
+	}
+	if res.Ending == attach.Exited && res.Exit != nil && res.Exit.Code != 0 {
+		fmt.Fprintf(stderr, "sandscope: terminal %s %s\n", tid, describeExit(res.Exit))
+	}
+	if code := res.ExitStatus(); code != 0 {
+		return &exitError{code: code}
+	}
+	return nil
+}
+
+func describeExit(e *client.Exit) string {
+	switch {
+	case e.TimedOut:
+		return fmt.Sprintf("timed out (exit %d)", e.Code)
+	case e.Signal != 0:
+		return fmt.Sprintf("killed by signal %d (exit %d)", e.Signal, e.Code)
+	}
+	return fmt.Sprintf("exited %d", e.Code)
+}
+
+// setupError maps a failure before the attachment started to an exit status: 4 when the bridge
+// did not answer, else 2 (usage, auth, not found, refused).
+func setupError(err error) error {
+	if errors.Is(err, client.ErrTransport) {
+		return &exitError{code: 4, err: err}
+	}
+	return &exitError{code: exitUsage, err: err}
+}
+
+// localSize is the size of the user's terminal, or 0×0 (the bridge default) when not a terminal.
+func localSize() (cols, rows int) {
+	for _, f := range []*os.File{os.Stdout, os.Stdin, os.Stderr} {
+		if term.IsTerminal(f.Fd()) {
+			if w, h, err := term.GetSize(f.Fd()); err == nil && w > 0 && h > 0 {
+				return w, h
+			}
+		}
+	}
+	return 0, 0
 }

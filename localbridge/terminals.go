@@ -1,25 +1,542 @@
 package localbridge
 
-// Skeleton fixed so the process side and the terminal side can be built side by side. The owner of
-// the terminal side fills this file in (and may split it into terminal_*.go); these names stay.
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
 
-import "net/http"
+	"github.com/creack/pty"
+
+	"sandscope/localbridge/seqlog"
+)
+
+// Terminal limits, as the real container has them.
+const (
+	maxRetainedTerminals = 25        // finished terminals kept per incarnation (oldest by creation dropped)
+	termLogBytes         = 256 << 10 // PTY output log: bytes retained
+	termLogEvents        = 10000     // PTY output log: events retained
+	termDefaultCols      = 80
+	termDefaultRows      = 24
+	termKillGrace        = 500 * time.Millisecond // terminate: SIGTERM, then SIGKILL after this
+	termReadBuf          = 32 << 10
+)
+
+// Terminal states as the bridge reports them.
+const (
+	termRunning = "running"
+	termExited  = "exited"
+	termError   = "error"
+)
+
+// termExit is TerminalSnapshot.exit: code is 128+n when killed by signal n.
+type termExit struct {
+	Code     int  `json:"code"`
+	Signal   *int `json:"signal,omitempty"`
+	TimedOut bool `json:"timedOut"`
+}
+
+// termError is TerminalSnapshot.error for a terminal that finished in the error state.
+type termErrorInfo struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// termFinal is the payload of the output log's terminal event.
+type termFinal struct {
+	exit *termExit
+	err  *termErrorInfo
+}
+
+// termSnapshot is the TerminalSnapshot JSON plus the local bridge's explicit incarnation.
+type termSnapshot struct {
+	ID          string         `json:"id"`
+	PID         int            `json:"pid"`
+	Command     []string       `json:"command"`
+	Cwd         string         `json:"cwd"`
+	Status      string         `json:"status"`
+	Exit        *termExit      `json:"exit,omitempty"`
+	Error       *termErrorInfo `json:"error,omitempty"`
+	Incarnation int            `json:"incarnation"`
+}
+
+// errRuntimeEnded is the failure of an operation on an incarnation that has ended.
+var errRuntimeEnded = errors.New("Sandbox operation was interrupted because the runtime changed")
 
 // terminalTable holds one incarnation's terminals.
-type terminalTable struct{}
+type terminalTable struct {
+	inc *incarnation
+
+	mu       sync.Mutex
+	terms    map[string]*terminal
+	created  uint64 // creation counter, orders terminals
+	ended    bool
+	replaced bool
+}
 
 // newTerminalTable makes the terminal table of a new incarnation.
-func newTerminalTable(inc *incarnation) *terminalTable { return &terminalTable{} }
+func newTerminalTable(inc *incarnation) *terminalTable {
+	return &terminalTable{inc: inc, terms: make(map[string]*terminal)}
+}
 
 // counts reports how many terminals are running and how many are known.
-func (t *terminalTable) counts() (running, total int) { return 0, 0 }
+func (t *terminalTable) counts() (running, total int) {
+	if t == nil {
+		return 0, 0
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, term := range t.terms {
+		if term.snapshot().Status == termRunning {
+			running++
+		}
+	}
+	return running, len(t.terms)
+}
+
+// get returns a terminal of this incarnation, or nil.
+func (t *terminalTable) get(id string) *terminal {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.ended {
+		return nil
+	}
+	return t.terms[id]
+}
+
+// list returns the terminals in creation order.
+func (t *terminalTable) list() []*terminal {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.ended {
+		return nil
+	}
+	out := make([]*terminal, 0, len(t.terms))
+	for _, term := range t.terms {
+		out = append(out, term)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].order < out[j].order })
+	return out
+}
 
 // shutdown ends every terminal of the incarnation: PTYs killed, WebSockets closed with 1012
 // "Runtime replaced" when replaced is true, else dropped as a container stop would.
-func (t *terminalTable) shutdown(replaced bool) {}
+func (t *terminalTable) shutdown(replaced bool) {
+	if t == nil {
+		return
+	}
+	t.mu.Lock()
+	if t.ended {
+		t.mu.Unlock()
+		return
+	}
+	t.ended = true
+	t.replaced = replaced
+	terms := make([]*terminal, 0, len(t.terms))
+	for _, term := range t.terms {
+		terms = append(terms, term)
+	}
+	t.mu.Unlock()
+	for _, term := range terms {
+		term.kill(replaced)
+	}
+}
+
+// prune drops the oldest finished terminals beyond the retention limit.
+func (t *terminalTable) prune() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var finished []*terminal
+	for _, term := range t.terms {
+		if term.finished() {
+			finished = append(finished, term)
+		}
+	}
+	if len(finished) <= maxRetainedTerminals {
+		return
+	}
+	sort.Slice(finished, func(i, j int) bool { return finished[i].order < finished[j].order })
+	for _, term := range finished[:len(finished)-maxRetainedTerminals] {
+		delete(t.terms, term.id)
+	}
+}
+
+// termSpec is a validated create request.
+type termSpec struct {
+	argv       []string
+	cwd        string // as requested ("" = workspace)
+	env        map[string]string
+	cols, rows int
+}
+
+// terminal is one PTY with its root process and output log.
+type terminal struct {
+	table   *terminalTable
+	id      string
+	order   uint64
+	command []string
+	cwdShow string // cwd as reported
+	pid     int
+	ptmx    *os.File
+	log     *seqlog.Log
+	done    chan struct{} // closed once the terminal completed (root exited and PTY at EOF)
+
+	mu        sync.Mutex
+	status    string
+	exit      *termExit
+	errInfo   *termErrorInfo
+	ptyClosed bool
+	killed    bool // the incarnation ended; no new connections
+	conns     map[*termConn]struct{}
+	killTimer *time.Timer
+}
+
+// create starts a terminal in this incarnation.
+func (t *terminalTable) create(spec termSpec) (*terminal, error) {
+	t.mu.Lock()
+	ended := t.ended
+	t.mu.Unlock()
+	if ended {
+		return nil, errRuntimeEnded
+	}
+	if spec.argv[0] == "" {
+		return nil, errors.New("argv executable must be non-empty")
+	}
+	dir, show := t.resolveCwd(spec.cwd)
+	st, err := os.Stat(dir)
+	if err != nil {
+		return nil, fmt.Errorf("cwd %s: %w", show, pathErrText(err))
+	}
+	if !st.IsDir() {
+		return nil, fmt.Errorf("cwd %s: not a directory", show)
+	}
+	env, err := terminalEnv(spec.env, dir)
+	if err != nil {
+		return nil, err
+	}
+	cols, rows := spec.cols, spec.rows
+	if cols == 0 {
+		cols = termDefaultCols
+	}
+	if rows == 0 {
+		rows = termDefaultRows
+	}
+	cmd := exec.Command(spec.argv[0], spec.argv[1:]...)
+	cmd.Dir = dir
+	cmd.Env = env
+	// pty.StartWithSize makes the child a session leader with the PTY as controlling terminal, so
+	// its pid is also its session and process-group ID.
+	ptmx, err := pty.StartWithSize(cmd, &pty.Winsize{Cols: uint16(cols), Rows: uint16(rows)})
+	if err != nil {
+		return nil, fmt.Errorf("spawn %s: %w", spec.argv[0], unwrapExecErr(err))
+	}
+	id := newUUID()
+	term := &terminal{
+		table:   t,
+		id:      id,
+		command: append([]string(nil), spec.argv...),
+		cwdShow: show,
+		pid:     cmd.Process.Pid,
+		ptmx:    ptmx,
+		log:     seqlog.New(newUUID(), termLogBytes, termLogEvents),
+		done:    make(chan struct{}),
+		status:  termRunning,
+		conns:   make(map[*termConn]struct{}),
+	}
+	t.mu.Lock()
+	if t.ended {
+		t.mu.Unlock()
+		_ = signalTree(term.pid, syscall.SIGKILL)
+		_ = ptmx.Close()
+		_ = cmd.Wait()
+		return nil, errRuntimeEnded
+	}
+	t.created++
+	term.order = t.created
+	t.terms[id] = term
+	t.mu.Unlock()
+
+	readDone := make(chan struct{})
+	go term.readLoop(readDone)
+	go term.waitLoop(cmd, readDone)
+	return term, nil
+}
+
+// resolveCwd maps a requested terminal cwd to a host directory and the path to report. Terminal
+// cwd is not confined (as on the real bridge), but "/workspace" and relative paths mean the
+// sandbox workspace.
+func (t *terminalTable) resolveCwd(cwd string) (dir, show string) {
+	ws := t.inc.workspace
+	switch {
+	case cwd == "":
+		return ws, "/workspace"
+	case cwd == "/workspace" || strings.HasPrefix(cwd, "/workspace/"):
+		rel := filepath.Clean("/" + strings.TrimPrefix(cwd, "/workspace"))
+		return filepath.Join(ws, rel), filepath.Join("/workspace", rel)
+	case filepath.IsAbs(cwd):
+		return filepath.Clean(cwd), filepath.Clean(cwd)
+	default:
+		p := filepath.Join("/workspace", cwd)
+		if p == "/workspace" || strings.HasPrefix(p, "/workspace/") {
+			return filepath.Join(ws, strings.TrimPrefix(p, "/workspace")), p
+		}
+		return p, p
+	}
+}
+
+// terminalEnv is the child's environment: sandscope's own minus its secret, the request's overlay,
+// PWD, and TERM forced to xterm-256color.
+func terminalEnv(overlay map[string]string, dir string) ([]string, error) {
+	vars := map[string]string{}
+	var order []string
+	set := func(k, v string) {
+		if _, ok := vars[k]; !ok {
+			order = append(order, k)
+		}
+		vars[k] = v
+	}
+	for _, kv := range os.Environ() {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" || k == "SANDBOX_API_KEY" {
+			continue
+		}
+		set(k, v)
+	}
+	keys := make([]string, 0, len(overlay))
+	for k := range overlay {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		v := overlay[k]
+		if k == "" || strings.ContainsAny(k, "=\x00") || strings.ContainsRune(v, 0) {
+			return nil, fmt.Errorf("invalid environment variable name %q", k)
+		}
+		set(k, v)
+	}
+	set("PWD", dir)
+	set("TERM", "xterm-256color")
+	env := make([]string, 0, len(order))
+	for _, k := range order {
+		env = append(env, k+"="+vars[k])
+	}
+	return env, nil
+}
+
+// readLoop copies PTY output into the log until the PTY reaches EOF (every holder of the slave side
+// is gone) or is closed.
+func (term *terminal) readLoop(done chan<- struct{}) {
+	defer close(done)
+	buf := make([]byte, termReadBuf)
+	for {
+		n, err := term.ptmx.Read(buf)
+		if n > 0 {
+			term.log.Append(seqlog.Stdout, buf[:n])
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// waitLoop reaps the root process, waits for the PTY to reach EOF, then completes the terminal.
+func (term *terminal) waitLoop(cmd *exec.Cmd, readDone <-chan struct{}) {
+	werr := cmd.Wait()
+	<-readDone
+	var final termFinal
+	var ee *exec.ExitError
+	switch {
+	case werr == nil || errors.As(werr, &ee):
+		final.exit = exitFromState(cmd.ProcessState)
+	default:
+		final.err = &termErrorInfo{Code: "PTY_EXIT_FAILED", Message: werr.Error()}
+	}
+	term.mu.Lock()
+	if term.killTimer != nil {
+		term.killTimer.Stop()
+	}
+	term.ptyClosed = true
+	if final.err != nil {
+		term.status = termError
+		term.errInfo = final.err
+	} else {
+		term.status = termExited
+		term.exit = final.exit
+	}
+	term.mu.Unlock()
+	_ = term.ptmx.Close()
+	term.log.Finish(final)
+	term.table.prune()
+	close(term.done)
+}
+
+// exitFromState turns a wait status into the bridge's exit object.
+func exitFromState(ps *os.ProcessState) *termExit {
+	if ps == nil {
+		return &termExit{Code: -1}
+	}
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		sig := int(ws.Signal())
+		return &termExit{Code: 128 + sig, Signal: &sig}
+	}
+	return &termExit{Code: ps.ExitCode()}
+}
+
+// isDone reports whether the terminal completed.
+func (term *terminal) isDone() bool {
+	select {
+	case <-term.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// finished reports whether the terminal reached a final status (set just before done closes).
+func (term *terminal) finished() bool {
+	term.mu.Lock()
+	defer term.mu.Unlock()
+	return term.status != termRunning
+}
+
+// snapshot is the terminal's current TerminalSnapshot.
+func (term *terminal) snapshot() termSnapshot {
+	term.mu.Lock()
+	defer term.mu.Unlock()
+	s := termSnapshot{
+		ID: term.id, PID: term.pid, Command: term.command, Cwd: term.cwdShow,
+		Status: term.status, Incarnation: term.table.inc.number,
+	}
+	if term.exit != nil {
+		e := *term.exit
+		s.Exit = &e
+	}
+	if term.errInfo != nil {
+		e := *term.errInfo
+		s.Error = &e
+	}
+	return s
+}
+
+// interrupt sends SIGINT to the terminal's process tree; a no-op once it completed.
+func (term *terminal) interrupt() error {
+	if term.isDone() {
+		return nil
+	}
+	return signalTree(term.pid, syscall.SIGINT)
+}
+
+// terminate sends SIGTERM to the tree, then SIGKILL after the grace period if it is still running.
+func (term *terminal) terminate() error {
+	if term.isDone() {
+		return nil
+	}
+	err := signalTree(term.pid, syscall.SIGTERM)
+	term.mu.Lock()
+	if term.killTimer == nil && !term.ptyClosed {
+		term.killTimer = time.AfterFunc(termKillGrace, func() {
+			if !term.isDone() {
+				_ = signalTree(term.pid, syscall.SIGKILL)
+			}
+		})
+	}
+	term.mu.Unlock()
+	return err
+}
+
+// resize sets the PTY window size.
+func (term *terminal) resize(cols, rows int) error {
+	term.mu.Lock()
+	defer term.mu.Unlock()
+	if term.ptyClosed {
+		return errPTYClosed
+	}
+	return pty.Setsize(term.ptmx, &pty.Winsize{Cols: uint16(cols), Rows: uint16(rows)})
+}
+
+var errPTYClosed = errors.New("PTY is closed")
+
+// write sends input bytes to the PTY; input after the PTY closed is dropped.
+func (term *terminal) write(p []byte) {
+	term.mu.Lock()
+	closed := term.ptyClosed
+	term.mu.Unlock()
+	if closed {
+		return
+	}
+	// Writes can block when the program does not read its input; the caller is one connection's
+	// reader, so only that connection waits. Errors mean the PTY is going away.
+	_, _ = term.ptmx.Write(p)
+}
+
+// kill ends the terminal with its incarnation: connections closed (1012 when replaced, else
+// dropped), the process tree killed, the PTY closed and the log aborted.
+func (term *terminal) kill(replaced bool) {
+	term.mu.Lock()
+	term.killed = true
+	conns := make([]*termConn, 0, len(term.conns))
+	for c := range term.conns {
+		conns = append(conns, c)
+	}
+	term.mu.Unlock()
+	for _, c := range conns {
+		if replaced {
+			c.closeWith(closeReplaced)
+		} else {
+			c.drop()
+		}
+	}
+	if !term.isDone() {
+		_ = signalTree(term.pid, syscall.SIGKILL)
+	}
+	term.log.Abort(errRuntimeEnded)
+	// Closing the master unblocks the reader even if an escaped process still holds the slave.
+	_ = term.ptmx.Close()
+}
+
+func (term *terminal) addConn(c *termConn) bool {
+	term.mu.Lock()
+	defer term.mu.Unlock()
+	if term.killed {
+		return false
+	}
+	term.conns[c] = struct{}{}
+	return true
+}
+
+func (term *terminal) removeConn(c *termConn) {
+	term.mu.Lock()
+	delete(term.conns, c)
+	term.mu.Unlock()
+}
+
+// pathErrText strips the host path from a stat error so messages name the requested cwd.
+func pathErrText(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// unwrapExecErr shortens exec errors that would repeat the executable name.
+func unwrapExecErr(err error) error {
+	var ee *exec.Error
+	if errors.As(err, &ee) {
+		return ee.Err
+	}
+	return pathErrText(err)
+}
 
 // serveTerminals handles /v1/sandbox/{id}/terminals and everything below it, after the sandbox ID
 // was validated and the request authenticated. rest is the path after ".../terminals" ("" or "/…").
 func (s *Server) serveTerminals(w http.ResponseWriter, r *http.Request, sandbox, rest string) {
-	writeNotFoundText(w)
+	s.routeTerminals(w, r, sandbox, rest)
 }

@@ -1,0 +1,359 @@
+package attach
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"sync"
+	"syscall"
+
+	"github.com/charmbracelet/x/term"
+	"github.com/muesli/cancelreader"
+
+	"sandscope/client"
+)
+
+// Conn is what attach needs of a terminal connection (*client.TerminalConn satisfies it).
+type Conn interface {
+	Events() <-chan client.TermEvent
+	Write(p []byte) (int, error)
+	Resize(cols, rows int) error
+	Close() error
+}
+
+// Options configure Run. Zero values mean os.Stdin/os.Stdout/os.Stderr and ctrl-].
+type Options struct {
+	Stdin          io.Reader
+	Stdout, Stderr io.Writer
+	DetachKey      string // e.g. "ctrl-]" or "ctrl-a d"
+	// Label names the terminal in notices, e.g. "sandbox abc terminal 0f9d".
+	Label string
+	// ReattachHint is printed after a detach, e.g. "sandscope attach abc 0f9d".
+	ReattachHint string
+	// NoRaw leaves the terminal mode alone (for callers that already manage it).
+	NoRaw bool
+}
+
+// Ending says why Run returned.
+type Ending int
+
+const (
+	Detached  Ending = iota // the user typed the detach key
+	Exited                  // the remote terminal exited (Result.Exit)
+	Lost                    // the terminal vanished with its container
+	Failed                  // reconnecting failed past the retry budget
+	Errored                 // the bridge reported the terminal failed, or the stream broke
+	Cancelled               // the context was cancelled or a signal arrived
+)
+
+func (e Ending) String() string {
+	return [...]string{"detached", "exited", "lost", "failed", "error", "cancelled"}[e]
+}
+
+// Result is how an attachment ended.
+type Result struct {
+	Ending Ending
+	Exit   *client.Exit      // Exited
+	Event  *client.TermEvent // the final event, when there was one
+	Signal os.Signal         // Cancelled by a signal
+}
+
+// ExitStatus is the process exit status the command line uses: 0 on detach, the remote code on
+// exit, 3 when lost, 4 when reconnecting failed, 255 on other errors, 128+n for a signal.
+func (r Result) ExitStatus() int {
+	switch r.Ending {
+	case Detached:
+		return 0
+	case Exited:
+		if r.Exit != nil {
+			return r.Exit.Code
+		}
+		return 0
+	case Lost:
+		return 3
+	case Failed:
+		return 4
+	case Cancelled:
+		if s, ok := r.Signal.(syscall.Signal); ok {
+			return 128 + int(s)
+		}
+		return 130
+	}
+	return 255
+}
+
+// resetModes undoes modes a remote program may have left on when we leave without it: mouse
+// reporting, bracketed paste, application keys, hidden cursor, colours.
+const resetModes = "\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1006l\x1b[?2004l\x1b[?1l\x1b>\x1b[?25h\x1b[0m"
+
+// Run attaches the user's terminal to conn until detach, the terminal's end, ctx or a signal. The
+// terminal mode is restored on every path, including a panic. Run does not close conn.
+func Run(ctx context.Context, conn Conn, opts Options) (res Result, err error) {
+	if opts.Stdin == nil {
+		opts.Stdin = os.Stdin
+	}
+	if opts.Stdout == nil {
+		opts.Stdout = os.Stdout
+	}
+	if opts.Stderr == nil {
+		opts.Stderr = os.Stderr
+	}
+	if opts.DetachKey == "" {
+		opts.DetachKey = DefaultDetachKey
+	}
+	key, err := ParseDetachKey(opts.DetachKey)
+	if err != nil {
+		return Result{Ending: Errored}, err
+	}
+
+	ttyFd, isTTY := ttyOf(opts.Stdin)
+	outFd, outTTY := ttyOf(opts.Stdout)
+	raw := false
+	if isTTY && !opts.NoRaw {
+		st, err := term.MakeRaw(ttyFd)
+		if err != nil {
+			return Result{Ending: Errored}, fmt.Errorf("raw mode: %w", err)
+		}
+		raw = true
+		// Deferred calls also run while a panic unwinds, so this covers panics on this goroutine.
+		defer func() { _ = term.Restore(ttyFd, st) }()
+	}
+	n := &notifier{w: opts.Stderr, raw: raw}
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+
+	// Window size: the fd that is a terminal tells it; SIGWINCH says when it changes.
+	sizeFd, haveSize := ttyFd, isTTY
+	if !haveSize && outTTY {
+		sizeFd, haveSize = outFd, true
+	}
+	winch := make(chan os.Signal, 1)
+	if haveSize {
+		signal.Notify(winch, syscall.SIGWINCH)
+		defer signal.Stop(winch)
+		if w, h, err := term.GetSize(sizeFd); err == nil && w > 0 && h > 0 {
+			_ = conn.Resize(w, h)
+		}
+	}
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGINT, syscall.SIGQUIT)
+	defer signal.Stop(sigs)
+
+	// A cancellable reader lets the input goroutine end with Run, so no keystroke meant for the
+	// caller (the TUI after tea.Exec) is swallowed. Stdin that epoll cannot watch (a regular file,
+	// /dev/null) is read plainly; its goroutine then ends at the next read or EOF.
+	var in io.Reader = opts.Stdin
+	cr, crErr := cancelreader.NewReader(opts.Stdin)
+	if crErr == nil {
+		in = cr
+	}
+	detached := make(chan struct{})
+	inDone := make(chan struct{})
+	go func() {
+		defer close(inDone)
+		pumpInput(ctx, in, conn, key, n, detached)
+	}()
+	defer func() {
+		cancel()
+		if cr != nil && cr.Cancel() {
+			<-inDone
+			_ = cr.Close()
+		}
+	}()
+
+	alt := &altTracker{}
+	for {
+		select {
+		case <-detached:
+			if raw {
+				n.leave(opts.Stdout, alt)
+			}
+			msg := "detached"
+			if opts.ReattachHint != "" {
+				msg += "; reattach with: " + opts.ReattachHint
+			}
+			n.printf("%s", msg)
+			return Result{Ending: Detached}, nil
+		case <-ctx.Done():
+			if raw {
+				n.leave(opts.Stdout, alt)
+			}
+			return Result{Ending: Cancelled}, ctx.Err()
+		case s := <-sigs:
+			if raw {
+				n.leave(opts.Stdout, alt)
+			}
+			n.printf("%v: leaving the terminal running", s)
+			return Result{Ending: Cancelled, Signal: s}, nil
+		case <-winch:
+			if w, h, err := term.GetSize(sizeFd); err == nil && w > 0 && h > 0 {
+				_ = conn.Resize(w, h)
+			}
+		case ev, ok := <-conn.Events():
+			if !ok {
+				if raw {
+					n.leave(opts.Stdout, alt)
+				}
+				return Result{Ending: Errored}, errors.New("terminal connection ended without a final event")
+			}
+			if r, done := handle(ev, opts, n, alt); done {
+				if raw {
+					n.leave(opts.Stdout, alt)
+				}
+				return r, nil
+			}
+		}
+	}
+}
+
+// handle writes output and notices for one event; done reports a final event.
+func handle(ev client.TermEvent, opts Options, n *notifier, alt *altTracker) (Result, bool) {
+	switch ev.Kind {
+	case client.TermOutput:
+		alt.scan(ev.Data)
+		if _, err := opts.Stdout.Write(ev.Data); err != nil {
+			return Result{Ending: Errored, Event: &ev}, true
+		}
+	case client.TermGap:
+		n.printf("GAP: the bridge evicted output before this point (resuming at its oldest byte)")
+	case client.TermInterrupted:
+		what := ev.Reason
+		if what == "" {
+			what = "connection lost"
+		}
+		n.printf("interrupted (%d %s); reconnecting from cursor…", ev.CloseCode, what)
+	case client.TermReconnecting:
+		if ev.Attempt > 1 {
+			n.printf("reconnecting (attempt %d)…", ev.Attempt)
+		}
+	case client.TermResumed:
+		n.printf("resumed from cursor (attempt %d)", ev.Attempt)
+	case client.TermExited:
+		return Result{Ending: Exited, Exit: ev.Exit, Event: &ev}, true
+	case client.TermError:
+		if ev.CloseCode != 0 {
+			n.printf("terminal error: %s", ev.Reason)
+			return Result{Ending: Errored, Event: &ev}, true
+		}
+		n.printf("bridge error: %s", ev.Reason)
+	case client.TermLost:
+		msg := "LOST: " + ev.Reason
+		if ev.Loss != nil {
+			msg += " [" + ev.Loss.Lookup
+			if ev.Loss.Inferred {
+				msg += "; inferred"
+			}
+			msg += "]"
+		}
+		n.printf("%s", msg)
+		return Result{Ending: Lost, Event: &ev}, true
+	case client.TermFailed:
+		msg := "FAILED: " + ev.Reason
+		if ev.Err != nil {
+			msg += ": " + ev.Err.Error()
+		}
+		n.printf("%s", msg)
+		return Result{Ending: Failed, Event: &ev}, true
+	}
+	return Result{}, false
+}
+
+// pumpInput copies stdin to the terminal, watching for the detach key. EOF on a non-terminal stdin
+// just stops input; the attachment lasts until the terminal ends.
+func pumpInput(ctx context.Context, in io.Reader, conn Conn, key DetachKey, n *notifier, detached chan<- struct{}) {
+	d := &detector{key: key}
+	buf := make([]byte, 32<<10)
+	warned := false
+	for {
+		k, err := in.Read(buf)
+		if k > 0 {
+			out, det := d.feed(buf[:k])
+			if len(out) > 0 {
+				if _, werr := conn.Write(out); werr != nil {
+					if !warned && ctx.Err() == nil {
+						n.printf("input not delivered while disconnected")
+						warned = true
+					}
+				} else {
+					warned = false
+				}
+			}
+			if det {
+				close(detached)
+				return
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// notifier writes sandscope's own notices to stderr on lines of their own.
+type notifier struct {
+	mu  sync.Mutex
+	w   io.Writer
+	raw bool
+}
+
+func (n *notifier) printf(format string, a ...any) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	msg := strings.ReplaceAll(fmt.Sprintf(format, a...), "\n", " ")
+	if n.raw {
+		fmt.Fprintf(n.w, "\r\nsandscope: %s\r\n", msg)
+		return
+	}
+	fmt.Fprintf(n.w, "sandscope: %s\n", msg)
+}
+
+// leave puts the user's screen back: the main screen if a program left us on the alternate one,
+// and the modes a full-screen program turns on.
+func (n *notifier) leave(w io.Writer, alt *altTracker) {
+	if alt.on {
+		_, _ = io.WriteString(w, "\x1b[?1049l")
+	}
+	_, _ = io.WriteString(w, resetModes)
+}
+
+// altTracker remembers whether the output last switched to the alternate screen.
+type altTracker struct{ on bool }
+
+var (
+	altOn  = [][]byte{[]byte("\x1b[?1049h"), []byte("\x1b[?1047h"), []byte("\x1b[?47h")}
+	altOff = [][]byte{[]byte("\x1b[?1049l"), []byte("\x1b[?1047l"), []byte("\x1b[?47l")}
+)
+
+func (a *altTracker) scan(p []byte) {
+	if bytes.IndexByte(p, 0x1b) < 0 {
+		return
+	}
+	lastOn, lastOff := -1, -1
+	for _, s := range altOn {
+		lastOn = max(lastOn, bytes.LastIndex(p, s))
+	}
+	for _, s := range altOff {
+		lastOff = max(lastOff, bytes.LastIndex(p, s))
+	}
+	switch {
+	case lastOn > lastOff:
+		a.on = true
+	case lastOff > lastOn:
+		a.on = false
+	}
+}
+
+func ttyOf(v any) (uintptr, bool) {
+	f, ok := v.(interface{ Fd() uintptr })
+	if !ok {
+		return 0, false
+	}
+	fd := f.Fd()
+	return fd, term.IsTerminal(fd)
+}

@@ -1,0 +1,128 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"sandscope/client"
+	"sandscope/localbridge"
+)
+
+// bridgeTarget is the bridge a command talks to and where that choice came from.
+type bridgeTarget struct {
+	url    string
+	token  string
+	source string // "--url", "SANDSCOPE_URL", "context NAME", "local bridge (serve.json)"
+}
+
+// errNoBridge says no bridge was configured and no local one runs.
+var errNoBridge = errors.New("no bridge configured and no local bridge running: start one with `sandscope serve` (or pass --url / set SANDSCOPE_URL)")
+
+// resolveBridge decides which bridge and token a command uses: --url, then --context, then
+// SANDSCOPE_URL, then the local bridge a running `sandscope serve` announced in its discovery file.
+// The token comes from --token-file, else SANDBOX_API_KEY, else (local bridge) its token file.
+func resolveBridge(g *globalOptions) (bridgeTarget, error) {
+	var t bridgeTarget
+	switch {
+	case g.url != "":
+		t.url, t.source = g.url, "--url"
+	case g.context != "":
+		u, tok, err := resolveContext(g.context)
+		if err != nil {
+			return t, fmt.Errorf("context %q: %w", g.context, err)
+		}
+		t.url, t.token, t.source = u, tok, "context "+g.context
+	case os.Getenv("SANDSCOPE_URL") != "":
+		t.url, t.source = os.Getenv("SANDSCOPE_URL"), "SANDSCOPE_URL"
+	}
+	if t.url != "" {
+		tok, err := explicitToken(g)
+		if err != nil {
+			return t, err
+		}
+		if tok != "" {
+			t.token = tok
+		}
+		return t, nil
+	}
+
+	path := filepath.Join(localbridge.DefaultStateDir(), "serve.json")
+	d, err := localbridge.ReadDiscovery(path)
+	if err != nil {
+		return t, errNoBridge
+	}
+	t.url, t.source = d.URL, "local bridge ("+path+")"
+	tok, err := explicitToken(g)
+	if err != nil {
+		return t, err
+	}
+	if tok == "" {
+		if d.TokenFile == "" {
+			return t, fmt.Errorf("local bridge at %s announced no token file", d.URL)
+		}
+		tok, err = readTokenFile(d.TokenFile)
+		if err != nil {
+			return t, err
+		}
+	}
+	t.token = tok
+	return t, nil
+}
+
+// explicitToken is the token given by --token-file or SANDBOX_API_KEY ("" when neither).
+func explicitToken(g *globalOptions) (string, error) {
+	if g.tokenFile != "" {
+		return readTokenFile(g.tokenFile)
+	}
+	return strings.TrimSpace(os.Getenv("SANDBOX_API_KEY")), nil
+}
+
+// readTokenFile reads a token file: the whole file, surrounding white space trimmed. The token never
+// appears in the error.
+func readTokenFile(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", fmt.Errorf("token file: %w", err)
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, 64<<10))
+	if err != nil {
+		return "", fmt.Errorf("token file %s: %w", path, err)
+	}
+	tok := strings.TrimSpace(string(b))
+	if tok == "" {
+		return "", fmt.Errorf("token file %s is empty", path)
+	}
+	if strings.ContainsAny(tok, "\r\n\x00") {
+		return "", fmt.Errorf("token file %s holds more than one line", path)
+	}
+	return tok, nil
+}
+
+// resolveContext maps a config context name to a bridge URL and token. Contexts live in the config
+// file; until it is wired in, naming one is an error.
+func resolveContext(name string) (url, token string, err error) {
+	return "", "", errors.New("contexts are not configured")
+}
+
+// newBridgeClient resolves the bridge and builds a client for it. Failures are usage errors (exit 2).
+func newBridgeClient(g *globalOptions) (*client.Client, bridgeTarget, error) {
+	t, err := resolveBridge(g)
+	if err != nil {
+		return nil, t, &exitError{code: 2, err: err}
+	}
+	c, err := client.New(t.url,
+		client.WithToken(t.token),
+		client.WithUserAgent("sandscope/"+version),
+		client.WithRequestTimeout(30*time.Second),
+	)
+	if err != nil {
+		return nil, t, &exitError{code: 2, err: fmt.Errorf("%s: %w", t.source, err)}
+	}
+	return c, t, nil
+}

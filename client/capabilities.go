@@ -1,0 +1,129 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+)
+
+// Dialect names the bridge API a bridge speaks.
+type Dialect string
+
+const (
+	DialectPreview Dialect = "v1-preview"
+	DialectStable  Dialect = "stable"
+	DialectUnknown Dialect = "unknown"
+)
+
+// Capabilities is what GET /v1/openapi.json says the bridge can do.
+type Capabilities struct {
+	Dialect Dialect
+	// Local is true for sandscope's local bridge: it lists sandboxes, stops and replaces them, and
+	// reports incarnations explicitly.
+	Local bool
+	// Extensions lists the paths marked "x-sandscope-extension" (local bridge only).
+	Extensions []string
+}
+
+// maxOpenAPI bounds the OpenAPI document read (the real ones are ~60 KB).
+const maxOpenAPI = 8 << 20
+
+// Capabilities reads the bridge's OpenAPI document once and caches the answer for the client's
+// life. The call has no side effects on the bridge (no container is contacted). Failures are not
+// cached.
+func (c *Client) Capabilities(ctx context.Context) (Capabilities, error) {
+	c.capsMu.Lock()
+	defer c.capsMu.Unlock()
+	if c.caps != nil {
+		return *c.caps, nil
+	}
+	caps, err := c.fetchCapabilities(ctx)
+	if err != nil {
+		return Capabilities{}, err
+	}
+	c.caps = &caps
+	return caps, nil
+}
+
+func (c *Client) fetchCapabilities(ctx context.Context) (Capabilities, error) {
+	const op = "capabilities"
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	req, err := c.newRequest(ctx, http.MethodGet, "/v1/openapi.json", nil, nil)
+	if err != nil {
+		return Capabilities{}, fmt.Errorf("%s: %w", op, err)
+	}
+	resp, err := c.send(op, req)
+	if err != nil {
+		return Capabilities{}, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxOpenAPI))
+	if err != nil {
+		return Capabilities{}, &TransportError{Op: op, Err: err}
+	}
+	caps, err := ParseCapabilities(body)
+	if err != nil {
+		return Capabilities{}, fmt.Errorf("%s: %w", op, err)
+	}
+	return caps, nil
+}
+
+// ParseCapabilities decides the dialect from an OpenAPI document's path keys (info.version is the
+// same in both dialects) and finds sandscope extension markers, on a path item or any operation.
+func ParseCapabilities(doc []byte) (Capabilities, error) {
+	var d struct {
+		Paths map[string]map[string]json.RawMessage `json:"paths"`
+	}
+	if err := json.Unmarshal(doc, &d); err != nil {
+		return Capabilities{}, fmt.Errorf("OpenAPI document: %w", err)
+	}
+	caps := Capabilities{Dialect: DialectUnknown}
+	has := func(p string) bool { _, ok := d.Paths[p]; return ok }
+	switch {
+	case has("/v1/sandbox/{id}/processes") || has("/v1/sandbox/{id}/terminals/{terminalId}/connect"):
+		caps.Dialect = DialectPreview
+	case has("/v1/sandbox/{id}/exec") || has("/v1/sandbox/{id}/pty") || has("/v1/sandbox/{id}/session"):
+		caps.Dialect = DialectStable
+	}
+	for path, item := range d.Paths {
+		if extensionMarked(item) {
+			caps.Extensions = append(caps.Extensions, path)
+		}
+	}
+	caps.Local = len(caps.Extensions) > 0
+	return caps, nil
+}
+
+func extensionMarked(item map[string]json.RawMessage) bool {
+	if isTrue(item["x-sandscope-extension"]) {
+		return true
+	}
+	for _, op := range item {
+		var o map[string]json.RawMessage
+		if json.Unmarshal(op, &o) == nil && isTrue(o["x-sandscope-extension"]) {
+			return true
+		}
+	}
+	return false
+}
+
+func isTrue(raw json.RawMessage) bool {
+	var b bool
+	return raw != nil && json.Unmarshal(raw, &b) == nil && b
+}
+
+// require returns ErrUnsupported when the bridge's document lacks a local extension. When the
+// document cannot be read, the call is attempted anyway (the route's own answer decides).
+func (c *Client) requireLocal(ctx context.Context, what string) error {
+	caps, err := c.Capabilities(ctx)
+	if err != nil {
+		return nil
+	}
+	if !caps.Local {
+		return fmt.Errorf("%s: %w (a sandscope local bridge extension)", what, ErrUnsupported)
+	}
+	return nil
+}

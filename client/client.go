@@ -1,0 +1,474 @@
+package client
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+)
+
+// errNotBuilt marks parts of the public surface whose implementation has not landed yet.
+var errNotBuilt = errors.New("not built yet")
+
+// DefaultUserAgent is sent when no WithUserAgent option is given.
+const DefaultUserAgent = "sandscope/dev"
+
+// Client is a bridge client. It is safe for concurrent use.
+type Client struct {
+	base      string // scheme://host[:port][/prefix], no trailing slash
+	token     string
+	http      *http.Client
+	userAgent string
+	timeout   time.Duration // per non-streaming call
+
+	capsMu sync.Mutex
+	caps   *Capabilities
+}
+
+// Option configures a Client.
+type Option func(*Client)
+
+// WithToken sets the bearer token sent on every request.
+func WithToken(token string) Option { return func(c *Client) { c.token = token } }
+
+// WithHTTPClient replaces the HTTP client. Its Timeout should be zero: streams are bounded by their
+// context, not by a whole-body deadline.
+func WithHTTPClient(h *http.Client) Option { return func(c *Client) { c.http = h } }
+
+// WithUserAgent sets the User-Agent header (default "sandscope/dev").
+func WithUserAgent(ua string) Option { return func(c *Client) { c.userAgent = ua } }
+
+// WithRequestTimeout bounds each non-streaming call (default 30s).
+func WithRequestTimeout(d time.Duration) Option { return func(c *Client) { c.timeout = d } }
+
+// New returns a client for the bridge at baseURL (e.g. "http://127.0.0.1:7681").
+func New(baseURL string, opts ...Option) (*Client, error) {
+	u, err := url.Parse(strings.TrimSpace(baseURL))
+	if err != nil {
+		return nil, fmt.Errorf("bridge URL: %w", err)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return nil, fmt.Errorf("bridge URL %q: scheme must be http or https", u.Redacted())
+	}
+	if u.Host == "" {
+		return nil, fmt.Errorf("bridge URL %q: no host", u.Redacted())
+	}
+	if u.User != nil || u.RawQuery != "" || u.Fragment != "" {
+		return nil, fmt.Errorf("bridge URL %q: must not carry credentials, a query or a fragment", u.Redacted())
+	}
+	c := &Client{
+		base:      strings.TrimRight(u.Scheme+"://"+u.Host+u.EscapedPath(), "/"),
+		http:      &http.Client{Transport: defaultTransport},
+		userAgent: DefaultUserAgent,
+		timeout:   30 * time.Second,
+	}
+	for _, o := range opts {
+		o(c)
+	}
+	if c.http == nil {
+		c.http = &http.Client{Transport: defaultTransport}
+	}
+	if c.timeout <= 0 {
+		c.timeout = 30 * time.Second
+	}
+	return c, nil
+}
+
+// defaultTransport is shared by clients that bring no HTTP client of their own. No proxy from the
+// environment: the bridge token must not travel through an unexpected hop.
+var defaultTransport = &http.Transport{
+	Proxy:                 nil,
+	MaxIdleConnsPerHost:   16,
+	IdleConnTimeout:       90 * time.Second,
+	TLSHandshakeTimeout:   10 * time.Second,
+	ResponseHeaderTimeout: 0,
+	ForceAttemptHTTP2:     true,
+}
+
+// BaseURL is the bridge URL the client talks to.
+func (c *Client) BaseURL() string { return c.base }
+
+var sandboxIDPattern = regexp.MustCompile(`^[a-z2-7]{1,128}$`)
+
+// ValidSandboxID reports whether id has the bridge's sandbox ID format (lowercase base32 alphabet,
+// 1–128 characters).
+func ValidSandboxID(id string) bool { return sandboxIDPattern.MatchString(id) }
+
+func checkSandbox(id string) error {
+	if !ValidSandboxID(id) {
+		return fmt.Errorf("sandbox ID %q: must be 1-128 characters of a-z and 2-7: %w", id, ErrInvalidRequest)
+	}
+	return nil
+}
+
+// sandboxPath is /v1/sandbox/{id}/{parts…} with each part path-escaped.
+func sandboxPath(sandbox string, parts ...string) string {
+	var b strings.Builder
+	b.WriteString("/v1/sandbox/")
+	b.WriteString(sandbox)
+	for _, p := range parts {
+		b.WriteString("/")
+		b.WriteString(url.PathEscape(p))
+	}
+	return b.String()
+}
+
+// newRequest builds a request to the bridge with the token and user agent set. path is already
+// escaped.
+func (c *Client) newRequest(ctx context.Context, method, path string, q url.Values, body io.Reader) (*http.Request, error) {
+	u := c.base + path
+	if len(q) > 0 {
+		u += "?" + q.Encode()
+	}
+	req, err := http.NewRequestWithContext(ctx, method, u, body)
+	if err != nil {
+		return nil, err
+	}
+	for k, v := range c.headers() {
+		req.Header[k] = v
+	}
+	return req, nil
+}
+
+// headers are the ones every request to the bridge carries (also used for WebSocket upgrades).
+func (c *Client) headers() http.Header {
+	h := http.Header{}
+	if c.token != "" {
+		h.Set("Authorization", "Bearer "+c.token)
+	}
+	h.Set("User-Agent", c.userAgent)
+	return h
+}
+
+// send performs req; any failure to get an answer becomes a *TransportError. Non-2xx answers
+// become *APIError (the body is consumed and closed).
+func (c *Client) send(op string, req *http.Request) (*http.Response, error) {
+	resp, err := c.http.Do(req)
+	if err != nil {
+		if ctxErr := req.Context().Err(); ctxErr != nil && errors.Is(err, ctxErr) {
+			return nil, fmt.Errorf("%s: %w", op, ctxErr)
+		}
+		return nil, &TransportError{Op: op, Err: scrubErr(err, c.token)}
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		ae := readAPIError(resp, c.token)
+		resp.Body.Close()
+		return nil, fmt.Errorf("%s: %w", op, ae)
+	}
+	return resp, nil
+}
+
+// call is a bounded request/response exchange. in (if non-nil) is sent as JSON; out (if non-nil)
+// receives the JSON answer.
+func (c *Client) call(ctx context.Context, op, method, path string, in, out any) error {
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	var body io.Reader
+	if in != nil {
+		b, err := json.Marshal(in)
+		if err != nil {
+			return fmt.Errorf("%s: encode request: %w", op, err)
+		}
+		body = bytes.NewReader(b)
+	}
+	req, err := c.newRequest(ctx, method, path, nil, body)
+	if err != nil {
+		return fmt.Errorf("%s: %w", op, err)
+	}
+	if in != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := c.send(op, req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if out == nil {
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxErrorBody))
+		return nil
+	}
+	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+		if ctx.Err() != nil || isTransportRead(err) {
+			return &TransportError{Op: op, Err: err}
+		}
+		return fmt.Errorf("%s: decode answer: %w", op, err)
+	}
+	return nil
+}
+
+// isTransportRead reports whether a body read error means the connection broke.
+func isTransportRead(err error) bool {
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		return true
+	}
+	var ne interface{ Timeout() bool }
+	if errors.As(err, &ne) {
+		return true
+	}
+	s := err.Error()
+	return strings.Contains(s, "connection reset") || strings.Contains(s, "broken pipe") ||
+		strings.Contains(s, "use of closed network connection") || strings.Contains(s, "stream error")
+}
+
+// Health calls GET /health (unauthenticated on the bridge).
+func (c *Client) Health(ctx context.Context) error {
+	var out struct {
+		OK bool `json:"ok"`
+	}
+	if err := c.call(ctx, "health", http.MethodGet, "/health", nil, &out); err != nil {
+		return err
+	}
+	if !out.OK {
+		return fmt.Errorf("health: bridge says not ok")
+	}
+	return nil
+}
+
+// CreateSandbox asks the bridge to mint a sandbox ID (POST /v1/sandbox). No container starts.
+func (c *Client) CreateSandbox(ctx context.Context) (string, error) {
+	var out struct {
+		ID string `json:"id"`
+	}
+	if err := c.call(ctx, "create sandbox", http.MethodPost, "/v1/sandbox", nil, &out); err != nil {
+		return "", err
+	}
+	if !ValidSandboxID(out.ID) {
+		return "", fmt.Errorf("create sandbox: bridge returned a malformed ID %q", out.ID)
+	}
+	return out.ID, nil
+}
+
+// DeleteSandbox destroys a sandbox's container (DELETE /v1/sandbox/{id}).
+func (c *Client) DeleteSandbox(ctx context.Context, sandbox string) error {
+	if err := checkSandbox(sandbox); err != nil {
+		return fmt.Errorf("delete sandbox: %w", err)
+	}
+	return c.call(ctx, "delete sandbox "+sandbox, http.MethodDelete, sandboxPath(sandbox), nil, nil)
+}
+
+// ListSandboxes lists sandboxes (GET /v1/sandbox, a local bridge extension). On a bridge without it
+// the error matches ErrUnsupported.
+func (c *Client) ListSandboxes(ctx context.Context) ([]SandboxInfo, error) {
+	if err := c.requireLocal(ctx, "list sandboxes"); err != nil {
+		return nil, err
+	}
+	var out []SandboxInfo
+	if err := c.call(ctx, "list sandboxes", http.MethodGet, "/v1/sandbox", nil, &out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// StopSandbox stops a sandbox's container like idle sleep (local bridge extension).
+func (c *Client) StopSandbox(ctx context.Context, sandbox string) error {
+	if err := checkSandbox(sandbox); err != nil {
+		return fmt.Errorf("stop sandbox: %w", err)
+	}
+	if err := c.requireLocal(ctx, "stop sandbox"); err != nil {
+		return err
+	}
+	return c.call(ctx, "stop sandbox "+sandbox, http.MethodPost, sandboxPath(sandbox, "stop"), nil, nil)
+}
+
+// ReplaceSandbox replaces a sandbox's container with a new incarnation (local bridge extension).
+func (c *Client) ReplaceSandbox(ctx context.Context, sandbox string) error {
+	if err := checkSandbox(sandbox); err != nil {
+		return fmt.Errorf("replace sandbox: %w", err)
+	}
+	if err := c.requireLocal(ctx, "replace sandbox"); err != nil {
+		return err
+	}
+	return c.call(ctx, "replace sandbox "+sandbox, http.MethodPost, sandboxPath(sandbox, "replace"), nil, nil)
+}
+
+// Running asks whether the sandbox's container runs (GET /running, non-waking on the preview bridge).
+func (c *Client) Running(ctx context.Context, sandbox string) (RunningStatus, error) {
+	var out RunningStatus
+	if err := checkSandbox(sandbox); err != nil {
+		return out, fmt.Errorf("running: %w", err)
+	}
+	err := c.call(ctx, "running "+sandbox, http.MethodGet, sandboxPath(sandbox, "running"), nil, &out)
+	return out, err
+}
+
+// StartProcess launches a process (POST /processes; allocates a container if none runs).
+func (c *Client) StartProcess(ctx context.Context, sandbox string, req ExecRequest) (Process, error) {
+	var out Process
+	if err := checkSandbox(sandbox); err != nil {
+		return out, fmt.Errorf("start process: %w", err)
+	}
+	if len(req.Argv) == 0 || req.Argv[0] == "" {
+		return out, fmt.Errorf("start process: argv must be non-empty: %w", ErrInvalidRequest)
+	}
+	err := c.call(ctx, "start process in "+sandbox, http.MethodPost, sandboxPath(sandbox, "processes"), req, &out)
+	return out, err
+}
+
+// ListProcesses lists a sandbox's processes (non-waking; [] when no container runs).
+func (c *Client) ListProcesses(ctx context.Context, sandbox string) ([]Process, error) {
+	if err := checkSandbox(sandbox); err != nil {
+		return nil, fmt.Errorf("list processes: %w", err)
+	}
+	out := []Process{}
+	if err := c.call(ctx, "list processes in "+sandbox, http.MethodGet, sandboxPath(sandbox, "processes"), nil, &out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// GetProcess looks one process up (non-waking). A vanished process matches ErrNotFound.
+func (c *Client) GetProcess(ctx context.Context, sandbox, process string) (Process, error) {
+	var out Process
+	if err := checkSandbox(sandbox); err != nil {
+		return out, fmt.Errorf("get process: %w", err)
+	}
+	err := c.call(ctx, "get process "+process, http.MethodGet, sandboxPath(sandbox, "processes", process), nil, &out)
+	return out, err
+}
+
+// KillProcess sends signal (1..64; 0 means the bridge default, SIGTERM) to the process tree. The
+// request always carries a Content-Type so the bridge reads the body.
+func (c *Client) KillProcess(ctx context.Context, sandbox, process string, signal int) error {
+	if err := checkSandbox(sandbox); err != nil {
+		return fmt.Errorf("kill process: %w", err)
+	}
+	if signal < 0 || signal > 64 {
+		return fmt.Errorf("kill process %s: signal %d out of range 1..64: %w", process, signal, ErrInvalidRequest)
+	}
+	body := map[string]int{}
+	if signal > 0 {
+		body["signal"] = signal
+	}
+	return c.call(ctx, "kill process "+process, http.MethodPost, sandboxPath(sandbox, "processes", process, "kill"), body, nil)
+}
+
+// CreateTerminal creates a PTY terminal (allocates a container if none runs).
+func (c *Client) CreateTerminal(ctx context.Context, sandbox string, req TerminalRequest) (Terminal, error) {
+	var out Terminal
+	if err := checkSandbox(sandbox); err != nil {
+		return out, fmt.Errorf("create terminal: %w", err)
+	}
+	err := c.call(ctx, "create terminal in "+sandbox, http.MethodPost, sandboxPath(sandbox, "terminals"), req, &out)
+	return out, err
+}
+
+// ListTerminals lists a sandbox's terminals (non-waking).
+func (c *Client) ListTerminals(ctx context.Context, sandbox string) ([]Terminal, error) {
+	if err := checkSandbox(sandbox); err != nil {
+		return nil, fmt.Errorf("list terminals: %w", err)
+	}
+	out := []Terminal{}
+	if err := c.call(ctx, "list terminals in "+sandbox, http.MethodGet, sandboxPath(sandbox, "terminals"), nil, &out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// GetTerminal looks one terminal up (non-waking).
+func (c *Client) GetTerminal(ctx context.Context, sandbox, terminal string) (Terminal, error) {
+	var out Terminal
+	if err := checkSandbox(sandbox); err != nil {
+		return out, fmt.Errorf("get terminal: %w", err)
+	}
+	err := c.call(ctx, "get terminal "+terminal, http.MethodGet, sandboxPath(sandbox, "terminals", terminal), nil, &out)
+	return out, err
+}
+
+// InterruptTerminal sends SIGINT to the terminal's process tree.
+func (c *Client) InterruptTerminal(ctx context.Context, sandbox, terminal string) error {
+	if err := checkSandbox(sandbox); err != nil {
+		return fmt.Errorf("interrupt terminal: %w", err)
+	}
+	return c.call(ctx, "interrupt terminal "+terminal, http.MethodPost, sandboxPath(sandbox, "terminals", terminal, "interrupt"), nil, nil)
+}
+
+// TerminateTerminal sends SIGTERM (then SIGKILL) to the terminal's process tree.
+func (c *Client) TerminateTerminal(ctx context.Context, sandbox, terminal string) error {
+	if err := checkSandbox(sandbox); err != nil {
+		return fmt.Errorf("terminate terminal: %w", err)
+	}
+	return c.call(ctx, "terminate terminal "+terminal, http.MethodPost, sandboxPath(sandbox, "terminals", terminal, "terminate"), nil, nil)
+}
+
+// filePath turns a workspace path ("a.txt", "/workspace/a.txt") into the route's escaped tail.
+func filePath(p string) (string, error) {
+	if p == "" {
+		return "", fmt.Errorf("empty path: %w", ErrInvalidRequest)
+	}
+	if !strings.HasPrefix(p, "/") {
+		p = "/workspace/" + p
+	}
+	segs := strings.Split(strings.TrimPrefix(p, "/"), "/")
+	for i, s := range segs {
+		segs[i] = url.PathEscape(s)
+	}
+	return strings.Join(segs, "/"), nil
+}
+
+// maxFileSize is the bridge's body limit for file writes; reads are bounded the same way.
+const maxFileSize = 32 << 20
+
+// ReadFile reads a file from the workspace (relative paths are under /workspace).
+func (c *Client) ReadFile(ctx context.Context, sandbox, path string) ([]byte, error) {
+	if err := checkSandbox(sandbox); err != nil {
+		return nil, fmt.Errorf("read file: %w", err)
+	}
+	fp, err := filePath(path)
+	if err != nil {
+		return nil, fmt.Errorf("read file: %w", err)
+	}
+	op := "read file " + path
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	req, err := c.newRequest(ctx, http.MethodGet, sandboxPath(sandbox)+"/file/"+fp, nil, nil)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", op, err)
+	}
+	resp, err := c.send(op, req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxFileSize+1))
+	if err != nil {
+		return nil, &TransportError{Op: op, Err: err}
+	}
+	if len(data) > maxFileSize {
+		return nil, fmt.Errorf("%s: larger than %d bytes", op, maxFileSize)
+	}
+	return data, nil
+}
+
+// WriteFile writes a file in the workspace (at most 32 MiB).
+func (c *Client) WriteFile(ctx context.Context, sandbox, path string, data []byte) error {
+	if err := checkSandbox(sandbox); err != nil {
+		return fmt.Errorf("write file: %w", err)
+	}
+	fp, err := filePath(path)
+	if err != nil {
+		return fmt.Errorf("write file: %w", err)
+	}
+	op := "write file " + path
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	req, err := c.newRequest(ctx, http.MethodPut, sandboxPath(sandbox)+"/file/"+fp, nil, bytes.NewReader(data))
+	if err != nil {
+		return fmt.Errorf("%s: %w", op, err)
+	}
+	req.Header.Set("Content-Type", "application/octet-stream")
+	resp, err := c.send(op, req)
+	if err != nil {
+		return err
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxErrorBody))
+	resp.Body.Close()
+	return nil
+}

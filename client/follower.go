@@ -1,0 +1,590 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"time"
+)
+
+// FollowOptions tunes a Follower. Zero values mean sensible defaults.
+type FollowOptions struct {
+	Since       string        // resume strictly after this cursor; "" = from the oldest retained byte
+	QuietAfter  time.Duration // no data for this long triggers a status check (default 5s)
+	RetryBudget int           // consecutive reconnect attempts before Failed (default 10)
+	MaxBackoff  time.Duration // cap of the exponential backoff (default 10s)
+	MinBackoff  time.Duration // first reconnect delay, doubled per attempt, ±20% jitter (default 100ms)
+	// StallAfter, when set, treats a stream that delivered nothing for this long as stalled and
+	// reconnects from the cursor (reported as Interrupted). Zero leaves stall detection to the status
+	// checks: a silent stream of a process the bridge says has ended is stalled.
+	StallAfter time.Duration
+	NoFollow   bool // snapshot only: deliver what exists now, then end without waiting
+	// Buffer is the capacity of the Events channel (default 256).
+	Buffer int
+	// Status, when set, is the caller's fresh status of the process (e.g. StartProcess's answer):
+	// the follower skips its initial lookup and opens the stream at once.
+	Status *Process
+}
+
+func (o *FollowOptions) defaults() {
+	if o.QuietAfter <= 0 {
+		o.QuietAfter = 5 * time.Second
+	}
+	if o.RetryBudget <= 0 {
+		o.RetryBudget = 10
+	}
+	if o.MaxBackoff <= 0 {
+		o.MaxBackoff = 10 * time.Second
+	}
+	if o.MinBackoff <= 0 {
+		o.MinBackoff = 100 * time.Millisecond
+	}
+	if o.MinBackoff > o.MaxBackoff {
+		o.MinBackoff = o.MaxBackoff
+	}
+	if o.Buffer <= 0 {
+		o.Buffer = 256
+	}
+}
+
+// Follower follows one process's log. Events is closed after a final event (Ended, Lost, Failed),
+// after the backlog in NoFollow mode, or when the context is cancelled.
+type Follower struct {
+	events chan LogEvent
+	done   chan struct{}
+
+	mu     sync.Mutex
+	cursor string
+}
+
+// Events is the stream of what happened. Drain it until it is closed, or cancel the context.
+func (f *Follower) Events() <-chan LogEvent { return f.events }
+
+// Cursor is the cursor of the last event delivered (the resume point).
+func (f *Follower) Cursor() string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.cursor
+}
+
+// Done is closed when the follower's goroutine has ended.
+func (f *Follower) Done() <-chan struct{} { return f.done }
+
+// Follow starts following a process's log: it replays from opts.Since (or the oldest retained
+// event), then streams live output, resuming from the last delivered cursor whenever the stream
+// breaks, and decides endings by checking the process's status.
+func (c *Client) Follow(ctx context.Context, sandbox, process string, opts FollowOptions) *Follower {
+	opts.defaults()
+	f := &Follower{events: make(chan LogEvent, opts.Buffer), done: make(chan struct{}), cursor: opts.Since}
+	r := &follower{
+		c: c, ctx: ctx, sandbox: sandbox, process: process, opts: opts, pub: f,
+		resume: opts.Since, last: ParseCursor(opts.Since),
+	}
+	go r.run()
+	return f
+}
+
+// follower is the state of one Follow goroutine.
+type follower struct {
+	c                *Client
+	ctx              context.Context
+	sandbox, process string
+	opts             FollowOptions
+	pub              *Follower
+
+	last        Cursor   // last delivered event's cursor (the dedupe mark when Known)
+	resume      string   // since= for the next open; "" = from the oldest retained
+	proc        *Process // last known status
+	interrupted bool     // Interrupted emitted, Resumed not yet
+	attempt     int      // consecutive failed attempts
+	suspects    int      // consecutive suspect endings (spaces out re-checks)
+	pendingGap  *GapInfo
+	quietSent   bool
+}
+
+// action is what the loop does after one stream attempt.
+type action int
+
+const (
+	actEnd     action = iota // final event emitted (or ctx done)
+	actRetry                 // interrupted: back off, counts against the budget
+	actSuspect               // suspect end: reopen after a pause, not counted
+)
+
+func (r *follower) run() {
+	defer close(r.pub.done)
+	defer close(r.pub.events)
+	if r.opts.Status != nil {
+		st := *r.opts.Status
+		r.proc = &st
+	} else if p, err := r.c.GetProcess(r.ctx, r.sandbox, r.process); err == nil {
+		r.proc = &p
+	} else if r.ctx.Err() != nil {
+		return
+	} else if errors.Is(err, ErrNotFound) || errors.Is(err, ErrUnauthorized) || errors.Is(err, ErrInvalidRequest) {
+		r.emit(LogEvent{Kind: Failed, Reason: "cannot follow: " + err.Error(), Err: err})
+		return
+	}
+	for {
+		act := r.stream()
+		switch act {
+		case actEnd:
+			return
+		case actSuspect:
+			r.suspects++
+			if !r.sleep(r.backoff(r.suspects)) {
+				return
+			}
+			continue
+		}
+		r.attempt++
+		if r.attempt > r.opts.RetryBudget {
+			r.emit(LogEvent{Kind: Failed, Reason: fmt.Sprintf("could not resume after %d attempts", r.opts.RetryBudget), Err: ErrTransport})
+			return
+		}
+		if !r.sleep(r.backoff(r.attempt)) {
+			return
+		}
+		if !r.emit(LogEvent{Kind: Reconnecting, Attempt: r.attempt, Reason: "resuming from the last delivered cursor"}) {
+			return
+		}
+	}
+}
+
+func (r *follower) backoff(n int) time.Duration {
+	d := r.opts.MinBackoff
+	for i := 1; i < n && d < r.opts.MaxBackoff; i++ {
+		d *= 2
+	}
+	if d > r.opts.MaxBackoff {
+		d = r.opts.MaxBackoff
+	}
+	jitter := 0.8 + 0.4*rand.Float64()
+	return time.Duration(float64(d) * jitter)
+}
+
+func (r *follower) sleep(d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-r.ctx.Done():
+		return false
+	}
+}
+
+// emit delivers ev unless the context is done.
+func (r *follower) emit(ev LogEvent) bool {
+	if ev.Time.IsZero() {
+		ev.Time = time.Now()
+	}
+	if ev.Kind != Data && ev.Cursor == "" {
+		ev.Cursor = r.last.Raw
+	}
+	select {
+	case r.pub.events <- ev:
+		return true
+	case <-r.ctx.Done():
+		return false
+	}
+}
+
+// interrupt reports a broken stream (once per outage) and asks for a retry.
+func (r *follower) interrupt(reason string, err error) action {
+	if !r.interrupted {
+		r.interrupted = true
+		if !r.emit(LogEvent{Kind: Interrupted, Reason: reason, Err: err}) {
+			return actEnd
+		}
+	}
+	return actRetry
+}
+
+// fail reports a final failure.
+func (r *follower) fail(reason string, err error) action {
+	r.emit(LogEvent{Kind: Failed, Reason: reason, Err: err})
+	return actEnd
+}
+
+type streamItem struct {
+	msg LogMessage
+	err error
+}
+
+// stream opens the log once and consumes it until it ends, breaks or a decision is made.
+func (r *follower) stream() action {
+	ls, err := r.c.Logs(r.ctx, r.sandbox, r.process, LogQuery{Since: r.resume, Replay: true, Follow: !r.opts.NoFollow})
+	if err != nil {
+		return r.openFailed(err)
+	}
+	defer ls.Close()
+	if r.interrupted {
+		r.interrupted = false
+		if !r.emit(LogEvent{Kind: Resumed, Attempt: r.attempt, Reason: "stream open again from the last delivered cursor"}) {
+			return actEnd
+		}
+	}
+
+	items := make(chan streamItem, 32)
+	sctx, stop := context.WithCancel(r.ctx)
+	defer stop()
+	go func() {
+		defer close(items)
+		for {
+			m, err := ls.Next()
+			select {
+			case items <- streamItem{m, err}:
+			case <-sctx.Done():
+				return
+			}
+			if err != nil {
+				var me *MalformedEventError
+				if !errors.As(err, &me) {
+					return
+				}
+			}
+		}
+	}()
+
+	quiet := time.NewTimer(r.opts.QuietAfter)
+	defer quiet.Stop()
+	var stall <-chan time.Time
+	var stallTimer *time.Timer
+	if r.opts.StallAfter > 0 {
+		stallTimer = time.NewTimer(r.opts.StallAfter)
+		defer stallTimer.Stop()
+		stall = stallTimer.C
+	}
+	r.quietSent = false
+	for {
+		select {
+		case <-r.ctx.Done():
+			return actEnd
+		case <-stall:
+			return r.interrupt(fmt.Sprintf("stalled: no data for %v", r.opts.StallAfter), nil)
+		case <-quiet.C:
+			if act, done := r.quietCheck(); done {
+				return act
+			}
+			quiet.Reset(r.opts.QuietAfter)
+		case it, ok := <-items:
+			if !ok {
+				return actEnd // only when sctx is done
+			}
+			if it.err != nil {
+				return r.streamError(it.err)
+			}
+			act, done := r.handle(it.msg)
+			if done {
+				return act
+			}
+			if it.msg.Type == "stdout" || it.msg.Type == "stderr" {
+				resetTimer(quiet, r.opts.QuietAfter)
+				if stallTimer != nil {
+					resetTimer(stallTimer, r.opts.StallAfter)
+				}
+				r.quietSent = false
+			}
+		}
+	}
+}
+
+func resetTimer(t *time.Timer, d time.Duration) {
+	t.Stop()
+	select {
+	case <-t.C:
+	default:
+	}
+	t.Reset(d)
+}
+
+// openFailed decides what a failed open means.
+func (r *follower) openFailed(err error) action {
+	switch {
+	case r.ctx.Err() != nil:
+		return actEnd
+	case errors.Is(err, ErrNotFound):
+		return r.lost("GET logs: 404 not_found")
+	case errors.Is(err, ErrUnauthorized), errors.Is(err, ErrUnsupported), errors.Is(err, ErrInvalidRequest):
+		return r.fail("cannot follow: "+err.Error(), err)
+	case errors.Is(err, ErrServerText) && r.resume != "":
+		// The bridge turns an invalid or foreign cursor into a bare 500; so do stale handles and
+		// interrupted runtimes. Tell them apart by looking the process up.
+		p, gerr := r.c.GetProcess(r.ctx, r.sandbox, r.process)
+		if r.ctx.Err() != nil {
+			return actEnd
+		}
+		if errors.Is(gerr, ErrNotFound) {
+			return r.lost("GET process: 404 not_found (after a 500 on resume)")
+		}
+		if gerr != nil {
+			return r.interrupt("bridge error on resume (5xx): "+err.Error(), err)
+		}
+		r.proc = &p
+		act := r.interrupt("bridge rejected the resume cursor (text 500)", err)
+		if act == actEnd {
+			return act
+		}
+		// Restart from the oldest retained event; events at or before the last delivered cursor
+		// are dropped by sequence number, so nothing is shown twice when cursors are parseable.
+		reason := GapInvalidCursor
+		text := "the bridge rejected the resume cursor; restarting from the oldest retained output"
+		if !r.last.Known {
+			reason = GapRestarted
+			text = "the bridge rejected the resume cursor; restarting from the beginning (output may repeat)"
+		}
+		if !r.emit(LogEvent{Kind: Gap, Reason: text, Gap: &GapInfo{Reason: reason, Bytes: -1, Events: -1, FromCursor: r.last.Raw}}) {
+			return actEnd
+		}
+		r.resume = ""
+		return actRetry
+	case IsRetryable(err):
+		return r.interrupt(describeOpenError(err), err)
+	default:
+		return r.fail("cannot follow: "+err.Error(), err)
+	}
+}
+
+func describeOpenError(err error) string {
+	var ae *APIError
+	if errors.As(err, &ae) {
+		return fmt.Sprintf("bridge answered %d (5xx) on open: %s", ae.Status, ae.Message)
+	}
+	return "bridge unreachable: " + err.Error()
+}
+
+// streamError decides what a read failure means.
+func (r *follower) streamError(err error) action {
+	if r.ctx.Err() != nil {
+		return actEnd
+	}
+	var me *MalformedEventError
+	if errors.As(err, &me) {
+		// The bridge still holds that event: resume from the last good cursor to get it again.
+		return r.interrupt("malformed event: "+me.Error(), err)
+	}
+	if errors.Is(err, ErrEventTooLarge) {
+		return r.interrupt(err.Error(), err)
+	}
+	if err != io.EOF {
+		return r.interrupt(describeReadError(err), err)
+	}
+	if r.pendingGap != nil {
+		if !r.flushGap("") {
+			return actEnd
+		}
+	}
+	// Clean end without a terminal event.
+	p, gerr := r.c.GetProcess(r.ctx, r.sandbox, r.process)
+	if r.ctx.Err() != nil {
+		return actEnd
+	}
+	if errors.Is(gerr, ErrNotFound) {
+		return r.lost("GET process: 404 not_found (stream ended without a terminal event)")
+	}
+	if r.opts.NoFollow {
+		if gerr == nil && p.State != "running" {
+			r.proc = &p
+			r.emit(LogEvent{Kind: Ended, Status: &p, Reason: "snapshot complete; the bridge says the process has ended"})
+		}
+		return actEnd
+	}
+	if gerr != nil {
+		return r.interrupt("stream ended without a terminal event (status unknown: "+gerr.Error()+")", gerr)
+	}
+	r.proc = &p
+	if p.State == "running" {
+		if !r.emit(LogEvent{Kind: SuspectEnd, Status: &p, Reason: "stream ended without a terminal event while the bridge says running"}) {
+			return actEnd
+		}
+		return actSuspect
+	}
+	return r.interrupt("stream ended without a terminal event", io.ErrUnexpectedEOF)
+}
+
+func describeReadError(err error) string {
+	s := err.Error()
+	switch {
+	case errors.Is(err, io.ErrUnexpectedEOF) || strings.Contains(s, "unexpected EOF"):
+		return "connection cut mid-stream (unexpected EOF)"
+	case strings.Contains(s, "reset"):
+		return "connection reset"
+	}
+	return "stream broke: " + s
+}
+
+// quietCheck runs when no data arrived for QuietAfter.
+func (r *follower) quietCheck() (action, bool) {
+	p, err := r.c.GetProcess(r.ctx, r.sandbox, r.process)
+	if r.ctx.Err() != nil {
+		return actEnd, true
+	}
+	switch {
+	case errors.Is(err, ErrNotFound):
+		return r.lost("GET process: 404 not_found (while the stream was quiet)"), true
+	case err != nil:
+		return 0, false // the stream itself will say if the bridge is gone
+	}
+	r.proc = &p
+	if p.State == "running" {
+		if !r.quietSent {
+			r.quietSent = true
+			if !r.emit(LogEvent{Kind: Quiet, Status: &p, Reason: fmt.Sprintf("no output for %v; the bridge says running", r.opts.QuietAfter)}) {
+				return actEnd, true
+			}
+		}
+		return 0, false
+	}
+	// Ended, yet its terminal event never came: the stream is stuck.
+	return r.interrupt("stalled: no data although the bridge says the process has ended", nil), true
+}
+
+// handle processes one decoded event. done is true when the stream should stop.
+func (r *follower) handle(m LogMessage) (action, bool) {
+	switch m.Type {
+	case "stdout", "stderr":
+		cur := ParseCursor(m.Cursor)
+		if after, ok := cur.After(r.last); ok && !after {
+			return 0, false // already delivered
+		}
+		if after, ok := cur.After(r.last); ok && after && cur.Seq > r.last.Seq+1 && r.pendingGap == nil {
+			r.pendingGap = &GapInfo{Reason: GapTruncated, Bytes: -1, Events: -1, FromCursor: r.last.Raw}
+		}
+		if r.pendingGap != nil && !r.flushGap(cur.Raw) {
+			return actEnd, true
+		}
+		st := Stdout
+		if m.Type == "stderr" {
+			st = Stderr
+		}
+		t := m.Time
+		if t.IsZero() {
+			t = time.Now()
+		}
+		if !r.emit(LogEvent{Kind: Data, Cursor: m.Cursor, Time: t, Stream: st, Data: m.Data}) {
+			return actEnd, true
+		}
+		r.delivered(cur)
+		return 0, false
+	case "truncated":
+		if r.pendingGap == nil {
+			r.pendingGap = &GapInfo{Reason: GapTruncated, Bytes: -1, Events: -1, FromCursor: r.last.Raw}
+		}
+		return 0, false
+	case "terminal":
+		return r.terminal(m), true
+	}
+	return 0, false // unknown event types are ignored
+}
+
+func (r *follower) delivered(cur Cursor) {
+	r.last = cur
+	r.resume = cur.Raw
+	r.attempt = 0
+	r.suspects = 0
+	r.pub.mu.Lock()
+	r.pub.cursor = cur.Raw
+	r.pub.mu.Unlock()
+}
+
+func (r *follower) flushGap(to string) bool {
+	g := r.pendingGap
+	r.pendingGap = nil
+	g.ToCursor = to
+	if to != "" {
+		if after, ok := ParseCursor(to).After(ParseCursor(g.FromCursor)); ok && after {
+			g.Events = ParseCursor(to).Seq - ParseCursor(g.FromCursor).Seq - 1
+		}
+	}
+	return r.emit(LogEvent{Kind: Gap, Gap: g, Reason: "the bridge no longer holds this output (retention limit or slow reader)"})
+}
+
+// terminal checks a terminal event against the process's status.
+func (r *follower) terminal(m LogMessage) action {
+	cur := ParseCursor(m.Cursor)
+	if after, ok := cur.After(r.last); ok && !after {
+		// A terminal event at or before output already delivered cannot be genuine.
+		return r.suspect(m, "terminal event out of sequence")
+	}
+	p, err := r.c.GetProcess(r.ctx, r.sandbox, r.process)
+	if r.ctx.Err() != nil {
+		return actEnd
+	}
+	if errors.Is(err, ErrNotFound) {
+		return r.lost("GET process: 404 not_found (after a terminal event)")
+	}
+	if err != nil {
+		return r.interrupt("terminal event could not be confirmed: "+err.Error(), err)
+	}
+	r.proc = &p
+	if p.State == "running" {
+		return r.suspect(m, "terminal event while the bridge says running")
+	}
+	if r.pendingGap != nil && !r.flushGap(cur.Raw) {
+		return actEnd
+	}
+	r.delivered(cur)
+	reason := "ended; the bridge confirms"
+	if m.Exit != nil && p.Exit != nil && (m.Exit.Code != p.Exit.Code || m.Exit.Signal != p.Exit.Signal) {
+		reason = fmt.Sprintf("ended; the bridge's status (exit %d) differs from the stream's terminal event (exit %d); status wins", p.Exit.Code, m.Exit.Code)
+	}
+	r.emit(LogEvent{Kind: Ended, Cursor: cur.Raw, Status: &p, Reason: reason})
+	return actEnd
+}
+
+func (r *follower) suspect(m LogMessage, why string) action {
+	desc := why
+	if m.Exit != nil {
+		desc += fmt.Sprintf(" (stream claimed exit %d)", m.Exit.Code)
+	}
+	if !r.emit(LogEvent{Kind: SuspectEnd, Status: r.proc, Reason: desc}) {
+		return actEnd
+	}
+	return actSuspect
+}
+
+// lost reports the process gone, with what the sandbox looks like now.
+func (r *follower) lost(lookup string) action {
+	ev := &LossEvidence{Lookup: lookup, Inferred: true}
+	if r.proc != nil {
+		ev.Previous = r.proc.Incarnation
+	}
+	rs, err := r.c.Running(r.ctx, r.sandbox)
+	if err == nil {
+		running := rs.Running
+		ev.SandboxRunning = &running
+		ev.Incarnation = rs.Incarnation
+	}
+	ev.Inferred = !(ev.Previous != 0 && ev.Incarnation != 0)
+	r.emit(LogEvent{Kind: Lost, Loss: ev, Status: r.proc, Reason: DescribeLoss(ev)})
+	return actEnd
+}
+
+// DescribeLoss says in words what a LossEvidence shows.
+func DescribeLoss(ev *LossEvidence) string {
+	if ev == nil {
+		return "process lost"
+	}
+	var b strings.Builder
+	b.WriteString("process gone (")
+	b.WriteString(ev.Lookup)
+	b.WriteString(")")
+	switch {
+	case ev.SandboxRunning == nil:
+		b.WriteString("; sandbox state unknown")
+	case !*ev.SandboxRunning:
+		b.WriteString("; the sandbox is stopped")
+	case ev.Incarnation != 0 && ev.Previous != 0 && ev.Incarnation != ev.Previous:
+		fmt.Fprintf(&b, "; the sandbox now runs incarnation %d (the process belonged to %d)", ev.Incarnation, ev.Previous)
+	case ev.Incarnation != 0 && ev.Incarnation == ev.Previous:
+		fmt.Fprintf(&b, "; the sandbox still runs incarnation %d", ev.Incarnation)
+	default:
+		b.WriteString("; the sandbox runs, likely a new container (inferred)")
+	}
+	return b.String()
+}

@@ -1,0 +1,151 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"time"
+)
+
+// LogQuery selects what GET …/processes/{pid}/logs streams.
+type LogQuery struct {
+	Since  string // resume strictly after this cursor; "" sends no since parameter
+	Replay bool   // include the retained backlog
+	Follow bool   // keep streaming live output until the terminal event
+}
+
+// LogMessage is one decoded event of a process log stream, as the bridge sent it.
+type LogMessage struct {
+	Type   string // "stdout", "stderr", "terminal", "truncated", or whatever else the bridge sends
+	Cursor string
+	Time   time.Time
+	Data   []byte    // stdout/stderr: the raw bytes
+	State  string    // terminal: "exited" or "error"
+	Exit   *Exit     // terminal, exited
+	Error  *RunError // terminal, error
+}
+
+type rawLogEvent struct {
+	Type      string    `json:"type"`
+	Cursor    string    `json:"cursor"`
+	Timestamp string    `json:"timestamp"`
+	Data      []byte    `json:"data"`
+	State     string    `json:"state"`
+	Exit      *Exit     `json:"exit"`
+	Error     *RunError `json:"error"`
+}
+
+// DecodeLogMessage decodes one SSE data payload of a process log. Errors are *MalformedEventError.
+// The result never aliases data.
+func DecodeLogMessage(data []byte) (LogMessage, error) {
+	r, ok := decodeLogFast(data)
+	if !ok {
+		r = rawLogEvent{}
+		if err := json.Unmarshal(data, &r); err != nil {
+			return LogMessage{}, &MalformedEventError{Data: append([]byte(nil), data...), Err: err}
+		}
+	}
+	m := LogMessage{Type: r.Type, Cursor: r.Cursor, Data: r.Data, State: r.State, Exit: r.Exit, Error: r.Error}
+	if r.Timestamp != "" {
+		if t, err := time.Parse(time.RFC3339Nano, r.Timestamp); err == nil {
+			m.Time = t
+		}
+	}
+	switch r.Type {
+	case "stdout", "stderr":
+		if r.Cursor == "" {
+			return LogMessage{}, &MalformedEventError{Data: append([]byte(nil), data...), Err: errors.New("output event without cursor")}
+		}
+	case "terminal":
+		if r.Cursor == "" {
+			return LogMessage{}, &MalformedEventError{Data: append([]byte(nil), data...), Err: errors.New("terminal event without cursor")}
+		}
+		if r.Exit == nil && r.Error == nil {
+			return LogMessage{}, &MalformedEventError{Data: append([]byte(nil), data...), Err: errors.New("terminal event without exit or error")}
+		}
+	case "":
+		return LogMessage{}, &MalformedEventError{Data: append([]byte(nil), data...), Err: errors.New("event without type")}
+	}
+	return m, nil
+}
+
+// LogStream is an open process log stream. Close it when done.
+type LogStream struct {
+	resp   *http.Response
+	dec    *SSEDecoder
+	cancel context.CancelFunc
+	op     string
+}
+
+// Logs opens a process's raw log stream. The stream lives until ctx is cancelled, Close is called or
+// the bridge ends it; there is no whole-body timeout, only one for the answer's headers.
+func (c *Client) Logs(ctx context.Context, sandbox, process string, q LogQuery) (*LogStream, error) {
+	op := "logs of " + process
+	if err := checkSandbox(sandbox); err != nil {
+		return nil, fmt.Errorf("%s: %w", op, err)
+	}
+	v := url.Values{}
+	if q.Since != "" {
+		v.Set("since", q.Since)
+	}
+	v.Set("replay", boolParam(q.Replay))
+	v.Set("follow", boolParam(q.Follow))
+	sctx, cancel := context.WithCancel(ctx)
+	req, err := c.newRequest(sctx, http.MethodGet, sandboxPath(sandbox, "processes", process, "logs"), v, nil)
+	if err != nil {
+		cancel()
+		return nil, fmt.Errorf("%s: %w", op, err)
+	}
+	req.Header.Set("Accept", "text/event-stream")
+	// Bound only the wait for the answer's headers.
+	timer := time.AfterFunc(c.timeout, cancel)
+	resp, err := c.send(op, req)
+	stopped := timer.Stop()
+	if err != nil {
+		cancel()
+		if !stopped && ctx.Err() == nil {
+			return nil, &TransportError{Op: op, Err: fmt.Errorf("no answer within %v", c.timeout)}
+		}
+		return nil, err
+	}
+	if !stopped {
+		resp.Body.Close()
+		cancel()
+		return nil, &TransportError{Op: op, Err: fmt.Errorf("no answer within %v", c.timeout)}
+	}
+	return &LogStream{resp: resp, dec: NewSSEDecoder(resp.Body), cancel: cancel, op: op}, nil
+}
+
+func boolParam(b bool) string {
+	if b {
+		return "true"
+	}
+	return "false"
+}
+
+// Next returns the next event. It returns io.EOF when the bridge closed the stream cleanly, a
+// *MalformedEventError for an event it could not decode (the stream stays usable), and a
+// *TransportError when the stream broke.
+func (s *LogStream) Next() (LogMessage, error) {
+	ev, err := s.dec.next()
+	if err != nil {
+		if errors.Is(err, ErrEventTooLarge) {
+			return LogMessage{}, fmt.Errorf("%s: %w", s.op, err)
+		}
+		if err == io.EOF {
+			return LogMessage{}, err
+		}
+		return LogMessage{}, &TransportError{Op: s.op, Err: err}
+	}
+	return DecodeLogMessage(ev.Data)
+}
+
+// Close ends the stream.
+func (s *LogStream) Close() error {
+	s.cancel()
+	return s.resp.Body.Close()
+}

@@ -1,0 +1,199 @@
+package client_test
+
+// The terminal connection against the real local bridge on loopback: real PTYs, the real
+// WebSocket protocol, a real container replacement. A small TCP relay in between cuts the
+// connection abruptly (the 1006 case) to check resume against real cursors.
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"sandscope/client"
+	"sandscope/localbridge/bridgetest"
+)
+
+// relay forwards TCP to target and can cut every open connection at once.
+type relay struct {
+	ln     net.Listener
+	target string
+	mu     sync.Mutex
+	conns  []net.Conn
+}
+
+func newRelay(t *testing.T, target string) *relay {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &relay{ln: ln, target: target}
+	t.Cleanup(func() { ln.Close(); r.cut() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			u, err := net.Dial("tcp", target)
+			if err != nil {
+				c.Close()
+				continue
+			}
+			r.mu.Lock()
+			r.conns = append(r.conns, c, u)
+			r.mu.Unlock()
+			go func() { io.Copy(u, c); u.Close() }()
+			go func() { io.Copy(c, u); c.Close() }()
+		}
+	}()
+	return r
+}
+
+func (r *relay) url() string { return "http://" + r.ln.Addr().String() }
+
+func (r *relay) cut() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, c := range r.conns {
+		c.Close()
+	}
+	r.conns = nil
+}
+
+func waitOutput(t *testing.T, conn *client.TerminalConn, buf *bytes.Buffer, want string) []client.TermEvent {
+	t.Helper()
+	var evs []client.TermEvent
+	guard := time.After(60 * time.Second)
+	for !strings.Contains(buf.String(), want) {
+		select {
+		case ev, ok := <-conn.Events():
+			if !ok {
+				t.Fatalf("events closed before %q; output %q", want, buf.String())
+			}
+			evs = append(evs, ev)
+			if ev.Kind == client.TermOutput {
+				buf.Write(ev.Data)
+			}
+		case <-guard:
+			t.Fatalf("no %q in output %q", want, buf.String())
+		}
+	}
+	return evs
+}
+
+func TestTerminalAgainstLocalBridge(t *testing.T) {
+	b := bridgetest.Start(t)
+	rl := newRelay(t, strings.TrimPrefix(b.URL, "http://"))
+	c, err := client.New(rl.url(), client.WithToken(b.Token))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	sb, err := c.CreateSandbox(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tm, err := c.CreateTerminal(ctx, sb, client.TerminalRequest{Argv: []string{"/bin/sh"}, Cols: 80, Rows: 24})
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := c.ConnectTerminal(ctx, sb, tm.ID, client.ConnectOptions{Cols: 80, Rows: 24,
+		MinBackoff: 10 * time.Millisecond, MaxBackoff: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+
+	var out bytes.Buffer
+	fmt.Fprint(conn, "stty -echo; echo ready-$((6*7))\n")
+	waitOutput(t, conn, &out, "ready-42")
+
+	// Numbered lines, cut mid-stream: every line arrives exactly once.
+	fmt.Fprint(conn, "i=0; while [ $i -lt 3000 ]; do echo L$i; i=$((i+1)); done; echo DONE\n")
+	for !strings.Contains(out.String(), "L100\r\n") {
+		waitOutput(t, conn, &out, "L100\r\n")
+	}
+	rl.cut()
+	evs := waitOutput(t, conn, &out, "DONE")
+	var interrupted, resumed bool
+	for _, e := range evs {
+		interrupted = interrupted || e.Kind == client.TermInterrupted
+		resumed = resumed || e.Kind == client.TermResumed
+	}
+	if !interrupted || !resumed {
+		t.Fatalf("no interruption/resume seen")
+	}
+	text := out.String()
+	for i := 0; i < 3000; i++ {
+		if n := strings.Count(text, fmt.Sprintf("L%d\r\n", i)); n != 1 {
+			t.Fatalf("line L%d seen %d times", i, n)
+		}
+	}
+
+	// The container is replaced under the same sandbox ID: the terminal is lost, with evidence.
+	if err := b.Server.ReplaceSandbox(sb); err != nil {
+		t.Fatal(err)
+	}
+	var last client.TermEvent
+	guard := time.After(60 * time.Second)
+	for done := false; !done; {
+		select {
+		case ev, ok := <-conn.Events():
+			if !ok {
+				done = true
+				break
+			}
+			last = ev
+		case <-guard:
+			t.Fatal("no final event after replace")
+		}
+	}
+	if last.Kind != client.TermLost || last.Loss == nil {
+		t.Fatalf("after replace: %v %+v", last.Kind, last)
+	}
+	t.Logf("loss: %s; evidence %+v", last.Reason, *last.Loss)
+}
+
+func TestTerminalExitThroughLocalBridge(t *testing.T) {
+	b := bridgetest.Start(t)
+	c, _ := client.New(b.URL, client.WithToken(b.Token))
+	ctx := context.Background()
+	sb, err := c.CreateSandbox(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tm, err := c.CreateTerminal(ctx, sb, client.TerminalRequest{Argv: []string{"/bin/sh", "-c", "echo bye; exit 7"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Wait until it exited, then connect with a size: the connection must leave the size out.
+	for i := 0; i < 500; i++ {
+		st, err := c.GetTerminal(ctx, sb, tm.ID)
+		if err == nil && st.Status != "running" {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	conn, err := c.ConnectTerminal(ctx, sb, tm.ID, client.ConnectOptions{Cols: 100, Rows: 30})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	var out bytes.Buffer
+	var last client.TermEvent
+	for ev := range conn.Events() {
+		if ev.Kind == client.TermOutput {
+			out.Write(ev.Data)
+		}
+		last = ev
+	}
+	if last.Kind != client.TermExited || last.Exit == nil || last.Exit.Code != 7 || !strings.Contains(out.String(), "bye") {
+		t.Fatalf("last %v %+v output %q", last.Kind, last.Exit, out.String())
+	}
+}

@@ -1,0 +1,225 @@
+package client
+
+// Reading one terminal WebSocket: control frames are JSON text, output is a `chunk` header followed
+// by exactly one binary frame of byteLength bytes. The cursor moves only after that binary frame.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"time"
+
+	"github.com/gorilla/websocket"
+)
+
+// termControl is any text frame the bridge sends.
+type termControl struct {
+	Type       string `json:"type"`
+	Cursor     string `json:"cursor"`
+	ByteLength *int64 `json:"byteLength"`
+	Exit       *Exit  `json:"exit"`
+	Message    string `json:"message"`
+	Code       string `json:"code"`
+}
+
+// DecodeTermControl parses one server→client control frame and checks the fields its type needs.
+// It never panics on bad input.
+func DecodeTermControl(p []byte) (typ, cursor string, byteLength int64, exit *Exit, message, code string, err error) {
+	var m termControl
+	if err := json.Unmarshal(p, &m); err != nil {
+		return "", "", 0, nil, "", "", fmt.Errorf("%w: control frame is not JSON: %v", ErrTerminalProtocol, err)
+	}
+	switch m.Type {
+	case "chunk":
+		if m.ByteLength == nil || *m.ByteLength < 0 || *m.ByteLength > maxTerminalFrame {
+			return "", "", 0, nil, "", "", fmt.Errorf("%w: chunk without a valid byteLength", ErrTerminalProtocol)
+		}
+		if m.Cursor == "" {
+			return "", "", 0, nil, "", "", fmt.Errorf("%w: chunk without a cursor", ErrTerminalProtocol)
+		}
+		byteLength = *m.ByteLength
+	case "exit":
+		if m.Exit == nil {
+			return "", "", 0, nil, "", "", fmt.Errorf("%w: exit without exit status", ErrTerminalProtocol)
+		}
+	case "ready", "truncated", "error":
+	default:
+		return "", "", 0, nil, "", "", fmt.Errorf("%w: unknown control type %q", ErrTerminalProtocol, m.Type)
+	}
+	return m.Type, m.Cursor, byteLength, m.Exit, m.Message, m.Code, nil
+}
+
+// readOutcome is how one WebSocket ended.
+type readOutcome struct {
+	final      bool // a final event was emitted (or the connection is closing)
+	progressed bool // output flowed (or the link stayed up a while): the retry budget starts over
+	code       int
+	reason     string
+	err        error
+}
+
+const (
+	closeProtocolError = 1002
+	stableLinkAfter    = 5 * time.Second
+)
+
+func (t *TerminalConn) readLoop(ws *websocket.Conn, resumedAttempt int) (out readOutcome) {
+	stop := context.AfterFunc(t.ctx, func() { _ = ws.Close() })
+	defer stop()
+
+	var (
+		pending    bool // a chunk header was read; its binary frame must come next
+		pendCursor string
+		pendLen    int64
+		gotReady   time.Time
+		termErr    *TermEvent // an error message with a code: the terminal itself failed
+	)
+	protocol := func(err error) readOutcome {
+		t.emit(TermEvent{Kind: TermError, Cursor: t.Cursor(), Reason: err.Error(), Err: err})
+		_ = ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(closeProtocolError, "protocol error"), time.Now().Add(time.Second))
+		return readOutcome{progressed: out.progressed, code: closeProtocolError, reason: "protocol error", err: err}
+	}
+	for {
+		mt, p, err := ws.ReadMessage()
+		if err != nil {
+			if t.ctx.Err() != nil {
+				return readOutcome{final: true}
+			}
+			if !gotReady.IsZero() && time.Since(gotReady) >= stableLinkAfter {
+				out.progressed = true
+			}
+			return t.closed(err, out.progressed, termErr)
+		}
+		switch mt {
+		case websocket.BinaryMessage:
+			if !pending {
+				return protocol(fmt.Errorf("%w: binary frame (%d bytes) without a chunk header", ErrTerminalProtocol, len(p)))
+			}
+			if int64(len(p)) != pendLen {
+				return protocol(fmt.Errorf("%w: chunk announced %d bytes, binary frame has %d", ErrTerminalProtocol, pendLen, len(p)))
+			}
+			pending = false
+			t.mu.Lock()
+			t.cursor = pendCursor
+			t.mu.Unlock()
+			out.progressed = true
+			if len(p) > 0 && !t.emit(TermEvent{Kind: TermOutput, Cursor: pendCursor, Data: p}) {
+				return readOutcome{final: true}
+			}
+		case websocket.TextMessage:
+			typ, cursor, n, exit, msg, code, err := DecodeTermControl(p)
+			if err != nil {
+				return protocol(err)
+			}
+			if pending {
+				return protocol(fmt.Errorf("%w: %s frame where the binary frame of a chunk was due", ErrTerminalProtocol, typ))
+			}
+			switch typ {
+			case "ready":
+				gotReady = time.Now()
+				ev := TermEvent{Kind: TermReady, Cursor: t.Cursor()}
+				if resumedAttempt > 0 {
+					ev.Kind, ev.Attempt = TermResumed, resumedAttempt
+				}
+				if !t.emit(ev) {
+					return readOutcome{final: true}
+				}
+			case "chunk":
+				pending, pendCursor, pendLen = true, cursor, n
+			case "truncated":
+				if !t.emit(TermEvent{Kind: TermGap, Cursor: t.Cursor(), Reason: "the bridge evicted output before this point"}) {
+					return readOutcome{final: true}
+				}
+			case "exit":
+				if cursor != "" {
+					t.mu.Lock()
+					t.cursor = cursor
+					t.mu.Unlock()
+				}
+				t.emit(TermEvent{Kind: TermExited, Cursor: t.Cursor(), Exit: exit, Reason: exitReason(exit)})
+				_ = ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseNormalClosure, ""), time.Now().Add(time.Second))
+				return readOutcome{final: true}
+			case "error":
+				if code != "" {
+					// The terminal finished in the error state; the close that follows ends it.
+					termErr = &TermEvent{Kind: TermError, Cursor: t.Cursor(), Reason: fmt.Sprintf("terminal error %s: %s", code, msg)}
+					continue
+				}
+				if !t.emit(TermEvent{Kind: TermError, Cursor: t.Cursor(), Reason: msg}) {
+					return readOutcome{final: true}
+				}
+			}
+		}
+	}
+}
+
+// closed decides what a read error means: a drop to resume from, or an end.
+func (t *TerminalConn) closed(err error, progressed bool, termErr *TermEvent) readOutcome {
+	var ce *websocket.CloseError
+	if !errors.As(err, &ce) {
+		reason := "connection lost"
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			reason = "connection timed out"
+		}
+		return readOutcome{progressed: progressed, code: websocket.CloseAbnormalClosure, reason: reason, err: fmt.Errorf("terminal %s: %w", t.terminal, err)}
+	}
+	if termErr != nil {
+		termErr.CloseCode, termErr.Err = ce.Code, fmt.Errorf("terminal %s: %s", t.terminal, termErr.Reason)
+		t.emit(*termErr)
+		return readOutcome{final: true}
+	}
+	out := readOutcome{progressed: progressed, code: ce.Code, reason: ce.Text, err: fmt.Errorf("terminal %s: closed %d %s", t.terminal, ce.Code, ce.Text)}
+	switch ce.Code {
+	case websocket.CloseNormalClosure, websocket.ClosePolicyViolation:
+		// 1000 without an exit message ("Terminal output complete") or 1008 ("Terminal not found"):
+		// the status decides between ended, lost and "keep going".
+		return t.settle(out)
+	}
+	return out
+}
+
+// settle asks the bridge what became of the terminal after the socket closed without an exit
+// message. A terminal still running is resumed like a drop.
+func (t *TerminalConn) settle(out readOutcome) readOutcome {
+	st, status, err := t.lookup(t.ctx)
+	switch {
+	case err != nil:
+		out.err = err
+		return out
+	case status == 404 && errors.Is(st.err, ErrNotFound):
+		t.emitLost(st.err)
+		out.final = true
+		return out
+	case status != 200:
+		out.err = st.err
+		return out
+	}
+	switch st.term.Status {
+	case "exited":
+		t.emit(TermEvent{Kind: TermExited, Cursor: t.Cursor(), Exit: st.term.Exit, Reason: exitReason(st.term.Exit), CloseCode: out.code})
+		out.final = true
+	case "error":
+		reason := "terminal ended in error"
+		if st.term.Error != nil {
+			reason = fmt.Sprintf("terminal error %s: %s", st.term.Error.Code, st.term.Error.Message)
+		}
+		t.emit(TermEvent{Kind: TermError, Cursor: t.Cursor(), CloseCode: out.code, Reason: reason, Err: fmt.Errorf("terminal %s: %s", t.terminal, reason)})
+		out.final = true
+	}
+	return out
+}
+
+func exitReason(e *Exit) string {
+	switch {
+	case e == nil:
+		return "exited"
+	case e.TimedOut:
+		return fmt.Sprintf("timed out (exit %d)", e.Code)
+	case e.Signal != 0:
+		return fmt.Sprintf("killed by signal %d (exit %d)", e.Signal, e.Code)
+	}
+	return fmt.Sprintf("exited %d", e.Code)
+}

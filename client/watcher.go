@@ -1,0 +1,382 @@
+package client
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"sync/atomic"
+	"time"
+)
+
+// WatchOptions tunes a Watcher.
+type WatchOptions struct {
+	FastInterval time.Duration // while focused (default 1s)
+	SlowInterval time.Duration // otherwise (default 10s)
+	MaxBackoff   time.Duration // on errors (default 30s)
+	Buffer       int           // capacity of the Events channel (default 64)
+}
+
+// Watcher polls a sandbox with non-waking lookups (running, process list, terminal list) and
+// reports changes. It never starts anything in a sandbox.
+type Watcher struct {
+	events  chan SandboxEvent
+	focused atomic.Bool
+	wake    chan struct{}
+}
+
+// Events is the stream of changes; the first poll reports the initial state.
+func (w *Watcher) Events() <-chan SandboxEvent { return w.events }
+
+// SetFocused switches between the fast and the slow poll rate; switching to focused polls at once.
+func (w *Watcher) SetFocused(focused bool) {
+	if w.focused.Swap(focused) != focused && focused {
+		select {
+		case w.wake <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// Watch starts watching a sandbox. Events is closed when the context is cancelled. The watcher
+// starts focused.
+func (c *Client) Watch(ctx context.Context, sandbox string, opts WatchOptions) *Watcher {
+	if opts.FastInterval <= 0 {
+		opts.FastInterval = time.Second
+	}
+	if opts.SlowInterval <= 0 {
+		opts.SlowInterval = 10 * time.Second
+	}
+	if opts.MaxBackoff <= 0 {
+		opts.MaxBackoff = 30 * time.Second
+	}
+	if opts.Buffer <= 0 {
+		opts.Buffer = 64
+	}
+	w := &Watcher{events: make(chan SandboxEvent, opts.Buffer), wake: make(chan struct{}, 1)}
+	w.focused.Store(true)
+	st := &watchState{c: c, ctx: ctx, sandbox: sandbox, w: w}
+	go st.run(opts)
+	return w
+}
+
+// snapshot is one poll's view of a sandbox.
+type snapshot struct {
+	running     RunningStatus
+	processes   map[string]Process
+	terminals   map[string]Terminal
+	incarnation int // explicit incarnation seen in this poll (0 = none reported)
+}
+
+type watchState struct {
+	c       *Client
+	ctx     context.Context
+	sandbox string
+	w       *Watcher
+
+	prev     *snapshot
+	inc      Incarnation
+	stopped  bool // sandbox seen not running since the current incarnation began
+	maxPID   int  // highest PID seen in the current incarnation
+	failures int
+}
+
+func (s *watchState) run(opts WatchOptions) {
+	defer close(s.w.events)
+	for {
+		interval := opts.SlowInterval
+		if s.w.focused.Load() {
+			interval = opts.FastInterval
+		}
+		snap, err := s.poll()
+		if s.ctx.Err() != nil {
+			return
+		}
+		if err != nil {
+			s.failures++
+			if !s.emit(SandboxEvent{Kind: WatchError, Err: err, Evidence: []string{fmt.Sprintf("poll failed %d time(s) in a row", s.failures)}}) {
+				return
+			}
+			interval = interval << min(s.failures, 6)
+			if interval > opts.MaxBackoff {
+				interval = opts.MaxBackoff
+			}
+		} else {
+			if s.failures > 0 {
+				s.failures = 0
+				if !s.emit(SandboxEvent{Kind: WatchRecovered}) {
+					return
+				}
+			}
+			if !s.diff(snap) {
+				return
+			}
+		}
+		t := time.NewTimer(interval)
+		select {
+		case <-s.ctx.Done():
+			t.Stop()
+			return
+		case <-s.w.wake:
+			t.Stop()
+		case <-t.C:
+		}
+	}
+}
+
+func (s *watchState) poll() (*snapshot, error) {
+	rs, err := s.c.Running(s.ctx, s.sandbox)
+	if err != nil {
+		return nil, err
+	}
+	ps, err := s.c.ListProcesses(s.ctx, s.sandbox)
+	if err != nil {
+		return nil, err
+	}
+	ts, err := s.c.ListTerminals(s.ctx, s.sandbox)
+	if err != nil {
+		return nil, err
+	}
+	snap := &snapshot{running: rs, processes: map[string]Process{}, terminals: map[string]Terminal{}, incarnation: rs.Incarnation}
+	for _, p := range ps {
+		snap.processes[p.ID] = p
+		if snap.incarnation == 0 && p.Incarnation > 0 && p.State == "running" {
+			snap.incarnation = p.Incarnation
+		}
+	}
+	for _, t := range ts {
+		snap.terminals[t.ID] = t
+		if snap.incarnation == 0 && t.Incarnation > 0 && t.Status == "running" {
+			snap.incarnation = t.Incarnation
+		}
+	}
+	return snap, nil
+}
+
+func (s *watchState) emit(ev SandboxEvent) bool {
+	ev.Sandbox = s.sandbox
+	if ev.Time.IsZero() {
+		ev.Time = time.Now()
+	}
+	if ev.Incarnation == (Incarnation{}) {
+		ev.Incarnation = s.inc
+	}
+	select {
+	case s.w.events <- ev:
+		return true
+	case <-s.ctx.Done():
+		return false
+	}
+}
+
+// diff compares snap with the previous poll and emits what changed. It returns false when the
+// context ended.
+func (s *watchState) diff(snap *snapshot) bool {
+	prev := s.prev
+	s.prev = snap
+	if prev == nil {
+		return s.initial(snap)
+	}
+
+	// Incarnation boundary, explicit first.
+	var evidence []string
+	explicit := false
+	switch {
+	case snap.incarnation == 0:
+		evidence = s.inferBoundary(prev, snap)
+	case s.inc.Inferred:
+		// First explicit report: adopt it, and call it a boundary only if there is evidence of one.
+		if inferred := s.inferBoundary(prev, snap); len(inferred) > 0 {
+			explicit = true
+			evidence = append([]string{fmt.Sprintf("the bridge reports incarnation %d", snap.incarnation)}, inferred...)
+		} else {
+			s.inc = Incarnation{Number: snap.incarnation}
+		}
+	case snap.incarnation != s.inc.Number:
+		explicit = true
+		evidence = append(evidence, fmt.Sprintf("the bridge reports incarnation %d (was %d)", snap.incarnation, s.inc.Number))
+	}
+
+	ok := true
+	if prev.running.Running && !snap.running.Running {
+		s.stopped = true
+		ok = ok && s.emit(SandboxEvent{Kind: SandboxStopped, Evidence: []string{"GET running: false"}})
+	}
+
+	if len(evidence) > 0 {
+		old := s.inc
+		if explicit {
+			s.inc = Incarnation{Number: snap.incarnation}
+		} else {
+			s.inc = Incarnation{Number: old.Number + 1, Inferred: true}
+		}
+		s.stopped = !snap.running.Running
+		s.maxPID = 0
+		ok = ok && s.emit(SandboxEvent{Kind: IncarnationChanged, Previous: old, Incarnation: s.inc, Evidence: evidence})
+	}
+	if !prev.running.Running && snap.running.Running {
+		ok = ok && s.emit(SandboxEvent{Kind: SandboxStarted, Evidence: []string{"GET running: true"}})
+	}
+
+	// Processes.
+	for _, id := range sortedKeys(snap.processes) {
+		p := snap.processes[id]
+		old, seen := prev.processes[id]
+		switch {
+		case !seen:
+			ok = ok && s.emit(SandboxEvent{Kind: ProcessAppeared, Process: ptr(p)})
+		case processChanged(old, p):
+			ok = ok && s.emit(SandboxEvent{Kind: ProcessChanged, Process: ptr(p)})
+		}
+		if p.PID > s.maxPID {
+			s.maxPID = p.PID
+		}
+	}
+	for _, id := range sortedKeys(prev.processes) {
+		if _, still := snap.processes[id]; !still {
+			old := prev.processes[id]
+			ok = ok && s.emit(SandboxEvent{Kind: ProcessVanished, Process: ptr(old), Evidence: vanishEvidence("process list", old.State == "running", snap)})
+		}
+	}
+	// Terminals.
+	for _, id := range sortedKeys(snap.terminals) {
+		t := snap.terminals[id]
+		old, seen := prev.terminals[id]
+		switch {
+		case !seen:
+			ok = ok && s.emit(SandboxEvent{Kind: TerminalAppeared, Terminal: ptr(t)})
+		case terminalChanged(old, t):
+			ok = ok && s.emit(SandboxEvent{Kind: TerminalChanged, Terminal: ptr(t)})
+		}
+	}
+	for _, id := range sortedKeys(prev.terminals) {
+		if _, still := snap.terminals[id]; !still {
+			old := prev.terminals[id]
+			ok = ok && s.emit(SandboxEvent{Kind: TerminalVanished, Terminal: ptr(old), Evidence: vanishEvidence("terminal list", old.Status == "running", snap)})
+		}
+	}
+	return ok
+}
+
+func (s *watchState) initial(snap *snapshot) bool {
+	if snap.incarnation != 0 {
+		s.inc = Incarnation{Number: snap.incarnation}
+	} else {
+		s.inc = Incarnation{Number: 1, Inferred: true}
+	}
+	s.stopped = !snap.running.Running
+	ok := true
+	if snap.running.Running {
+		ok = s.emit(SandboxEvent{Kind: SandboxStarted, Evidence: []string{"GET running: true (first poll)"}})
+	} else {
+		ok = s.emit(SandboxEvent{Kind: SandboxStopped, Evidence: []string{"GET running: false (first poll)"}})
+	}
+	for _, id := range sortedKeys(snap.processes) {
+		p := snap.processes[id]
+		if p.PID > s.maxPID {
+			s.maxPID = p.PID
+		}
+		ok = ok && s.emit(SandboxEvent{Kind: ProcessAppeared, Process: ptr(p)})
+	}
+	for _, id := range sortedKeys(snap.terminals) {
+		ok = ok && s.emit(SandboxEvent{Kind: TerminalAppeared, Terminal: ptr(snap.terminals[id])})
+	}
+	return ok
+}
+
+// inferBoundary looks for evidence that the container behind the sandbox changed, when the bridge
+// does not report incarnations.
+func (s *watchState) inferBoundary(prev, snap *snapshot) []string {
+	var ev []string
+	if !snap.running.Running {
+		return nil // a boundary is only visible once something runs again
+	}
+	if s.stopped || !prev.running.Running {
+		ev = append(ev, "inferred: GET running went false → true (the container stopped and a new one started)")
+	}
+	prevRunning := 0
+	for id, p := range prev.processes {
+		if p.State == "running" {
+			prevRunning++
+			if _, still := snap.processes[id]; !still {
+				ev = append(ev, fmt.Sprintf("inferred: process %s was running and is now absent", id))
+				break
+			}
+		}
+	}
+	for id, t := range prev.terminals {
+		if t.Status == "running" {
+			if _, still := snap.terminals[id]; !still {
+				ev = append(ev, fmt.Sprintf("inferred: terminal %s was running and is now absent", id))
+				break
+			}
+		}
+	}
+	if len(prev.processes)+len(prev.terminals) > 0 && len(snap.processes)+len(snap.terminals) > 0 {
+		shared := false
+		for id := range snap.processes {
+			if _, ok := prev.processes[id]; ok {
+				shared = true
+				break
+			}
+		}
+		for id := range snap.terminals {
+			if _, ok := prev.terminals[id]; ok {
+				shared = true
+				break
+			}
+		}
+		if !shared {
+			ev = append(ev, "inferred: the set of process and terminal IDs reset")
+		}
+	}
+	if s.maxPID > 0 {
+		for id, p := range snap.processes {
+			if _, known := prev.processes[id]; !known && p.PID > 0 && p.PID < s.maxPID && len(ev) > 0 {
+				ev = append(ev, fmt.Sprintf("inferred: new process %s has PID %d, below the highest seen (%d)", id, p.PID, s.maxPID))
+				break
+			}
+		}
+	}
+	return ev
+}
+
+func vanishEvidence(list string, wasRunning bool, snap *snapshot) []string {
+	ev := []string{"absent from the " + list}
+	if wasRunning {
+		ev = append(ev, "it was running")
+	} else {
+		ev = append(ev, "it had finished (the bridge keeps a limited number of finished entries)")
+	}
+	if !snap.running.Running {
+		ev = append(ev, "the sandbox is not running")
+	}
+	return ev
+}
+
+func processChanged(a, b Process) bool {
+	return a.State != b.State || a.PID != b.PID || a.Incarnation != b.Incarnation ||
+		!sameExit(a.Exit, b.Exit) || (a.Error == nil) != (b.Error == nil)
+}
+
+func terminalChanged(a, b Terminal) bool {
+	return a.Status != b.Status || a.PID != b.PID || a.Incarnation != b.Incarnation ||
+		!sameExit(a.Exit, b.Exit) || (a.Error == nil) != (b.Error == nil)
+}
+
+func sameExit(a, b *Exit) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return *a == *b
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func ptr[T any](v T) *T { return &v }

@@ -1,0 +1,213 @@
+package main
+
+// End-to-end: the real sandscope binary in tmux, attached to terminals of a real local bridge,
+// driven with send-keys and read with capture-pane, as a person would use it.
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"sandscope/client"
+	"sandscope/localbridge/bridgetest"
+)
+
+// needTool skips without the tool, except under CI where a missing tool is a failure.
+func needTool(t *testing.T, name string) string {
+	t.Helper()
+	p, err := exec.LookPath(name)
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("%s is required under CI: %v", name, err)
+		}
+		t.Skipf("%s not installed", name)
+	}
+	return p
+}
+
+var sizeRE = regexp.MustCompile(`rows \d+; columns \d+;`)
+
+type tmuxSession struct {
+	t      *testing.T
+	tmux   string
+	socket string
+	name   string
+}
+
+func (s *tmuxSession) run(args ...string) string {
+	s.t.Helper()
+	out, err := exec.Command(s.tmux, append([]string{"-S", s.socket}, args...)...).CombinedOutput()
+	if err != nil {
+		s.t.Fatalf("tmux %v: %v: %s", args, err, out)
+	}
+	return string(out)
+}
+
+// line types a command line and presses Enter.
+func (s *tmuxSession) line(text string) {
+	s.t.Helper()
+	s.run("send-keys", "-t", s.name, "-l", text)
+	s.run("send-keys", "-t", s.name, "Enter")
+}
+
+func (s *tmuxSession) keys(keys ...string) {
+	s.t.Helper()
+	s.run(append([]string{"send-keys", "-t", s.name}, keys...)...)
+}
+
+func (s *tmuxSession) capture() string {
+	return s.run("capture-pane", "-p", "-t", s.name, "-S", "-200")
+}
+
+// waitFor polls the pane until it shows want. The deadline is a guard against hangs on a loaded
+// machine, not a performance assertion.
+func (s *tmuxSession) waitFor(want string) string {
+	s.t.Helper()
+	deadline := time.Now().Add(45 * time.Second)
+	for {
+		got := s.capture()
+		if strings.Contains(got, want) {
+			return got
+		}
+		if time.Now().After(deadline) {
+			s.t.Fatalf("pane never showed %q; pane:\n%s", want, got)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func (s *tmuxSession) clear() {
+	s.t.Helper()
+	s.run("send-keys", "-t", s.name, "-R")
+	s.run("clear-history", "-t", s.name)
+}
+
+func buildBinary(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "sandscope")
+	cmd := exec.Command("go", "build", "-o", bin, ".")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+func TestE2EShellAttachInTmux(t *testing.T) {
+	tmux := needTool(t, "tmux")
+	pager := "less"
+	if _, err := exec.LookPath("less"); err != nil {
+		pager = "vi"
+	}
+	bin := buildBinary(t)
+	b := bridgetest.Start(t)
+	dir := t.TempDir()
+	tokenFile := filepath.Join(dir, "token")
+	if err := os.WriteFile(tokenFile, []byte(b.Token+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, _ := client.New(b.URL, client.WithToken(b.Token))
+	ctx := context.Background()
+	sb, err := c.CreateSandbox(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	s := &tmuxSession{t: t, tmux: tmux, socket: filepath.Join(dir, "tmux.sock"), name: "e2e"}
+	s.run("-f", "/dev/null", "new-session", "-d", "-s", s.name, "-x", "120", "-y", "40",
+		"env", "-i", "PATH="+os.Getenv("PATH"), "HOME="+dir, "TERM=xterm-256color", "PS1=local$ ", "/bin/sh")
+	t.Cleanup(func() { _ = exec.Command(tmux, "-S", s.socket, "kill-server").Run() })
+	s.waitFor("local$")
+
+	sscope := fmt.Sprintf("%s --url %s --token-file %s", bin, b.URL, tokenFile)
+	before := filepath.Join(dir, "stty.before")
+	s.line("stty -a > " + before + "; echo MARK$((1+1))")
+	s.waitFor("MARK2")
+
+	sttyUnchanged := func(step string) {
+		t.Helper()
+		after := filepath.Join(dir, "stty."+step)
+		s.line(fmt.Sprintf("stty -a > %s; echo STTY$((40+2))%s", after, step))
+		s.waitFor("STTY42" + step)
+		a, _ := os.ReadFile(before)
+		bb, _ := os.ReadFile(after)
+		// The window was resized on purpose; every mode and control character must match.
+		a, bb = sizeRE.ReplaceAll(a, nil), sizeRE.ReplaceAll(bb, nil)
+		if len(a) == 0 || !bytes.Equal(a, bb) {
+			t.Fatalf("terminal modes changed after %s:\nbefore:\n%s\nafter:\n%s", step, a, bb)
+		}
+	}
+
+	// 1. shell: output, resize, a full-screen program, detach.
+	s.line(sscope + " shell " + sb + " -- env 'PS1=remote'1'$ ' /bin/sh") // typed: remote'1', shown: remote1
+	s.waitFor("remote1$")
+	s.line("echo hi$((2+3))")
+	s.waitFor("hi5")
+	s.run("resize-window", "-t", s.name, "-x", "100", "-y", "30")
+	s.line("stty size; echo SIZE$((1+1))")
+	if got := s.waitFor("SIZE2"); !strings.Contains(got, "30 100") {
+		t.Fatalf("stty size after resize-window:\n%s", got)
+	}
+	if pager == "less" {
+		s.line("seq 1 500 | less")
+		s.waitFor("\n29\n")
+		s.keys("q")
+	} else {
+		s.line("vi")
+		time.Sleep(300 * time.Millisecond)
+		s.keys("Escape", ":q!", "Enter")
+	}
+	s.line("echo back$((3+4))")
+	s.waitFor("back7")
+	if alt := strings.TrimSpace(s.run("display-message", "-p", "-t", s.name, "#{alternate_on}")); alt != "0" {
+		t.Fatalf("still on the alternate screen after quitting %s", pager)
+	}
+	s.keys("C-]")
+	s.waitFor("sandscope: detached")
+	s.line("echo status=$?")
+	s.waitFor("status=0")
+	sttyUnchanged("detach")
+
+	// 2. attach to the same terminal, exit 5 remotely.
+	terms, err := c.ListTerminals(ctx, sb)
+	if err != nil || len(terms) != 1 {
+		t.Fatalf("terminals: %v %+v", err, terms)
+	}
+	s.clear()
+	s.line(sscope + " attach " + sb + " " + terms[0].ID)
+	s.waitFor("hi5") // replayed output
+	s.line("echo again$((4+4))")
+	s.waitFor("again8")
+	s.line("exit 5")
+	s.waitFor("exited 5")
+	s.line("echo status=$?")
+	s.waitFor("status=5")
+	sttyUnchanged("exit")
+
+	// 3. a prefix detach key passes the prefix through when doubled, then detaches.
+	s.clear()
+	s.line(sscope + " shell --detach-key 'ctrl-a d' " + sb + " -- env 'PS1=remote'3'$ ' /bin/sh") // typed: remote'3', shown: remote3
+	s.waitFor("remote3$")
+	s.keys("C-a", "d")
+	s.waitFor("sandscope: detached")
+	s.line("echo status=$?")
+	s.waitFor("status=0")
+
+	// 4. the container is replaced while attached: LOST notice, exit 3, modes restored.
+	s.clear()
+	s.line(sscope + " shell " + sb + " -- env 'PS1=remote'4'$ ' /bin/sh") // typed: remote'4', shown: remote4
+	s.waitFor("remote4$")
+	if err := b.Server.ReplaceSandbox(sb); err != nil {
+		t.Fatal(err)
+	}
+	s.waitFor("sandscope: LOST")
+	s.line("echo status=$?")
+	s.waitFor("status=3")
+	sttyUnchanged("lost")
+}

@@ -1,0 +1,237 @@
+package keymap
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/charmbracelet/bubbles/key"
+)
+
+// Screen names a group of bindings: the keys that work on one screen.
+type Screen string
+
+const (
+	Global    Screen = "global"
+	Sandboxes Screen = "sandboxes"
+	Sandbox   Screen = "sandbox"
+	Logs      Screen = "logs"
+	Prompt    Screen = "prompt"
+)
+
+// Screens lists the groups in the order help and the Markdown table show them.
+var screenOrder = []Screen{Global, Sandboxes, Sandbox, Logs, Prompt}
+
+// KeyMap is every binding sandscope knows.
+type KeyMap struct {
+	// Global: work on every screen.
+	Up, Down, PageUp, PageDown, Top, Bottom key.Binding
+	Open, Back, Quit, Help, Refresh         key.Binding
+
+	// Sandboxes screen.
+	Create, Add, Forget, Delete, Stop, Replace key.Binding
+
+	// Sandbox screen.
+	NextTab, PrevTab, Exec, Kill, Relaunch, Select, Shell key.Binding
+
+	// Log view.
+	Follow, Timestamps, Wrap, Search, NextMatch, PrevMatch  key.Binding
+	Filter, NextMarker, PrevMarker, Save, CopyCursor, JSONL key.Binding
+
+	// Prompts and confirmations.
+	Confirm, Cancel, Yes, No, NextField, PrevField key.Binding
+}
+
+// entry names one binding for overrides and the Markdown table.
+type entry struct {
+	name   string
+	screen Screen
+	b      *key.Binding
+}
+
+func (k *KeyMap) entries() []entry {
+	return []entry{
+		{"up", Global, &k.Up}, {"down", Global, &k.Down},
+		{"page_up", Global, &k.PageUp}, {"page_down", Global, &k.PageDown},
+		{"top", Global, &k.Top}, {"bottom", Global, &k.Bottom},
+		{"open", Global, &k.Open}, {"back", Global, &k.Back},
+		{"refresh", Global, &k.Refresh}, {"help", Global, &k.Help}, {"quit", Global, &k.Quit},
+
+		{"create", Sandboxes, &k.Create}, {"add", Sandboxes, &k.Add},
+		{"forget", Sandboxes, &k.Forget}, {"delete", Sandboxes, &k.Delete},
+		{"stop", Sandboxes, &k.Stop}, {"replace", Sandboxes, &k.Replace},
+
+		{"next_tab", Sandbox, &k.NextTab}, {"prev_tab", Sandbox, &k.PrevTab},
+		{"exec", Sandbox, &k.Exec}, {"kill", Sandbox, &k.Kill},
+		{"relaunch", Sandbox, &k.Relaunch}, {"select", Sandbox, &k.Select},
+		{"shell", Sandbox, &k.Shell},
+
+		{"follow", Logs, &k.Follow}, {"timestamps", Logs, &k.Timestamps}, {"wrap", Logs, &k.Wrap},
+		{"search", Logs, &k.Search}, {"next_match", Logs, &k.NextMatch}, {"prev_match", Logs, &k.PrevMatch},
+		{"filter", Logs, &k.Filter}, {"next_marker", Logs, &k.NextMarker}, {"prev_marker", Logs, &k.PrevMarker},
+		{"save", Logs, &k.Save}, {"copy_cursor", Logs, &k.CopyCursor}, {"jsonl", Logs, &k.JSONL},
+
+		{"confirm", Prompt, &k.Confirm}, {"cancel", Prompt, &k.Cancel},
+		{"yes", Prompt, &k.Yes}, {"no", Prompt, &k.No},
+		{"next_field", Prompt, &k.NextField}, {"prev_field", Prompt, &k.PrevField},
+	}
+}
+
+func b(keys []string, helpKey, desc string) key.Binding {
+	return key.NewBinding(key.WithKeys(keys...), key.WithHelp(helpKey, desc))
+}
+
+// New returns the default key map.
+func New() *KeyMap {
+	return &KeyMap{
+		Up:       b([]string{"up", "k"}, "↑/k", "move up"),
+		Down:     b([]string{"down", "j"}, "↓/j", "move down"),
+		PageUp:   b([]string{"pgup", "ctrl+b"}, "pgup", "page up"),
+		PageDown: b([]string{"pgdown", "ctrl+f"}, "pgdn", "page down"),
+		Top:      b([]string{"home", "g"}, "g/home", "go to top"),
+		Bottom:   b([]string{"end", "G"}, "G/end", "go to bottom"),
+		Open:     b([]string{"enter"}, "enter", "open"),
+		Back:     b([]string{"esc"}, "esc", "back"),
+		Refresh:  b([]string{"ctrl+r"}, "ctrl+r", "refresh now"),
+		Help:     b([]string{"?"}, "?", "toggle help"),
+		Quit:     b([]string{"q", "ctrl+c"}, "q", "quit"),
+
+		Create:  b([]string{"c"}, "c", "create sandbox"),
+		Add:     b([]string{"a"}, "a", "add sandbox by ID"),
+		Forget:  b([]string{"f"}, "f", "forget sandbox"),
+		Delete:  b([]string{"d"}, "d", "delete sandbox"),
+		Stop:    b([]string{"s"}, "s", "stop sandbox (local)"),
+		Replace: b([]string{"R"}, "R", "replace container (local)"),
+
+		NextTab:  b([]string{"tab"}, "tab", "next tab"),
+		PrevTab:  b([]string{"shift+tab"}, "shift+tab", "previous tab"),
+		Exec:     b([]string{"e"}, "e", "exec a process"),
+		Kill:     b([]string{"x"}, "x", "kill (pick signal)"),
+		Relaunch: b([]string{"r"}, "r", "relaunch here"),
+		Select:   b([]string{" "}, "space", "select for multi-follow"),
+		Shell:    b([]string{"s"}, "s", "open a new terminal"),
+
+		Follow:     b([]string{"f"}, "f", "toggle follow"),
+		Timestamps: b([]string{"t"}, "t", "toggle timestamps"),
+		Wrap:       b([]string{"w"}, "w", "toggle wrap"),
+		Search:     b([]string{"/"}, "/", "search"),
+		NextMatch:  b([]string{"n"}, "n", "next match"),
+		PrevMatch:  b([]string{"N"}, "N", "previous match"),
+		Filter:     b([]string{"&"}, "&", "filter lines"),
+		NextMarker: b([]string{"]"}, "]", "next marker"),
+		PrevMarker: b([]string{"["}, "[", "previous marker"),
+		Save:       b([]string{"s"}, "s", "save raw bytes"),
+		CopyCursor: b([]string{"y"}, "y", "copy cursor (OSC 52)"),
+		JSONL:      b([]string{"J"}, "J", "toggle JSONL view"),
+
+		Confirm:   b([]string{"enter"}, "enter", "confirm"),
+		Cancel:    b([]string{"esc"}, "esc", "cancel"),
+		Yes:       b([]string{"y"}, "y", "yes"),
+		No:        b([]string{"n"}, "n", "no"),
+		NextField: b([]string{"tab", "down"}, "tab", "next field"),
+		PrevField: b([]string{"shift+tab", "up"}, "shift+tab", "previous field"),
+	}
+}
+
+// Names lists every binding name ApplyOverrides accepts, sorted.
+func (k *KeyMap) Names() []string {
+	var out []string
+	for _, e := range k.entries() {
+		out = append(out, e.name)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// ApplyOverrides replaces the keys of named bindings (names as in Names, e.g. "quit" or
+// "next_marker"). An unknown name or an empty key list is an error and nothing is changed.
+func (k *KeyMap) ApplyOverrides(over map[string][]string) error {
+	byName := map[string]*key.Binding{}
+	for _, e := range k.entries() {
+		byName[e.name] = e.b
+	}
+	names := make([]string, 0, len(over))
+	for name, keys := range over {
+		if _, ok := byName[name]; !ok {
+			return fmt.Errorf("key override %q: no such binding (known: %s)", name, strings.Join(k.Names(), ", "))
+		}
+		if len(keys) == 0 {
+			return fmt.Errorf("key override %q: no keys given", name)
+		}
+		for _, s := range keys {
+			if strings.TrimSpace(s) == "" && s != " " {
+				return fmt.Errorf("key override %q: empty key", name)
+			}
+		}
+		names = append(names, name)
+	}
+	for _, name := range names {
+		keys := over[name]
+		bd := byName[name]
+		desc := bd.Help().Desc
+		bd.SetKeys(keys...)
+		bd.SetHelp(helpLabel(keys), desc)
+	}
+	return nil
+}
+
+func helpLabel(keys []string) string {
+	parts := make([]string, len(keys))
+	for i, s := range keys {
+		if s == " " {
+			s = "space"
+		}
+		parts[i] = s
+	}
+	return strings.Join(parts, "/")
+}
+
+// Bindings returns the bindings of one screen group, in display order.
+func (k *KeyMap) Bindings(s Screen) []key.Binding {
+	var out []key.Binding
+	for _, e := range k.entries() {
+		if e.screen == s {
+			out = append(out, *e.b)
+		}
+	}
+	return out
+}
+
+// ShortHelp is the one-line help of a screen: its most used keys plus help and quit.
+func (k *KeyMap) ShortHelp(s Screen) []key.Binding {
+	switch s {
+	case Sandboxes:
+		return []key.Binding{k.Open, k.Create, k.Add, k.Delete, k.Help, k.Quit}
+	case Sandbox:
+		return []key.Binding{k.Open, k.NextTab, k.Exec, k.Kill, k.Relaunch, k.Select, k.Back, k.Help}
+	case Logs:
+		return []key.Binding{k.Follow, k.Search, k.NextMarker, k.Save, k.CopyCursor, k.Back, k.Help}
+	case Prompt:
+		return []key.Binding{k.Confirm, k.Cancel, k.NextField}
+	}
+	return []key.Binding{k.Open, k.Back, k.Help, k.Quit}
+}
+
+// FullHelp is every key of a screen in columns: the screen's own keys first, then the global ones.
+func (k *KeyMap) FullHelp(s Screen) [][]key.Binding {
+	var cols [][]key.Binding
+	if s != Global {
+		own := k.Bindings(s)
+		for len(own) > 6 {
+			cols = append(cols, own[:6])
+			own = own[6:]
+		}
+		if len(own) > 0 {
+			cols = append(cols, own)
+		}
+	}
+	g := k.Bindings(Global)
+	for len(g) > 6 {
+		cols = append(cols, g[:6])
+		g = g[6:]
+	}
+	if len(g) > 0 {
+		cols = append(cols, g)
+	}
+	return cols
+}

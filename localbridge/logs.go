@@ -1,0 +1,142 @@
+package localbridge
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+
+	"sandscope/localbridge/seqlog"
+)
+
+// parseBoolParam applies the bridge's rule: "true" or "1" is true, any other present value false.
+func parseBoolParam(v string, present, def bool) bool {
+	if !present {
+		return def
+	}
+	return v == "true" || v == "1"
+}
+
+// handleLogs: GET /processes/{pid}/logs (lookup) as Server-Sent Events.
+func (s *Server) handleLogs(w http.ResponseWriter, r *http.Request, inc *incarnation, rawID string) {
+	p := s.findProcess(w, inc, rawID)
+	if p == nil {
+		return
+	}
+	q := r.URL.Query()
+	replay := parseBoolParam(q.Get("replay"), q.Has("replay"), true)
+	follow := parseBoolParam(q.Get("follow"), q.Has("follow"), false)
+	var after uint64
+	if q.Has("since") {
+		seq, err := p.log.ParseCursor(q.Get("since"))
+		if err != nil {
+			// The real bridge lets the SDK's INVALID_PROCESS_CURSOR escape as a bare 500.
+			writeInternalError(w)
+			return
+		}
+		after = seq
+	}
+	if p.log.Stats().Aborted {
+		writeInternalError(w)
+		return
+	}
+	var reader *seqlog.Reader
+	switch {
+	case replay:
+		reader = p.log.Subscribe(after, follow)
+	case follow && !p.log.Finished():
+		reader = p.log.SubscribeLive()
+	}
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	rc := http.NewResponseController(w)
+	_ = rc.Flush()
+	if reader == nil {
+		return
+	}
+	streamLog(r.Context(), w, rc, p.log, reader)
+}
+
+// streamLog copies reader's events to w as SSE, flushing once per batch of ready events. A log
+// aborted by a stop or replacement aborts the HTTP response (no clean end), as on the bridge.
+func streamLog(ctx context.Context, w io.Writer, rc *http.ResponseController, log *seqlog.Log, reader *seqlog.Reader) {
+	var evs []seqlog.Event
+	buf := make([]byte, 0, 256<<10)
+	for {
+		var err error
+		evs, err = reader.NextBatch(ctx, evs[:0], 64)
+		buf = buf[:0]
+		for _, ev := range evs {
+			buf = appendSSE(buf, log, ev)
+		}
+		if len(buf) > 0 {
+			if _, werr := w.Write(buf); werr != nil {
+				return
+			}
+			if ferr := rc.Flush(); ferr != nil {
+				return
+			}
+		}
+		if cap(buf) > 4<<20 {
+			buf = make([]byte, 0, 256<<10)
+		}
+		switch {
+		case err == nil:
+		case errors.Is(err, io.EOF):
+			return
+		case ctx.Err() != nil:
+			return // the client went away, or the server is closing
+		default:
+			panic(http.ErrAbortHandler)
+		}
+	}
+}
+
+// appendSSE encodes one log event as `data: <compact JSON>\n\n`.
+func appendSSE(b []byte, log *seqlog.Log, ev seqlog.Event) []byte {
+	b = append(b, "data: {\"type\":\""...)
+	b = append(b, ev.Kind.String()...)
+	b = append(b, '"')
+	switch ev.Kind {
+	case seqlog.Truncated:
+		b = appendTimestamp(b, ev)
+	case seqlog.Stdout, seqlog.Stderr:
+		b = append(b, ",\"cursor\":\""...)
+		b = log.AppendCursor(b, ev.Seq)
+		b = append(b, '"')
+		b = appendTimestamp(b, ev)
+		b = append(b, ",\"data\":\""...)
+		b = base64.StdEncoding.AppendEncode(b, ev.Data)
+		b = append(b, '"')
+	case seqlog.Final:
+		fe, _ := ev.Final.(finalEvent)
+		b = append(b, ",\"state\":"...)
+		b = strconv.AppendQuote(b, fe.state)
+		b = append(b, ",\"cursor\":\""...)
+		b = log.AppendCursor(b, ev.Seq)
+		b = append(b, '"')
+		b = appendTimestamp(b, ev)
+		if fe.exit != nil {
+			j, _ := json.Marshal(fe.exit)
+			b = append(b, ",\"exit\":"...)
+			b = append(b, j...)
+		}
+		if fe.err != nil {
+			j, _ := json.Marshal(fe.err)
+			b = append(b, ",\"error\":"...)
+			b = append(b, j...)
+		}
+	}
+	return append(b, "}\n\n"...)
+}
+
+func appendTimestamp(b []byte, ev seqlog.Event) []byte {
+	b = append(b, ",\"timestamp\":\""...)
+	b = ev.Time.UTC().AppendFormat(b, "2006-01-02T15:04:05.000Z")
+	return append(b, '"')
+}

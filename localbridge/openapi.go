@@ -1,0 +1,134 @@
+package localbridge
+
+import (
+	_ "embed"
+	"encoding/json"
+	"fmt"
+)
+
+// openapiPreview is the document a 1.0-preview bridge serves at /v1/openapi.json.
+//
+//go:embed openapi-v1-preview.json
+var openapiPreview []byte
+
+const openAPIHTML = `<!doctype html>
+<html><head><meta charset="utf-8"><title>Sandbox bridge API (sandscope local bridge)</title></head>
+<body><h1>Sandbox bridge API</h1><p>The OpenAPI document is at <a href="/v1/openapi.json">/v1/openapi.json</a>.</p></body></html>
+`
+
+// openAPIDocument is the preview document plus the local bridge's extensions, each marked
+// "x-sandscope-extension": true: the sandbox list, stop and replace, the incarnation field on
+// status JSON, and the 501 answers for what the local bridge does not support.
+func openAPIDocument() ([]byte, error) {
+	var doc map[string]any
+	if err := json.Unmarshal(openapiPreview, &doc); err != nil {
+		return nil, fmt.Errorf("localbridge: embedded OpenAPI document: %w", err)
+	}
+	paths, _ := doc["paths"].(map[string]any)
+	comps, _ := doc["components"].(map[string]any)
+	schemas, _ := comps["schemas"].(map[string]any)
+	if paths == nil || schemas == nil {
+		return nil, fmt.Errorf("localbridge: embedded OpenAPI document has no paths or schemas")
+	}
+	errRef := map[string]any{"$ref": "#/components/schemas/ErrorResponse"}
+	jsonContent := func(schema any) map[string]any {
+		return map[string]any{"application/json": map[string]any{"schema": schema}}
+	}
+	idParam := map[string]any{"name": "id", "in": "path", "required": true,
+		"schema": map[string]any{"type": "string"}, "description": "Sandbox instance name."}
+	unauthorized := map[string]any{"$ref": "#/components/responses/Unauthorized"}
+	incarnation := map[string]any{"type": "integer", "minimum": 1, "x-sandscope-extension": true,
+		"description": "Container incarnation of the sandbox (local bridge extension; counts from 1)."}
+
+	schemas["SandboxInfo"] = map[string]any{
+		"type": "object", "x-sandscope-extension": true,
+		"required": []any{"id", "running", "processes", "terminals", "createdAt", "lastActiveAt"},
+		"properties": map[string]any{
+			"id": map[string]any{"type": "string"}, "running": map[string]any{"type": "boolean"},
+			"incarnation": incarnation, "processes": map[string]any{"type": "integer"},
+			"terminals": map[string]any{"type": "integer"}, "createdAt": map[string]any{"type": "string"},
+			"lastActiveAt": map[string]any{"type": "string"},
+		},
+	}
+	if rr, ok := schemas["RunningResponse"].(map[string]any); ok {
+		if props, ok := rr["properties"].(map[string]any); ok {
+			props["incarnation"] = incarnation
+		}
+	}
+	if ps, ok := schemas["ProcessStatus"].(map[string]any); ok {
+		if variants, ok := ps["oneOf"].([]any); ok {
+			for _, v := range variants {
+				if vm, ok := v.(map[string]any); ok {
+					if props, ok := vm["properties"].(map[string]any); ok {
+						props["incarnation"] = incarnation
+					}
+				}
+			}
+		}
+	}
+	if sb, ok := paths["/v1/sandbox"].(map[string]any); ok {
+		sb["get"] = map[string]any{
+			"operationId": "listSandboxes", "x-sandscope-extension": true,
+			"summary": "List the sandboxes the local bridge knows (local bridge extension)",
+			"responses": map[string]any{
+				"200": map[string]any{"description": "Sandboxes.", "content": jsonContent(map[string]any{
+					"type": "array", "items": map[string]any{"$ref": "#/components/schemas/SandboxInfo"}})},
+				"401": unauthorized,
+			},
+		}
+	}
+	lifecycle := func(op, summary string, ok map[string]any) map[string]any {
+		return map[string]any{"post": map[string]any{
+			"operationId": op, "x-sandscope-extension": true, "summary": summary,
+			"parameters": []any{idParam}, "responses": map[string]any{"400": map[string]any{
+				"description": "Invalid sandbox ID.", "content": jsonContent(errRef)}, "401": unauthorized,
+				okStatus(ok): ok},
+		}, "x-sandscope-extension": true}
+	}
+	paths["/v1/sandbox/{id}/stop"] = lifecycle("stopSandbox",
+		"Stop the sandbox's container as idle sleep would (local bridge extension)",
+		map[string]any{"description": "Stopped (also when nothing was running)."})
+	paths["/v1/sandbox/{id}/replace"] = lifecycle("replaceSandbox",
+		"Replace the sandbox's container with a new incarnation (local bridge extension)",
+		map[string]any{"description": "The new incarnation.", "content": jsonContent(map[string]any{"$ref": "#/components/schemas/RunningResponse"})})
+	notSupported := map[string]any{"description": "Not supported by the local bridge (local bridge extension).",
+		"x-sandscope-extension": true, "content": jsonContent(errRef)}
+	for _, p := range []string{"/v1/sandbox/{id}/mount", "/v1/sandbox/{id}/unmount", "/v1/sandbox/{id}/tunnel/{port}",
+		"/v1/pool/stats", "/v1/pool/prime", "/v1/pool/shutdown-prewarmed"} {
+		item, _ := paths[p].(map[string]any)
+		for _, op := range item {
+			if om, ok := op.(map[string]any); ok {
+				if resp, ok := om["responses"].(map[string]any); ok {
+					resp["501"] = notSupported
+				}
+			}
+		}
+	}
+	// Every allocating route may answer 503 capacity_exceeded; the preview document leaves it out
+	// for most of them.
+	capacity := map[string]any{"description": "Pool capacity exhausted.", "content": jsonContent(errRef)}
+	for _, p := range []string{"/v1/sandbox/{id}/processes", "/v1/sandbox/{id}/file/{path}", "/v1/sandbox/{id}/persist",
+		"/v1/sandbox/{id}/hydrate", "/v1/sandbox/{id}/terminals"} {
+		item, _ := paths[p].(map[string]any)
+		for method, op := range item {
+			if method != "post" && method != "get" && method != "put" {
+				continue
+			}
+			if om, ok := op.(map[string]any); ok {
+				if resp, ok := om["responses"].(map[string]any); ok {
+					if _, has := resp["503"]; !has {
+						resp["503"] = capacity
+					}
+				}
+			}
+		}
+	}
+	return json.Marshal(doc)
+}
+
+func okStatus(ok map[string]any) string {
+	if _, has := ok["content"]; has {
+		return "200"
+	}
+	return "204"
+}

@@ -1,0 +1,176 @@
+package themes
+
+import (
+	"io"
+	"os"
+
+	"github.com/charmbracelet/lipgloss"
+	"github.com/muesli/termenv"
+)
+
+// Badge names one state badge. Each has exactly one style in Styles.Badges.
+type Badge int
+
+const (
+	BadgeRunning Badge = iota
+	BadgeExited
+	BadgeExitedFail // EXITED with a non-zero code
+	BadgeKilled
+	BadgeTimedOut
+	BadgeError
+	BadgeLost
+	BadgeStale
+	BadgeUnknown
+	BadgeStopped
+	BadgeStarting // launched, not yet confirmed by a status lookup
+	// Stream states of the log view.
+	BadgeLive
+	BadgeQuiet
+	BadgeReconnecting
+	BadgeSuspectEnd
+	BadgeEnded
+	BadgeFailed
+	BadgeConnecting
+	badgeCount
+)
+
+// Styles is every style sandscope renders with, built once from a Palette for one renderer.
+type Styles struct {
+	Renderer *lipgloss.Renderer
+	Palette  Palette
+
+	App        lipgloss.Style
+	Header     lipgloss.Style // the top bar
+	HeaderDim  lipgloss.Style // secondary parts of the top bar
+	Title      lipgloss.Style
+	Text       lipgloss.Style
+	Faint      lipgloss.Style
+	Error      lipgloss.Style
+	Warning    lipgloss.Style
+	Success    lipgloss.Style
+	Info       lipgloss.Style
+	Border     lipgloss.Style // boxes (overlays, prompts)
+	Selected   lipgloss.Style // the cursor row
+	Marked     lipgloss.Style // rows picked for multi-follow
+	Stale      lipgloss.Style // whole rows that belong to an earlier incarnation
+	TableHead  lipgloss.Style
+	Tab        lipgloss.Style
+	TabActive  lipgloss.Style
+	StatusBar  lipgloss.Style
+	Stdout     lipgloss.Style
+	Stderr     lipgloss.Style
+	Marker     lipgloss.Style // inline log markers (interrupted, gap, …)
+	MarkerBad  lipgloss.Style // markers that mean loss (gap, lost, suspect end)
+	Match      lipgloss.Style // search highlight
+	Timestamp  lipgloss.Style
+	HelpKey    lipgloss.Style
+	HelpDesc   lipgloss.Style
+	Prefixes   []lipgloss.Style // multi-follow process prefixes
+	Badges     [badgeCount]lipgloss.Style
+	JSONKey    lipgloss.Style
+	JSONString lipgloss.Style
+	JSONNumber lipgloss.Style
+}
+
+// Badge returns the style of one state badge.
+func (s *Styles) Badge(b Badge) lipgloss.Style {
+	if b < 0 || b >= badgeCount {
+		return s.Text
+	}
+	return s.Badges[b]
+}
+
+// Prefix returns the style of the i-th followed process's prefix.
+func (s *Styles) Prefix(i int) lipgloss.Style {
+	if len(s.Prefixes) == 0 {
+		return s.Text
+	}
+	if i < 0 {
+		i = -i
+	}
+	return s.Prefixes[i%len(s.Prefixes)]
+}
+
+// NewRenderer returns a renderer for w whose colour profile honours NO_COLOR (and the terminal's
+// abilities). noColor forces plain output.
+func NewRenderer(w io.Writer, noColor bool) *lipgloss.Renderer {
+	r := lipgloss.NewRenderer(w)
+	if noColor || os.Getenv("NO_COLOR") != "" {
+		r.SetColorProfile(termenv.Ascii)
+	}
+	return r
+}
+
+// AsciiRenderer returns a renderer that emits no escape sequences at all (tests, golden files).
+func AsciiRenderer() *lipgloss.Renderer {
+	r := lipgloss.NewRenderer(io.Discard)
+	r.SetColorProfile(termenv.Ascii)
+	r.SetHasDarkBackground(true)
+	return r
+}
+
+// New builds Styles from a palette for a renderer.
+func New(p Palette, r *lipgloss.Renderer) *Styles {
+	c := func(s string) lipgloss.Color { return lipgloss.Color(s) }
+	ns := r.NewStyle
+	s := &Styles{Renderer: r, Palette: p}
+	s.App = ns()
+	s.Header = ns().Foreground(c(p.HeaderFg)).Background(c(p.HeaderBg)).Bold(true)
+	s.HeaderDim = ns().Foreground(c(p.HeaderFg)).Background(c(p.HeaderBg))
+	s.Title = ns().Foreground(c(p.Primary)).Bold(true)
+	s.Text = ns().Foreground(c(p.Text))
+	s.Faint = ns().Foreground(c(p.Faint))
+	s.Error = ns().Foreground(c(p.Error)).Bold(true)
+	s.Warning = ns().Foreground(c(p.Warning))
+	s.Success = ns().Foreground(c(p.Success))
+	s.Info = ns().Foreground(c(p.Info))
+	s.Border = ns().Border(lipgloss.RoundedBorder()).BorderForeground(c(p.Border)).Padding(0, 1)
+	s.Selected = ns().Foreground(c(p.SelectedFg)).Background(c(p.SelectedBg))
+	s.Marked = ns().Foreground(c(p.Primary)).Bold(true)
+	s.Stale = ns().Foreground(c(p.Faint)).Italic(true)
+	s.TableHead = ns().Foreground(c(p.Faint)).Bold(true)
+	s.Tab = ns().Foreground(c(p.Faint)).Padding(0, 1)
+	s.TabActive = ns().Foreground(c(p.Primary)).Bold(true).Underline(true).Padding(0, 1)
+	s.StatusBar = ns().Foreground(c(p.Text))
+	s.Stdout = ns().Foreground(c(p.Stdout))
+	s.Stderr = ns().Foreground(c(p.Stderr))
+	s.Marker = ns().Foreground(c(p.Marker)).Bold(true)
+	s.MarkerBad = ns().Foreground(c(p.Error)).Bold(true)
+	s.Match = ns().Foreground(c(p.MatchFg)).Background(c(p.MatchBg))
+	s.Timestamp = ns().Foreground(c(p.Faint))
+	s.HelpKey = ns().Foreground(c(p.Primary)).Bold(true)
+	s.HelpDesc = ns().Foreground(c(p.Faint))
+	s.JSONKey = ns().Foreground(c(p.Primary))
+	s.JSONString = ns().Foreground(c(p.Success))
+	s.JSONNumber = ns().Foreground(c(p.Warning))
+	for _, pc := range p.Prefixes {
+		s.Prefixes = append(s.Prefixes, ns().Foreground(c(pc)).Bold(true))
+	}
+	badge := func(col string) lipgloss.Style { return ns().Foreground(c(col)).Bold(true) }
+	s.Badges[BadgeRunning] = badge(p.Success)
+	s.Badges[BadgeExited] = badge(p.Info)
+	s.Badges[BadgeExitedFail] = badge(p.Warning)
+	s.Badges[BadgeKilled] = badge(p.Warning)
+	s.Badges[BadgeTimedOut] = badge(p.Warning)
+	s.Badges[BadgeError] = badge(p.Error)
+	s.Badges[BadgeLost] = badge(p.Error).Reverse(true)
+	s.Badges[BadgeStale] = ns().Foreground(c(p.Faint)).Bold(true)
+	s.Badges[BadgeUnknown] = badge(p.Warning).Italic(true)
+	s.Badges[BadgeStopped] = badge(p.Faint)
+	s.Badges[BadgeStarting] = badge(p.Info).Italic(true)
+	s.Badges[BadgeLive] = badge(p.Success)
+	s.Badges[BadgeQuiet] = badge(p.Info)
+	s.Badges[BadgeReconnecting] = badge(p.Warning)
+	s.Badges[BadgeSuspectEnd] = badge(p.Error)
+	s.Badges[BadgeEnded] = badge(p.Info)
+	s.Badges[BadgeFailed] = badge(p.Error).Reverse(true)
+	s.Badges[BadgeConnecting] = badge(p.Faint)
+	return s
+}
+
+// DetectDark reports whether the terminal on out has a dark background (termenv's OSC 11 query);
+// it answers true when it cannot tell.
+func DetectDark(out *os.File) bool {
+	o := termenv.NewOutput(out)
+	return o.HasDarkBackground()
+}

@@ -1,0 +1,98 @@
+package common
+
+import (
+	"context"
+	"time"
+
+	"sandscope/client"
+)
+
+// Bridge is the part of the client the screens use. *client.Client satisfies it through
+// FromClient; tests use fakes. Streams come back as channels so fakes can feed them.
+type Bridge interface {
+	ListSandboxes(ctx context.Context) ([]client.SandboxInfo, error)
+	CreateSandbox(ctx context.Context) (string, error)
+	DeleteSandbox(ctx context.Context, sandbox string) error
+	StopSandbox(ctx context.Context, sandbox string) error
+	ReplaceSandbox(ctx context.Context, sandbox string) error
+	Running(ctx context.Context, sandbox string) (client.RunningStatus, error)
+	ListProcesses(ctx context.Context, sandbox string) ([]client.Process, error)
+	ListTerminals(ctx context.Context, sandbox string) ([]client.Terminal, error)
+	StartProcess(ctx context.Context, sandbox string, req client.ExecRequest) (client.Process, error)
+	KillProcess(ctx context.Context, sandbox, process string, signal int) error
+	Follow(ctx context.Context, sandbox, process string, opts client.FollowOptions) <-chan client.LogEvent
+	Watch(ctx context.Context, sandbox string, opts client.WatchOptions) WatchHandle
+	CreateTerminal(ctx context.Context, sandbox string, req client.TerminalRequest) (client.Terminal, error)
+	ConnectTerminal(ctx context.Context, sandbox, terminal string, cols, rows int) (TermConn, error)
+}
+
+// TermConn is a live terminal connection (*client.TerminalConn).
+type TermConn interface {
+	Events() <-chan client.TermEvent
+	Write(p []byte) (int, error)
+	Resize(cols, rows int) error
+	Close() error
+}
+
+// WatchHandle is a running sandbox watcher.
+type WatchHandle struct {
+	Events     <-chan client.SandboxEvent
+	SetFocused func(bool)
+}
+
+// FromClient adapts a client to Bridge.
+func FromClient(c *client.Client) Bridge { return clientBridge{c} }
+
+type clientBridge struct{ c *client.Client }
+
+func (b clientBridge) ListSandboxes(ctx context.Context) ([]client.SandboxInfo, error) {
+	return b.c.ListSandboxes(ctx)
+}
+func (b clientBridge) CreateSandbox(ctx context.Context) (string, error) {
+	return b.c.CreateSandbox(ctx)
+}
+func (b clientBridge) DeleteSandbox(ctx context.Context, s string) error {
+	return b.c.DeleteSandbox(ctx, s)
+}
+func (b clientBridge) StopSandbox(ctx context.Context, s string) error {
+	return b.c.StopSandbox(ctx, s)
+}
+func (b clientBridge) ReplaceSandbox(ctx context.Context, s string) error {
+	return b.c.ReplaceSandbox(ctx, s)
+}
+func (b clientBridge) Running(ctx context.Context, s string) (client.RunningStatus, error) {
+	return b.c.Running(ctx, s)
+}
+func (b clientBridge) ListProcesses(ctx context.Context, s string) ([]client.Process, error) {
+	return b.c.ListProcesses(ctx, s)
+}
+func (b clientBridge) ListTerminals(ctx context.Context, s string) ([]client.Terminal, error) {
+	return b.c.ListTerminals(ctx, s)
+}
+func (b clientBridge) StartProcess(ctx context.Context, s string, r client.ExecRequest) (client.Process, error) {
+	return b.c.StartProcess(ctx, s, r)
+}
+func (b clientBridge) KillProcess(ctx context.Context, s, p string, sig int) error {
+	return b.c.KillProcess(ctx, s, p, sig)
+}
+func (b clientBridge) Follow(ctx context.Context, s, p string, o client.FollowOptions) <-chan client.LogEvent {
+	return b.c.Follow(ctx, s, p, o).Events()
+}
+func (b clientBridge) Watch(ctx context.Context, s string, o client.WatchOptions) WatchHandle {
+	w := b.c.Watch(ctx, s, o)
+	return WatchHandle{Events: w.Events(), SetFocused: w.SetFocused}
+}
+
+func (b clientBridge) CreateTerminal(ctx context.Context, s string, r client.TerminalRequest) (client.Terminal, error) {
+	return b.c.CreateTerminal(ctx, s, r)
+}
+func (b clientBridge) ConnectTerminal(ctx context.Context, s, t string, cols, rows int) (TermConn, error) {
+	c, err := b.c.ConnectTerminal(ctx, s, t, client.ConnectOptions{Cols: cols, Rows: rows})
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// CallTimeout bounds every one-shot bridge call made from the UI.
+const CallTimeout = 30 * time.Second

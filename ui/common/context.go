@@ -1,0 +1,73 @@
+package common
+
+import (
+	"context"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"sandscope/keymap"
+	"sandscope/themes"
+)
+
+// Component is what every screen and widget offers the root.
+type Component interface {
+	Init() tea.Cmd
+	Update(tea.Msg) (Component, tea.Cmd)
+	View() string
+	SetSize(width, height int)
+	ShortHelp() []keyBinding
+	FullHelp() [][]keyBinding
+}
+
+// Capturer is implemented by components that sometimes take every key (a prompt or a search field
+// is open); the root then does not act on q, ? or esc itself.
+type Capturer interface {
+	Capturing() bool
+}
+
+// Attacher is implemented by components holding live streams; the root asks before quitting.
+type Attacher interface {
+	Attached() int
+}
+
+// Context is shared by pointer with every component: one per program.
+type Context struct {
+	Width, Height int // the area the root gives to screens (below the header, above the status)
+	Styles        *themes.Styles
+	Keys          *keymap.KeyMap
+	Bridge        Bridge
+	BridgeLabel   string
+	BridgeURL     string
+	Local         bool // the embedded local bridge (stop/replace and sandbox listing available)
+	ContextName   string
+	StateDir      string // persisted sandscope state (known sandboxes)
+	CacheDir      string // log spill files
+	// Ctx is the program's lifetime; streams started by screens derive from it.
+	Ctx context.Context
+	// Now is the clock (fixed in tests).
+	Now func() time.Time
+	// Watch tunes the sandbox watcher (zero values: client defaults).
+	WatchFast, WatchSlow time.Duration
+	// Clipboard copies text on explicit request only (nil: unavailable).
+	Clipboard ClipboardFunc
+}
+
+// Clock returns c.Now() or time.Now when unset.
+func (c *Context) Clock() time.Time {
+	if c.Now != nil {
+		return c.Now()
+	}
+	return time.Now()
+}
+
+// BaseCtx returns c.Ctx or a background context when unset.
+func (c *Context) BaseCtx() context.Context {
+	if c.Ctx != nil {
+		return c.Ctx
+	}
+	return context.Background()
+}
+
+// ClipboardFunc writes text to the user's clipboard (OSC 52 through the terminal); set by the root.
+type ClipboardFunc func(text string) error

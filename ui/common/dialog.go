@@ -1,0 +1,229 @@
+package common
+
+import (
+	"strings"
+
+	"github.com/charmbracelet/bubbles/key"
+	"github.com/charmbracelet/bubbles/textinput"
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+
+	"sandscope/keymap"
+	"sandscope/themes"
+)
+
+// DialogKind is the shape of a dialog.
+type DialogKind int
+
+const (
+	FormDialog    DialogKind = iota // text fields, enter submits
+	ConfirmDialog                   // y/n
+	PickDialog                      // choose one option
+)
+
+// Dialog is a modal prompt a screen shows over itself. While open it takes every key.
+type Dialog struct {
+	ID     string // what the answer is for
+	Kind   DialogKind
+	Title  string
+	Text   string // explanation (confirm dialogs: the question)
+	Labels []string
+	Fields []textinput.Model
+	focus  int
+	Opts   []string
+	Choice int
+	Data   any // carried to the result (e.g. the row the dialog is about)
+}
+
+// DialogResult is a closed dialog's answer.
+type DialogResult struct {
+	ID     string
+	OK     bool
+	Values []string
+	Choice int
+	Data   any
+}
+
+// NewForm makes a form; defaults pre-fill the fields.
+func NewForm(id, title string, labels, defaults, placeholders []string) *Dialog {
+	d := &Dialog{ID: id, Kind: FormDialog, Title: title, Labels: labels}
+	for i := range labels {
+		ti := textinput.New()
+		ti.Prompt = ""
+		ti.CharLimit = 4096
+		if i < len(defaults) {
+			ti.SetValue(defaults[i])
+		}
+		if i < len(placeholders) {
+			ti.Placeholder = placeholders[i]
+		}
+		d.Fields = append(d.Fields, ti)
+	}
+	if len(d.Fields) > 0 {
+		d.Fields[0].Focus()
+	}
+	return d
+}
+
+// NewConfirm makes a yes/no question.
+func NewConfirm(id, title, text string) *Dialog {
+	return &Dialog{ID: id, Kind: ConfirmDialog, Title: title, Text: text}
+}
+
+// NewPick makes a one-of-many choice.
+func NewPick(id, title, text string, opts []string) *Dialog {
+	return &Dialog{ID: id, Kind: PickDialog, Title: title, Text: text, Opts: opts}
+}
+
+// Update feeds the dialog a message. It returns a result once the dialog closes.
+func (d *Dialog) Update(msg tea.Msg, k *keymap.KeyMap) (*DialogResult, tea.Cmd) {
+	km, isKey := msg.(tea.KeyMsg)
+	res := func(ok bool) *DialogResult {
+		r := &DialogResult{ID: d.ID, OK: ok, Choice: d.Choice, Data: d.Data}
+		for _, f := range d.Fields {
+			r.Values = append(r.Values, f.Value())
+		}
+		return r
+	}
+	switch d.Kind {
+	case ConfirmDialog:
+		if !isKey {
+			return nil, nil
+		}
+		switch {
+		case key.Matches(km, k.Yes), key.Matches(km, k.Confirm):
+			return res(true), nil
+		case key.Matches(km, k.No), key.Matches(km, k.Cancel), km.Type == tea.KeyCtrlC:
+			return res(false), nil
+		}
+		return nil, nil
+	case PickDialog:
+		if !isKey {
+			return nil, nil
+		}
+		switch {
+		case key.Matches(km, k.Confirm):
+			return res(true), nil
+		case key.Matches(km, k.Cancel), km.Type == tea.KeyCtrlC:
+			return res(false), nil
+		case key.Matches(km, k.Up), key.Matches(km, k.PrevField):
+			if d.Choice > 0 {
+				d.Choice--
+			}
+		case key.Matches(km, k.Down), key.Matches(km, k.NextField):
+			if d.Choice < len(d.Opts)-1 {
+				d.Choice++
+			}
+		}
+		return nil, nil
+	}
+	if isKey {
+		switch {
+		case key.Matches(km, k.Confirm):
+			return res(true), nil
+		case key.Matches(km, k.Cancel), km.Type == tea.KeyCtrlC:
+			return res(false), nil
+		case key.Matches(km, k.NextField):
+			d.setFocus(d.focus + 1)
+			return nil, nil
+		case key.Matches(km, k.PrevField):
+			d.setFocus(d.focus - 1)
+			return nil, nil
+		}
+	}
+	if len(d.Fields) == 0 {
+		return nil, nil
+	}
+	var cmd tea.Cmd
+	d.Fields[d.focus], cmd = d.Fields[d.focus].Update(msg)
+	return nil, cmd
+}
+
+func (d *Dialog) setFocus(i int) {
+	if len(d.Fields) == 0 {
+		return
+	}
+	i = (i%len(d.Fields) + len(d.Fields)) % len(d.Fields)
+	d.Fields[d.focus].Blur()
+	d.focus = i
+	d.Fields[d.focus].Focus()
+}
+
+// View renders the dialog as a bordered box at most width cells wide.
+func (d *Dialog) View(st *themes.Styles, k *keymap.KeyMap, width int) string {
+	w := width - 4
+	if w > 76 {
+		w = 76
+	}
+	if w < 20 {
+		w = 20
+	}
+	var lines []string
+	lines = append(lines, st.Title.Render(d.Title))
+	if d.Text != "" {
+		for _, l := range strings.Split(d.Text, "\n") {
+			lines = append(lines, st.Text.Render(Fit(l, w-4)))
+		}
+	}
+	switch d.Kind {
+	case ConfirmDialog:
+		lines = append(lines, "", st.HelpKey.Render(k.Yes.Help().Key)+" "+st.HelpDesc.Render("yes")+"   "+
+			st.HelpKey.Render(k.No.Help().Key+"/"+k.Cancel.Help().Key)+" "+st.HelpDesc.Render("no"))
+	case PickDialog:
+		for i, o := range d.Opts {
+			if i == d.Choice {
+				lines = append(lines, st.Selected.Render("> "+o))
+			} else {
+				lines = append(lines, "  "+o)
+			}
+		}
+		lines = append(lines, "", st.HelpDesc.Render(k.Confirm.Help().Key+" choose · "+k.Cancel.Help().Key+" cancel"))
+	default:
+		lw := 0
+		for _, l := range d.Labels {
+			if len(l) > lw {
+				lw = len(l)
+			}
+		}
+		for i := range d.Fields {
+			d.Fields[i].Width = w - lw - 8
+			mark := "  "
+			if i == d.focus {
+				mark = "> "
+			}
+			lines = append(lines, mark+st.Faint.Render(Fit(d.Labels[i], lw))+" "+d.Fields[i].View())
+		}
+		lines = append(lines, "", st.HelpDesc.Render(k.Confirm.Help().Key+" submit · "+k.NextField.Help().Key+" next field · "+k.Cancel.Help().Key+" cancel"))
+	}
+	return st.Border.Width(w).Render(lipgloss.JoinVertical(lipgloss.Left, lines...))
+}
+
+// Overlay draws box centred over the background, line by line (the background stays visible
+// around it).
+func Overlay(bg, box string, width, height int) string {
+	bgl := strings.Split(bg, "\n")
+	for len(bgl) < height {
+		bgl = append(bgl, "")
+	}
+	bl := strings.Split(box, "\n")
+	bw := lipgloss.Width(box)
+	top := (height - len(bl)) / 2
+	if top < 0 {
+		top = 0
+	}
+	left := (width - bw) / 2
+	if left < 0 {
+		left = 0
+	}
+	for i, l := range bl {
+		y := top + i
+		if y >= len(bgl) {
+			break
+		}
+		line := Fit(bgl[y], width)
+		prefix := truncateCells(line, left)
+		rest := cutCells(line, left+bw)
+		bgl[y] = prefix + Fit(l, bw) + rest
+	}
+	return strings.Join(bgl[:max(height, 0)], "\n")
+}

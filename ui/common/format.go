@@ -1,0 +1,98 @@
+package common
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/x/ansi"
+)
+
+// Age renders a duration compactly: "4s", "3m", "2h05m", "3d".
+func Age(d time.Duration) string {
+	if d < 0 {
+		d = 0
+	}
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", int(d/time.Second))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm%02ds", int(d/time.Minute), int(d%time.Minute/time.Second))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%dh%02dm", int(d/time.Hour), int(d%time.Hour/time.Minute))
+	}
+	return fmt.Sprintf("%dd", int(d/(24*time.Hour)))
+}
+
+// Since renders the age of t relative to now, "never" for the zero time.
+func Since(now, t time.Time) string {
+	if t.IsZero() {
+		return "never"
+	}
+	return Age(now.Sub(t)) + " ago"
+}
+
+// ShortCursor shortens a bridge cursor for the status line, keeping both ends.
+func ShortCursor(c string) string {
+	if c == "" {
+		return "-"
+	}
+	if len(c) <= 18 {
+		return c
+	}
+	return c[:8] + "…" + c[len(c)-8:]
+}
+
+// Bytes renders a byte count: "812 B", "4.1 KiB", "3.0 MiB".
+func Bytes(n int64) string {
+	switch {
+	case n < 1024:
+		return fmt.Sprintf("%d B", n)
+	case n < 1024*1024:
+		return fmt.Sprintf("%.1f KiB", float64(n)/1024)
+	case n < 1024*1024*1024:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1024*1024))
+	}
+	return fmt.Sprintf("%.2f GiB", float64(n)/(1024*1024*1024))
+}
+
+// Clock renders a wall time as hh:mm:ss in UTC-independent local form of t's location.
+func Clock(t time.Time) string {
+	if t.IsZero() {
+		return "--:--:--"
+	}
+	return t.Format("15:04:05")
+}
+
+// Fit cuts or pads s (which may hold SGR) to exactly w cells.
+func Fit(s string, w int) string {
+	if w <= 0 {
+		return ""
+	}
+	n := ansi.StringWidth(s)
+	if n > w {
+		return ansi.Truncate(s, w, "…")
+	}
+	return s + strings.Repeat(" ", w-n)
+}
+
+// Argv renders a command line for display (sanitised, quoted where needed).
+func Argv(argv []string) string {
+	parts := make([]string, len(argv))
+	for i, a := range argv {
+		if a == "" || strings.ContainsAny(a, " \t\"'$\\") {
+			a = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		}
+		parts[i] = a
+	}
+	return SanitizeText(strings.Join(parts, " "))
+}
+
+// truncateCells keeps the first n cells of s.
+func truncateCells(s string, n int) string { return ansi.Truncate(s, n, "") }
+
+// cutCells drops the first n cells of s.
+func cutCells(s string, n int) string { return ansi.TruncateLeft(s, n, "") }
+
+// StripANSI removes escape sequences (for text drawn in one style, e.g. the selected row).
+func StripANSI(s string) string { return ansi.Strip(s) }

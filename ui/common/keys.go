@@ -1,0 +1,5 @@
+package common
+
+import "github.com/charmbracelet/bubbles/key"
+
+type keyBinding = key.Binding

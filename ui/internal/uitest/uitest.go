@@ -1,0 +1,188 @@
+// Package uitest holds what sandscope's UI tests share: a fake bridge whose streams the test
+// feeds, a fixed clock, plain (ASCII) styles and golden-file comparison with an -update flag.
+package uitest
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"sandscope/client"
+	"sandscope/keymap"
+	"sandscope/themes"
+	"sandscope/ui/common"
+)
+
+// T0 is the fixed "now" of UI tests.
+var T0 = time.Date(2026, 3, 14, 15, 9, 26, 0, time.UTC)
+
+// Bridge is a fake common.Bridge. Calls are recorded; streams are channels the test feeds.
+type Bridge struct {
+	mu        sync.Mutex
+	Calls     []string
+	Sandboxes []client.SandboxInfo
+	ListErr   error
+	RunningOf map[string]client.RunningStatus
+	RunErr    error
+	Started   []client.ExecRequest
+	StartErr  error
+	Killed    []int
+	Follows   map[string]chan client.LogEvent
+	Watches   map[string]chan client.SandboxEvent
+	NextID    string
+}
+
+// NewBridge makes an empty fake.
+func NewBridge() *Bridge {
+	return &Bridge{RunningOf: map[string]client.RunningStatus{}, Follows: map[string]chan client.LogEvent{}, Watches: map[string]chan client.SandboxEvent{}}
+}
+
+func (b *Bridge) rec(s string) {
+	b.mu.Lock()
+	b.Calls = append(b.Calls, s)
+	b.mu.Unlock()
+}
+
+func (b *Bridge) ListSandboxes(ctx context.Context) ([]client.SandboxInfo, error) {
+	b.rec("list")
+	return b.Sandboxes, b.ListErr
+}
+func (b *Bridge) CreateSandbox(ctx context.Context) (string, error) {
+	b.rec("create")
+	if b.NextID == "" {
+		return "newsandboxaaaaaaaaaaaaaa", nil
+	}
+	return b.NextID, nil
+}
+func (b *Bridge) DeleteSandbox(ctx context.Context, s string) error { b.rec("delete " + s); return nil }
+func (b *Bridge) StopSandbox(ctx context.Context, s string) error   { b.rec("stop " + s); return nil }
+func (b *Bridge) ReplaceSandbox(ctx context.Context, s string) error {
+	b.rec("replace " + s)
+	return nil
+}
+func (b *Bridge) Running(ctx context.Context, s string) (client.RunningStatus, error) {
+	b.rec("running " + s)
+	return b.RunningOf[s], b.RunErr
+}
+func (b *Bridge) ListProcesses(ctx context.Context, s string) ([]client.Process, error) {
+	return nil, nil
+}
+func (b *Bridge) ListTerminals(ctx context.Context, s string) ([]client.Terminal, error) {
+	return nil, nil
+}
+func (b *Bridge) StartProcess(ctx context.Context, s string, r client.ExecRequest) (client.Process, error) {
+	b.rec("start " + s + " " + strings.Join(r.Argv, " "))
+	b.mu.Lock()
+	b.Started = append(b.Started, r)
+	b.mu.Unlock()
+	if b.StartErr != nil {
+		return client.Process{}, b.StartErr
+	}
+	return client.Process{ID: "p9", PID: 99, Command: r.Argv, Cwd: r.Cwd, State: "running", StartedAt: T0}, nil
+}
+func (b *Bridge) KillProcess(ctx context.Context, s, p string, sig int) error {
+	b.rec("kill " + p)
+	b.mu.Lock()
+	b.Killed = append(b.Killed, sig)
+	b.mu.Unlock()
+	return nil
+}
+func (b *Bridge) Follow(ctx context.Context, s, p string, o client.FollowOptions) <-chan client.LogEvent {
+	b.rec("follow " + p)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	ch, ok := b.Follows[p]
+	if !ok {
+		ch = make(chan client.LogEvent, 1024)
+		b.Follows[p] = ch
+	}
+	return ch
+}
+func (b *Bridge) Watch(ctx context.Context, s string, o client.WatchOptions) common.WatchHandle {
+	b.rec("watch " + s)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	ch, ok := b.Watches[s]
+	if !ok {
+		ch = make(chan client.SandboxEvent, 1024)
+		b.Watches[s] = ch
+	}
+	return common.WatchHandle{Events: ch, SetFocused: func(bool) {}}
+}
+
+// CreateTerminal returns terminal t9.
+func (b *Bridge) CreateTerminal(ctx context.Context, s string, r client.TerminalRequest) (client.Terminal, error) {
+	b.rec("terminal " + s)
+	return client.Terminal{ID: "t9", PID: 9, Command: r.Argv, Status: "running"}, nil
+}
+
+// ConnectTerminal always fails: terminal panes are tested in their own package.
+func (b *Bridge) ConnectTerminal(ctx context.Context, s, t string, cols, rows int) (common.TermConn, error) {
+	b.rec("connect " + t)
+	return nil, errors.New("no terminals in the fake bridge")
+}
+
+// Called reports whether a call with this prefix was made.
+func (b *Bridge) Called(prefix string) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, c := range b.Calls {
+		if strings.HasPrefix(c, prefix) {
+			return true
+		}
+	}
+	return false
+}
+
+// Context returns a shared context at w×h with plain styles, default keys, the fixed clock and
+// temporary state and cache directories.
+func Context(t testing.TB, br common.Bridge, w, h int) *common.Context {
+	p, err := themes.Builtin("dark")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &common.Context{
+		Width: w, Height: h,
+		Styles:      themes.New(p, themes.AsciiRenderer()),
+		Keys:        keymap.New(),
+		Bridge:      br,
+		BridgeLabel: "http://127.0.0.1:7681",
+		BridgeURL:   "http://127.0.0.1:7681",
+		Local:       true,
+		StateDir:    t.TempDir(),
+		CacheDir:    t.TempDir(),
+		Ctx:         context.Background(),
+		Now:         func() time.Time { return T0 },
+	}
+}
+
+// Golden compares got with testdata/<name>.golden, rewriting it when update is set. Trailing
+// spaces are kept: the view's exact width matters.
+func Golden(t testing.TB, name, got string, update bool) {
+	t.Helper()
+	path := filepath.Join("testdata", name+".golden")
+	if update {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%s: %v (run with -update to create it)", path, err)
+	}
+	if string(want) != got {
+		t.Errorf("%s differs (run with -update after checking):\n--- got ---\n%s\n--- want ---\n%s", path, got, want)
+	}
+	if strings.Contains(got, "\x1b") {
+		t.Errorf("%s: view holds escape sequences under the ASCII profile", name)
+	}
+}

@@ -1,0 +1,150 @@
+package logbuf
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/charmbracelet/x/ansi"
+
+	"sandscope/client"
+)
+
+// genChunk makes about size bytes of realistic output: lines of 80–200 bytes, some coloured, some
+// with tabs, cut at a non-line boundary so chunks end mid-line like real streams.
+func genChunk(r *rand.Rand, size int, seq *int) []byte {
+	var sb strings.Builder
+	for sb.Len() < size {
+		*seq++
+		n := 80 + r.IntN(121)
+		head := fmt.Sprintf("%06d ", *seq)
+		switch r.IntN(8) {
+		case 0:
+			head += "\x1b[32mINFO\x1b[0m "
+		case 1:
+			head += "\x1b[1;31mERROR\x1b[0m\t"
+		}
+		sb.WriteString(head)
+		for k := len(head); k < n; k++ {
+			sb.WriteByte(byte('a' + (k*7+*seq)%26))
+			if k%9 == 0 {
+				sb.WriteByte(' ')
+				k++
+			}
+		}
+		sb.WriteByte('\n')
+	}
+	return []byte(sb.String())
+}
+
+// TestMain closes the frame benchmark's shared buffers (kept across benchmark rounds because
+// filling a million lines is setup, not what is measured).
+func TestMain(m *testing.M) {
+	code := m.Run()
+	for _, b := range []*Buffer{frameSmall, frameBig} {
+		if b != nil {
+			b.Close()
+		}
+	}
+	os.Exit(code)
+}
+
+// fill appends lines until the buffer holds at least n entries.
+func fill(tb testing.TB, n int) *Buffer {
+	b, err := New(Options{Dir: os.TempDir()})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	seq := 0
+	chunk := genChunk(r, 1<<20, &seq)
+	for i := 0; b.Len() < n; i++ {
+		// Deliver in uneven pieces so lines straddle chunks.
+		for off := 0; off < len(chunk) && b.Len() < n; {
+			end := min(len(chunk), off+4096+(i*131+off)%8192)
+			b.AddData("", client.Stdout, chunk[off:end], fmt.Sprintf("c%d-%d", i, off), time.Unix(int64(i), 0))
+			off = end
+		}
+	}
+	return b
+}
+
+// frame renders the visible window the way the log view does: a gutter and each line cut to the
+// width.
+func frame(b *Buffer, from, height, width int, sb *strings.Builder) {
+	sb.Reset()
+	for _, l := range b.Lines(from, height) {
+		fmt.Fprintf(sb, "%7d ", from)
+		sb.WriteString(ansi.Truncate(l.Text, width-8, "…"))
+		sb.WriteByte('\n')
+		from++
+	}
+}
+
+var (
+	frameOnce            sync.Once
+	frameSmall, frameBig *Buffer
+)
+
+// BenchmarkFrame measures one frame (48 lines at 160 columns via Lines) with 1,000 and with
+// 1,000,000 lines buffered, in the same run, at the tail (following) and scrolled back into spilled
+// history; it reports both costs and the ratios (budget: 1M/1k ≤ 1.2).
+func BenchmarkFrame(b *testing.B) {
+	frameOnce.Do(func() {
+		start := time.Now()
+		frameSmall = fill(b, 1000)
+		frameBig = fill(b, 1000000)
+		b.Logf("setup: %v (1M lines, %d spilled)", time.Since(start), frameBig.memBase)
+	})
+	const h, w = 48, 160
+	var sb strings.Builder
+	var tSmall, tBig, sSmall, sBig time.Duration
+	ns, nb := frameSmall.Len(), frameBig.Len()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		t := time.Now()
+		frame(frameSmall, ns-h, h, w, &sb)
+		t1 := time.Now()
+		frame(frameBig, nb-h, h, w, &sb)
+		t2 := time.Now()
+		// Scrolled back: small buffer mid-way, big buffer deep in spilled history (page-aligned
+		// windows move by a few lines per frame, as when a user scrolls).
+		frame(frameSmall, 400+i%64, h, w, &sb)
+		t3 := time.Now()
+		frame(frameBig, 400000+i%64, h, w, &sb)
+		t4 := time.Now()
+		tSmall += t1.Sub(t)
+		tBig += t2.Sub(t1)
+		sSmall += t3.Sub(t2)
+		sBig += t4.Sub(t3)
+	}
+	n := float64(b.N)
+	b.ReportMetric(float64(tSmall.Nanoseconds())/n, "ns/frame-1k")
+	b.ReportMetric(float64(tBig.Nanoseconds())/n, "ns/frame-1M")
+	b.ReportMetric(float64(tBig)/float64(tSmall), "ratio-tail")
+	b.ReportMetric(float64(sBig)/float64(sSmall), "ratio-scrolled")
+}
+
+// BenchmarkIngest measures AddData throughput on realistic output (lines spill to disk as they
+// would in a long follow).
+func BenchmarkIngest(b *testing.B) {
+	r := rand.New(rand.NewPCG(3, 4))
+	seq := 0
+	chunk := genChunk(r, 1<<20, &seq)
+	buf, err := New(Options{Dir: b.TempDir()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer buf.Close()
+	b.SetBytes(int64(len(chunk)))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		for off := 0; off < len(chunk); off += 16384 {
+			buf.AddData("", client.Stdout, chunk[off:min(off+16384, len(chunk))], "c", time.Time{})
+		}
+	}
+}

@@ -1,0 +1,107 @@
+package logbuf
+
+import (
+	"fmt"
+	"strings"
+
+	"sandscope/client"
+)
+
+// Describe is the marker text Append uses for an event: what happened, in the product's words.
+func Describe(ev client.LogEvent) string {
+	why := func(prefix string) string {
+		r := ev.Reason
+		if r == "" && ev.Err != nil {
+			r = ev.Err.Error()
+		}
+		if r == "" {
+			return prefix
+		}
+		return prefix + ": " + r
+	}
+	switch ev.Kind {
+	case client.Data:
+		return fmt.Sprintf("%d bytes of %s", len(ev.Data), ev.Stream)
+	case client.Gap:
+		s := "GAP"
+		if g := ev.Gap; g != nil {
+			switch g.Reason {
+			case client.GapTruncated:
+				s += ": output evicted by the bridge"
+			case client.GapInvalidCursor:
+				s += ": resume cursor rejected, restarted from the oldest retained output"
+			case client.GapRestarted:
+				s += ": stream restarted from the beginning"
+			}
+			switch {
+			case g.Bytes > 0:
+				s += fmt.Sprintf(" (%d bytes missing)", g.Bytes)
+			case g.Bytes < 0:
+				s += " (amount missing unknown)"
+			}
+		}
+		if ev.Reason != "" {
+			s += " — " + ev.Reason
+		}
+		return s
+	case client.Interrupted:
+		return why("INTERRUPTED")
+	case client.Reconnecting:
+		return fmt.Sprintf("RECONNECTING (attempt %d)", ev.Attempt)
+	case client.Resumed:
+		if ev.Attempt > 0 {
+			return fmt.Sprintf("RESUMED after %d attempt(s), no gap", ev.Attempt)
+		}
+		return "RESUMED, no gap"
+	case client.Quiet:
+		return "QUIET: no output; status says running"
+	case client.SuspectEnd:
+		return why("SUSPECT END: the stream ended but status still says running; still following")
+	case client.Ended:
+		return "ENDED: " + endState(ev.Status)
+	case client.Lost:
+		s := "LOST: the process is gone"
+		if l := ev.Loss; l != nil {
+			var parts []string
+			if l.Lookup != "" {
+				parts = append(parts, l.Lookup)
+			}
+			if l.SandboxRunning != nil && !*l.SandboxRunning {
+				parts = append(parts, "sandbox stopped")
+			} else if l.Incarnation > 0 {
+				inc := fmt.Sprintf("sandbox now in incarnation %d", l.Incarnation)
+				if l.Previous > 0 {
+					inc += fmt.Sprintf(" (was %d)", l.Previous)
+				}
+				if l.Inferred {
+					inc += ", inferred"
+				}
+				parts = append(parts, inc)
+			}
+			if len(parts) > 0 {
+				s += " (" + strings.Join(parts, "; ") + ")"
+			}
+		}
+		return s
+	case client.Failed:
+		return why("FOLLOW FAILED")
+	}
+	return ev.Kind.String()
+}
+
+func endState(p *client.Process) string {
+	if p == nil {
+		return "confirmed"
+	}
+	switch {
+	case p.Error != nil:
+		return fmt.Sprintf("error %s: %s", p.Error.Code, p.Error.Message)
+	case p.Exit == nil:
+		return p.State
+	case p.Exit.TimedOut:
+		return fmt.Sprintf("timed out (exit %d)", p.Exit.Code)
+	case p.Exit.Signal != 0:
+		return fmt.Sprintf("killed by signal %d", p.Exit.Signal)
+	}
+	return fmt.Sprintf("exit %d", p.Exit.Code)
+}

@@ -1,0 +1,271 @@
+package logview
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/charmbracelet/bubbles/key"
+	"github.com/charmbracelet/bubbles/textinput"
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/muesli/termenv"
+
+	"sandscope/client"
+	"sandscope/keymap"
+	"sandscope/ui/common"
+	"sandscope/ui/logbuf"
+)
+
+// State is a followed stream's state as the status line shows it.
+type State int
+
+const (
+	Connecting State = iota
+	Live
+	Quiet
+	Reconnecting
+	SuspectEnd
+	Ended
+	Lost
+	Failed
+)
+
+// source is one followed process.
+type source struct {
+	name   string // the label in the buffer and the prefix ("p1", or "p1#1" when stale duplicates)
+	target common.LogTarget
+	ch     <-chan client.LogEvent
+	cancel context.CancelFunc
+	done   bool
+
+	state     State
+	since     time.Time // when the state began
+	checkedAt time.Time // last status lookup (Quiet, SuspectEnd)
+	attempt   int
+	cursor    string
+	bytes     int64
+	endLabel  string // Ended: the confirmed ending ("EXITED 0"); Lost/Failed: why
+	endBadge  int
+	rateBytes int64 // bytes since the last rate tick
+	rate      float64
+	lastData  time.Time
+	reason    string
+}
+
+// Model is the log view.
+type Model struct {
+	ctx     *common.Context
+	sources []*source
+	buf     *logbuf.Buffer
+	bufErr  error
+	gen     int
+	width   int
+	height  int
+
+	offset int  // first visible entry (a filter position when a filter is active)
+	follow bool // keep the newest line in view
+	stamps bool
+	wrap   bool
+	jsonl  bool
+
+	input     textinput.Model
+	inputMode string // "", "search", "filter"
+
+	query     string
+	match     int // entry index of the current match, -1 none
+	searchID  int
+	searching bool
+
+	filterText string
+	filter     *logbuf.Filter
+
+	dialog     *common.Dialog
+	quietAfter time.Duration
+	plain      bool
+	note       string // last message of the view itself (saved, copied, not found)
+	closed     bool
+}
+
+// Options tunes a log view.
+type Options struct {
+	MemLines   int           // lines kept in memory (logbuf default when 0)
+	QuietAfter time.Duration // passed to the follower
+}
+
+// New makes a log view over targets and creates its buffer; Init starts following.
+func New(ctx *common.Context, targets []common.LogTarget, o Options) *Model {
+	m := &Model{ctx: ctx, follow: true, match: -1}
+	m.input = textinput.New()
+	m.input.Prompt = ""
+	m.input.CharLimit = 512
+	buf, err := logbuf.New(logbuf.Options{Dir: ctx.CacheDir, MemLines: o.MemLines})
+	m.buf, m.bufErr = buf, err
+	names := map[string]int{}
+	var ids []string
+	for _, t := range targets {
+		names[t.Process.ID]++
+		ids = append(ids, t.Process.ID)
+	}
+	short := shortNames(ids)
+	for _, t := range targets {
+		name := common.SanitizeText(short[t.Process.ID])
+		if names[t.Process.ID] > 1 && t.Incarnation > 0 {
+			name = fmt.Sprintf("%s#%d", name, t.Incarnation)
+		}
+		m.sources = append(m.sources, &source{name: name, target: t, since: ctx.Clock()})
+	}
+	m.quietAfter = o.QuietAfter
+	// with no colour (NO_COLOR, a dumb terminal) the process's own SGR colours go too
+	m.plain = ctx.Styles.Renderer.ColorProfile() == termenv.Ascii
+	return m
+}
+
+// Init starts a follower per target and the status tick.
+func (m *Model) Init() tea.Cmd {
+	if m.buf == nil {
+		return nil
+	}
+	m.gen++
+	var cmds []tea.Cmd
+	for i, s := range m.sources {
+		if s.target.Stale || s.target.Lost {
+			why := fmt.Sprintf("this process belongs to incarnation #%d, an earlier container: the bridge may no longer have its log", s.target.Incarnation)
+			if s.target.Lost {
+				why = "this process was lost with its container: the bridge may no longer have its log"
+			}
+			m.buf.AddMarker(s.name, logbuf.Note, why, "", m.ctx.Clock())
+		}
+		if m.ctx.Bridge == nil {
+			continue
+		}
+		ctx, cancel := context.WithCancel(m.ctx.BaseCtx())
+		s.cancel = cancel
+		s.ch = m.ctx.Bridge.Follow(ctx, s.target.Sandbox, s.target.Process.ID, client.FollowOptions{QuietAfter: m.quietAfter})
+		cmds = append(cmds, waitForLog(m, s.ch, i, m.gen))
+	}
+	cmds = append(cmds, m.tick())
+	return tea.Batch(cmds...)
+}
+
+// Close stops every follower and removes the buffer's files.
+func (m *Model) Close() {
+	m.closed = true
+	for _, s := range m.sources {
+		if s.cancel != nil {
+			s.cancel()
+		}
+	}
+	if m.buf != nil {
+		m.buf.Close()
+	}
+}
+
+// SetSize sets the view's area.
+func (m *Model) SetSize(w, h int) { m.width, m.height = w, h }
+
+// Capturing reports whether an input field or dialog takes every key.
+func (m *Model) Capturing() bool { return m.inputMode != "" || m.dialog != nil }
+
+// Attached counts followers still running.
+func (m *Model) Attached() int {
+	n := 0
+	for _, s := range m.sources {
+		if s.cancel != nil && !s.done {
+			n++
+		}
+	}
+	return n
+}
+
+// ShortHelp is the one-line help.
+func (m *Model) ShortHelp() []key.Binding { return m.ctx.Keys.ShortHelp(keymap.Logs) }
+
+// FullHelp is the help overlay.
+func (m *Model) FullHelp() [][]key.Binding { return m.ctx.Keys.FullHelp(keymap.Logs) }
+
+// logBatchMsg carries a batch of events from one follower.
+type logBatchMsg struct {
+	owner  *Model
+	src    int
+	gen    int
+	events []client.LogEvent
+	closed bool
+}
+
+// waitForLog drains a follower: everything already queued is one message, so a flood of output is
+// one update per frame.
+func waitForLog(owner *Model, ch <-chan client.LogEvent, src, gen int) tea.Cmd {
+	return func() tea.Msg {
+		ev, ok := <-ch
+		if !ok {
+			return logBatchMsg{owner: owner, src: src, gen: gen, closed: true}
+		}
+		batch := []client.LogEvent{ev}
+		for len(batch) < 4096 {
+			select {
+			case ev, ok := <-ch:
+				if !ok {
+					return logBatchMsg{owner: owner, src: src, gen: gen, events: batch, closed: true}
+				}
+				batch = append(batch, ev)
+			default:
+				return logBatchMsg{owner: owner, src: src, gen: gen, events: batch}
+			}
+		}
+		return logBatchMsg{owner: owner, src: src, gen: gen, events: batch}
+	}
+}
+
+type tickMsg struct {
+	owner *Model
+	gen   int
+}
+
+func (m *Model) tick() tea.Cmd {
+	gen := m.gen
+	return tea.Tick(time.Second, func(time.Time) tea.Msg { return tickMsg{owner: m, gen: gen} })
+}
+
+type searchMsg struct {
+	owner *Model
+	id    int
+	index int
+	err   error
+}
+
+type filterMsg struct {
+	owner  *Model
+	f      *logbuf.Filter
+	caught bool
+	err    error
+}
+
+type savedMsg struct {
+	owner *Model
+	path  string
+	bytes int64
+	err   error
+}
+
+// shortNames gives each process ID the shortest prefix of at least 8 characters that tells it
+// apart from the others (bridge IDs are often UUIDs; prefixes keep the log readable).
+func shortNames(ids []string) map[string]string {
+	out := map[string]string{}
+	for _, id := range ids {
+		n := min(8, len(id))
+		for ; n < len(id); n++ {
+			unique := true
+			for _, other := range ids {
+				if other != id && len(other) >= n && other[:n] == id[:n] {
+					unique = false
+					break
+				}
+			}
+			if unique {
+				break
+			}
+		}
+		out[id] = id[:n]
+	}
+	return out
+}

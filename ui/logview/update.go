@@ -1,0 +1,547 @@
+package logview
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+
+	"sandscope/client"
+	"sandscope/themes"
+	"sandscope/ui/common"
+	"sandscope/ui/logbuf"
+)
+
+// Update handles follower batches, ticks, keys and the answers of searches, filters and saves.
+func (m *Model) Update(msg tea.Msg) (common.Component, tea.Cmd) {
+	switch msg := msg.(type) {
+	case logBatchMsg:
+		if msg.owner != m || msg.gen != m.gen || m.closed || msg.src < 0 || msg.src >= len(m.sources) {
+			return m, nil
+		}
+		s := m.sources[msg.src]
+		m.ingest(s, msg.events)
+		var cmds []tea.Cmd
+		if m.filter != nil {
+			cmds = append(cmds, m.updateFilter(m.filter))
+		}
+		if msg.closed {
+			s.done = true
+			if s.state < Ended {
+				// the follower stopped without a final word: nothing confirms an ending
+				s.state, s.since = Failed, m.ctx.Clock()
+				s.endLabel = "stream closed without a confirmed ending"
+				m.buf.AddMarker(s.name, logbuf.Failed, "FOLLOW STOPPED: the stream closed without a confirmed ending", s.cursor, m.ctx.Clock())
+			}
+		} else {
+			cmds = append(cmds, waitForLog(m, s.ch, msg.src, m.gen))
+		}
+		return m, tea.Batch(cmds...)
+	case tickMsg:
+		if msg.owner != m || msg.gen != m.gen || m.closed {
+			return m, nil
+		}
+		for _, s := range m.sources {
+			s.rate = float64(s.rateBytes)
+			s.rateBytes = 0
+		}
+		return m, m.tick()
+	case searchMsg:
+		if msg.owner != m || msg.id != m.searchID {
+			return m, nil
+		}
+		m.searching = false
+		switch {
+		case msg.err != nil && !errors.Is(msg.err, context.Canceled):
+			m.note = "search failed: " + msg.err.Error()
+		case msg.index < 0:
+			m.note = fmt.Sprintf("%q not found", m.query)
+		default:
+			m.match = msg.index
+			m.note = ""
+			m.show(msg.index)
+		}
+		return m, nil
+	case filterMsg:
+		if msg.owner != m || msg.f != m.filter {
+			return m, nil
+		}
+		if msg.err != nil {
+			m.note = "filter failed: " + msg.err.Error()
+			return m, nil
+		}
+		if !msg.caught {
+			return m, m.updateFilter(msg.f)
+		}
+		return m, nil
+	case savedMsg:
+		if msg.owner != m {
+			return m, nil
+		}
+		if msg.err != nil {
+			return m, status(common.Error, "save: "+msg.err.Error())
+		}
+		m.note = fmt.Sprintf("saved %s of raw output to %s", common.Bytes(msg.bytes), msg.path)
+		return m, status(common.Info, m.note)
+	case tea.MouseMsg:
+		if m.dialog == nil && m.inputMode == "" {
+			switch msg.Button {
+			case tea.MouseButtonWheelUp:
+				m.scroll(-3)
+			case tea.MouseButtonWheelDown:
+				m.scroll(3)
+			}
+		}
+		return m, nil
+	case tea.KeyMsg:
+		if m.dialog != nil {
+			res, cmd := m.dialog.Update(msg, m.ctx.Keys)
+			if res != nil {
+				m.dialog = nil
+				return m, tea.Batch(cmd, m.answer(res))
+			}
+			return m, cmd
+		}
+		if m.inputMode != "" {
+			return m, m.inputKey(msg)
+		}
+		return m, m.key(msg)
+	}
+	if m.inputMode != "" {
+		var cmd tea.Cmd
+		m.input, cmd = m.input.Update(msg)
+		return m, cmd
+	}
+	if m.dialog != nil {
+		_, cmd := m.dialog.Update(msg, m.ctx.Keys)
+		return m, cmd
+	}
+	return m, nil
+}
+
+// ingest appends a batch to the buffer and folds it into the source's stream state.
+func (m *Model) ingest(s *source, evs []client.LogEvent) {
+	if m.buf == nil {
+		return
+	}
+	m.buf.Append(s.name, evs...)
+	now := m.ctx.Clock()
+	for i := range evs {
+		ev := &evs[i]
+		if ev.Cursor != "" {
+			s.cursor = ev.Cursor
+		}
+		set := func(st State) {
+			if s.state != st {
+				s.state, s.since = st, now
+			}
+		}
+		switch ev.Kind {
+		case client.Data:
+			s.bytes += int64(len(ev.Data))
+			s.rateBytes += int64(len(ev.Data))
+			s.lastData = now
+			if s.state != Ended && s.state != Lost && s.state != Failed {
+				set(Live)
+			}
+		case client.Gap, client.Resumed:
+			set(Live)
+			s.attempt = 0
+		case client.Interrupted:
+			set(Reconnecting)
+			s.reason = ev.Reason
+			if s.reason == "" && ev.Err != nil {
+				s.reason = ev.Err.Error()
+			}
+		case client.Reconnecting:
+			set(Reconnecting)
+			s.attempt = ev.Attempt
+		case client.Quiet:
+			set(Quiet)
+			s.checkedAt = ev.Time
+			if s.checkedAt.IsZero() {
+				s.checkedAt = now
+			}
+		case client.SuspectEnd:
+			set(SuspectEnd)
+			s.checkedAt = ev.Time
+			s.reason = ev.Reason
+		case client.Ended:
+			set(Ended)
+			s.endLabel, s.endBadge = "exit not reported", int(themes.BadgeEnded)
+			if ev.Status != nil {
+				if b, label, ok := common.ExitLabel(ev.Status.State, ev.Status.Exit, ev.Status.Error); ok {
+					s.endLabel, s.endBadge = label, int(b)
+				}
+			}
+			s.done = true
+		case client.Lost:
+			set(Lost)
+			s.endLabel = lossText(ev.Loss)
+			s.done = true
+		case client.Failed:
+			set(Failed)
+			s.reason = ev.Reason
+			if s.reason == "" && ev.Err != nil {
+				s.reason = ev.Err.Error()
+			}
+			s.done = true
+		}
+	}
+}
+
+// lossText says where a lost process went, from the evidence.
+func lossText(l *client.LossEvidence) string {
+	if l == nil {
+		return "gone with its container"
+	}
+	var parts []string
+	if l.SandboxRunning != nil && !*l.SandboxRunning {
+		parts = append(parts, "sandbox now stopped")
+	} else if l.Incarnation > 0 {
+		s := fmt.Sprintf("sandbox now runs incarnation #%d", l.Incarnation)
+		if l.Inferred {
+			s += " (inferred)"
+		}
+		parts = append(parts, s)
+	}
+	if l.Lookup != "" {
+		parts = append(parts, common.SanitizeText(l.Lookup))
+	}
+	if len(parts) == 0 {
+		return "gone with its container"
+	}
+	return strings.Join(parts, "; ")
+}
+
+// total is the number of entries the view scrolls over (filter matches when filtering).
+func (m *Model) total() int {
+	if m.buf == nil {
+		return 0
+	}
+	if m.filter != nil {
+		return m.filter.Len()
+	}
+	return m.buf.Len()
+}
+
+func (m *Model) bodyHeight() int { return max(m.height-3, 1) }
+
+func (m *Model) scroll(d int) {
+	if m.follow && d < 0 {
+		m.offset = m.bottomOffset()
+	}
+	m.offset += d
+	m.clampOffset()
+	m.follow = m.offset >= m.bottomOffset() && d > 0
+}
+
+func (m *Model) bottomOffset() int { return max(m.total()-m.bodyHeight(), 0) }
+
+func (m *Model) clampOffset() {
+	if m.offset > m.bottomOffset() {
+		m.offset = m.bottomOffset()
+	}
+	if m.offset < 0 {
+		m.offset = 0
+	}
+}
+
+// show brings entry index i (a buffer index) into view, a few lines from the top, and stops
+// following.
+func (m *Model) show(i int) {
+	if m.filter != nil {
+		i = m.filter.Position(i)
+	}
+	m.follow = false
+	m.offset = i - m.bodyHeight()/3
+	m.clampOffset()
+}
+
+// topIndex is the buffer index of the first visible entry.
+func (m *Model) topIndex() int {
+	off := m.offset
+	if m.follow {
+		off = m.bottomOffset()
+	}
+	if m.filter != nil {
+		return m.filter.Index(off)
+	}
+	return off
+}
+
+func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
+	k := m.ctx.Keys
+	switch {
+	case key.Matches(msg, k.Up):
+		m.scroll(-1)
+	case key.Matches(msg, k.Down):
+		m.scroll(1)
+	case key.Matches(msg, k.PageUp):
+		m.scroll(-m.bodyHeight())
+	case key.Matches(msg, k.PageDown):
+		m.scroll(m.bodyHeight())
+	case key.Matches(msg, k.Top):
+		m.follow, m.offset, m.match = false, 0, -1
+	case key.Matches(msg, k.Bottom):
+		m.follow, m.match = true, -1
+		m.offset = m.bottomOffset()
+	case key.Matches(msg, k.Follow):
+		m.follow = !m.follow
+		if !m.follow {
+			m.offset = m.bottomOffset()
+		}
+	case key.Matches(msg, k.Timestamps):
+		m.stamps = !m.stamps
+	case key.Matches(msg, k.Wrap):
+		m.wrap = !m.wrap
+	case key.Matches(msg, k.JSONL):
+		m.jsonl = !m.jsonl
+	case key.Matches(msg, k.Search):
+		m.openInput("search", m.query)
+	case key.Matches(msg, k.Filter):
+		m.openInput("filter", m.filterText)
+	case key.Matches(msg, k.NextMatch):
+		return m.search(m.query, m.nextFrom(logbuf.Forward), logbuf.Forward)
+	case key.Matches(msg, k.PrevMatch):
+		return m.search(m.query, m.nextFrom(logbuf.Backward), logbuf.Backward)
+	case key.Matches(msg, k.NextMarker), key.Matches(msg, k.PrevMarker):
+		if m.buf == nil {
+			return nil
+		}
+		base := m.match
+		if base < 0 {
+			base = m.topIndex() - 1
+		}
+		dir, from := logbuf.Forward, base+1
+		if key.Matches(msg, k.PrevMarker) {
+			if m.match < 0 {
+				base = m.topIndex() + m.bodyHeight()
+			}
+			dir, from = logbuf.Backward, base-1
+		}
+		if i := m.buf.NextMarker(from, dir); i >= 0 {
+			m.match = i
+			m.show(i)
+			m.note = ""
+		} else {
+			m.note = "no more markers that way"
+		}
+	case key.Matches(msg, k.Save):
+		name := "sandscope"
+		if len(m.sources) == 1 {
+			name += "-" + m.sources[0].name
+		}
+		def := filepath.Join(".", fmt.Sprintf("%s-%s.log", name, m.ctx.Clock().Format("20060102-150405")))
+		m.dialog = common.NewForm("save", "Save raw output", []string{"File"}, []string{def}, nil)
+		m.dialog.Text = "Every byte received, stdout and stderr in arrival order, from the first byte."
+	case key.Matches(msg, k.CopyCursor):
+		return m.copyCursor()
+	}
+	return nil
+}
+
+func (m *Model) nextFrom(dir logbuf.Direction) int {
+	base := m.match
+	if base < 0 {
+		base = m.topIndex()
+		if dir == logbuf.Forward {
+			return base
+		}
+		return base
+	}
+	return base + int(dir)
+}
+
+func (m *Model) openInput(mode, value string) {
+	m.inputMode = mode
+	m.input.SetValue(value)
+	m.input.CursorEnd()
+	m.input.Focus()
+}
+
+func (m *Model) inputKey(msg tea.KeyMsg) tea.Cmd {
+	k := m.ctx.Keys
+	switch {
+	case key.Matches(msg, k.Confirm):
+		mode, val := m.inputMode, m.input.Value()
+		m.inputMode = ""
+		m.input.Blur()
+		if mode == "search" {
+			m.query, m.match = val, -1
+			if val == "" {
+				return nil
+			}
+			return m.search(val, m.topIndex(), logbuf.Forward)
+		}
+		return m.setFilter(val)
+	case key.Matches(msg, k.Cancel):
+		m.inputMode = ""
+		m.input.Blur()
+		return nil
+	}
+	var cmd tea.Cmd
+	m.input, cmd = m.input.Update(msg)
+	return cmd
+}
+
+// search looks for q from buffer index from, off the UI goroutine.
+func (m *Model) search(q string, from int, dir logbuf.Direction) tea.Cmd {
+	if q == "" || m.buf == nil {
+		if q == "" {
+			m.note = "no search yet: press " + m.ctx.Keys.Search.Help().Key
+		}
+		return nil
+	}
+	m.searchID++
+	m.searching = true
+	id, buf, base := m.searchID, m.buf, m.ctx.BaseCtx()
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(base, time.Minute)
+		defer cancel()
+		i, err := buf.Search(ctx, logbuf.Query{Text: q, IgnoreCase: true}, from, dir)
+		return searchMsg{owner: m, id: id, index: i, err: err}
+	}
+}
+
+func (m *Model) setFilter(text string) tea.Cmd {
+	top := m.topIndex()
+	m.filterText = text
+	if text == "" || m.buf == nil {
+		m.filter = nil
+		m.offset = top
+		m.clampOffset()
+		return nil
+	}
+	q := logbuf.Query{Text: text, IgnoreCase: true}
+	// markers stay visible in a filtered view: they explain what the filtered lines went through
+	f := m.buf.NewFilter(func(l logbuf.Line) bool { return l.IsMarker() || q.Match(l) })
+	m.filter = f
+	// the first pass runs here so the view is right at once for small logs; the rest continues in
+	// commands
+	caught, _ := f.Update(m.ctx.BaseCtx(), 20000)
+	m.offset = f.Position(top)
+	m.clampOffset()
+	if !caught {
+		return m.updateFilter(f)
+	}
+	return nil
+}
+
+func (m *Model) updateFilter(f *logbuf.Filter) tea.Cmd {
+	base := m.ctx.BaseCtx()
+	return func() tea.Msg {
+		caught, err := f.Update(base, 200000)
+		return filterMsg{owner: m, f: f, caught: caught, err: err}
+	}
+}
+
+func (m *Model) answer(res *common.DialogResult) tea.Cmd {
+	if !res.OK || res.ID != "save" || m.buf == nil {
+		return nil
+	}
+	path := ""
+	if len(res.Values) > 0 {
+		path = strings.TrimSpace(res.Values[0])
+	}
+	if path == "" {
+		return status(common.Error, "save: a file name is required")
+	}
+	buf := m.buf
+	return func() tea.Msg {
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if err != nil {
+			return savedMsg{owner: m, path: path, err: fmt.Errorf("%s: %w", path, err)}
+		}
+		cw := &countWriter{w: f}
+		err = buf.SaveRaw(cw)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return savedMsg{owner: m, path: path, err: fmt.Errorf("%s: %w", path, err)}
+		}
+		return savedMsg{owner: m, path: path, bytes: cw.n}
+	}
+}
+
+type countWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// copyCursor copies the live cursor of the first source (or of the visible line's source) to the
+// clipboard with OSC 52, only because the user asked, and shows it in full.
+func (m *Model) copyCursor() tea.Cmd {
+	if len(m.sources) == 0 {
+		return nil
+	}
+	s := m.sources[0]
+	if m.buf != nil && len(m.sources) > 1 {
+		if l, ok := m.buf.Line(m.topIndex()); ok {
+			for _, x := range m.sources {
+				if x.name == l.Source {
+					s = x
+				}
+			}
+		}
+	}
+	if s.cursor == "" {
+		m.note = "no cursor yet: nothing delivered"
+		return nil
+	}
+	text := fmt.Sprintf("cursor of %s: %s", s.name, s.cursor)
+	if m.ctx.Clipboard == nil {
+		m.note = text + " (no clipboard on this terminal)"
+		return status(common.Info, m.note)
+	}
+	if err := m.ctx.Clipboard(s.cursor); err != nil {
+		m.note = text + " (clipboard failed: " + err.Error() + ")"
+		return status(common.Warn, m.note)
+	}
+	m.note = text + " — copied (OSC 52)"
+	return status(common.Info, m.note)
+}
+
+// badgeOf maps a stream state to its badge.
+func badgeOf(s *source) (themes.Badge, string) {
+	switch s.state {
+	case Live:
+		return themes.BadgeLive, "LIVE"
+	case Quiet:
+		return themes.BadgeQuiet, "QUIET"
+	case Reconnecting:
+		if s.attempt > 0 {
+			return themes.BadgeReconnecting, fmt.Sprintf("RECONNECTING %d", s.attempt)
+		}
+		return themes.BadgeReconnecting, "INTERRUPTED"
+	case SuspectEnd:
+		return themes.BadgeSuspectEnd, "SUSPECT END"
+	case Ended:
+		return themes.Badge(s.endBadge), "ENDED (" + s.endLabel + ")"
+	case Lost:
+		return themes.BadgeLost, "LOST"
+	case Failed:
+		return themes.BadgeFailed, "FAILED"
+	}
+	return themes.BadgeConnecting, "CONNECTING"
+}
+
+func msgCmd(msg tea.Msg) tea.Cmd { return func() tea.Msg { return msg } }
+
+func status(l common.Level, text string) tea.Cmd {
+	return msgCmd(common.StatusMsg{Level: l, Text: text})
+}

@@ -1,0 +1,178 @@
+package ui
+
+import (
+	"errors"
+	"flag"
+	"strings"
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"sandscope/client"
+	"sandscope/themes"
+	"sandscope/ui/common"
+	"sandscope/ui/internal/uitest"
+	"sandscope/ui/logview"
+	"sandscope/ui/sandbox"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+const wait = 50 * time.Millisecond
+
+func newRoot(t *testing.T, br *uitest.Bridge) *Model {
+	t.Helper()
+	p, _ := themes.Builtin("dark")
+	m, err := New(Options{
+		Bridge:      br,
+		BridgeLabel: "http://127.0.0.1:7681 (embedded)",
+		BridgeURL:   "local:/tmp/x",
+		Local:       true,
+		StateDir:    t.TempDir(),
+		CacheDir:    t.TempDir(),
+		Styles:      themes.New(p, themes.AsciiRenderer()),
+		Now:         func() time.Time { return uitest.T0 },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(m.Close)
+	m.Update(tea.WindowSizeMsg{Width: 100, Height: 30})
+	return m
+}
+
+// step sends msg and feeds back what its commands yield within the wait (one level per call).
+func step(m *Model, msg tea.Msg, depth int) {
+	_, cmd := m.Update(msg)
+	if depth == 0 {
+		return
+	}
+	for _, out := range uitest.Exec(cmd, wait) {
+		step(m, out, depth-1)
+	}
+}
+
+func TestGoldenRootSandboxes(t *testing.T) {
+	br := uitest.NewBridge()
+	br.Sandboxes = []client.SandboxInfo{{ID: "abcdefghijklmnopqrstuvwx", Running: true, Incarnation: 2, Processes: 1, CreatedAt: uitest.T0}}
+	m := newRoot(t, br)
+	for _, msg := range uitest.Exec(m.Init(), wait) {
+		step(m, msg, 2)
+	}
+	v := m.View()
+	if !strings.Contains(v, "local bridge http://127.0.0.1:7681 (embedded)") {
+		t.Fatalf("header lacks the bridge:\n%s", v)
+	}
+	uitest.Golden(t, "root_sandboxes", v, *update)
+
+	step(m, uitest.Key("?"), 0)
+	v = m.View()
+	for _, want := range []string{"create sandbox", "add sandbox by ID", "forget sandbox", "replace container (local)", "toggle help"} {
+		if !strings.Contains(v, want) {
+			t.Errorf("help overlay lacks %q", want)
+		}
+	}
+	uitest.Golden(t, "root_help", v, *update)
+	step(m, uitest.Key("esc"), 0)
+	if m.help {
+		t.Fatal("esc did not close help")
+	}
+}
+
+func TestOpenSandboxThenLogsThenBack(t *testing.T) {
+	br := uitest.NewBridge()
+	m := newRoot(t, br)
+	step(m, common.OpenSandboxMsg{ID: "sandboxaaaa"}, 0)
+	if _, ok := m.top().(*sandbox.Model); !ok || !br.Called("watch sandboxaaaa") {
+		t.Fatal("sandbox screen not opened with a watcher")
+	}
+	step(m, common.OpenLogsMsg{Targets: []common.LogTarget{{Sandbox: "sandboxaaaa", Process: client.Process{ID: "p1", Command: []string{"make"}}}}}, 0)
+	if _, ok := m.top().(*logview.Model); !ok || !br.Called("follow p1") {
+		t.Fatal("log view not opened with a follower")
+	}
+	uitest.Golden(t, "root_logs", m.View(), *update)
+
+	// q with live streams asks first
+	step(m, uitest.Key("q"), 0)
+	if m.confirm == nil || !strings.Contains(m.View(), "stops the embedded bridge") {
+		t.Fatalf("quit with attached streams did not ask:\n%s", m.View())
+	}
+	step(m, uitest.Key("n"), 0)
+	if m.confirm != nil || m.quitting {
+		t.Fatal("declined quit still quits")
+	}
+	step(m, uitest.Key("esc"), 0)
+	step(m, uitest.Key("esc"), 0)
+	if len(m.stack) != 1 {
+		t.Fatalf("esc did not go back to the sandboxes screen: %d screens", len(m.stack))
+	}
+	// reopening shows the same history
+	lv := m.logs[logsKey([]common.LogTarget{{Sandbox: "sandboxaaaa", Process: client.Process{ID: "p1"}}})]
+	step(m, common.OpenSandboxMsg{ID: "sandboxaaaa"}, 0)
+	step(m, common.OpenLogsMsg{Targets: []common.LogTarget{{Sandbox: "sandboxaaaa", Process: client.Process{ID: "p1", Command: []string{"make"}}}}}, 0)
+	if lv == nil || m.top() != common.Component(lv) {
+		t.Fatal("reopened logs are a new view")
+	}
+	step(m, uitest.Key("esc"), 0)
+	step(m, uitest.Key("esc"), 0)
+	_, cmd := m.Update(uitest.Key("q"))
+	if cmd == nil || cmd() != tea.Quit() {
+		t.Fatal("q with nothing attached did not quit")
+	}
+}
+
+func TestStatusAreaErrors(t *testing.T) {
+	br := uitest.NewBridge()
+	m := newRoot(t, br)
+	cases := []struct {
+		err  error
+		want string
+	}{
+		{&client.APIError{Status: 401, Code: "unauthorized", Message: "Unauthorized"}, "UNAUTHORIZED: the bridge rejected the token"},
+		{&client.TransportError{Op: "GET running", Err: errors.New("connection refused")}, "UNREACHABLE: GET running: bridge unreachable: connection refused · retrying in 4s (attempt 3)"},
+		{&client.APIError{Status: 503, Code: "capacity_exceeded", Message: "instance limit reached"}, "NO CAPACITY"},
+	}
+	for _, c := range cases {
+		step(m, common.ConnMsg{Err: c.err, RetryAt: uitest.T0.Add(4 * time.Second), Attempts: 2}, 0)
+		if v := m.View(); !strings.Contains(v, c.want) {
+			t.Errorf("status for %v lacks %q:\n%s", c.err, c.want, v)
+		}
+	}
+	uitest.Golden(t, "root_capacity", m.View(), *update)
+	step(m, common.ConnMsg{}, 0)
+	if strings.Contains(m.View(), "NO CAPACITY") {
+		t.Fatal("cleared error still shown")
+	}
+}
+
+func TestTerminalConnectFailureExplains(t *testing.T) {
+	m := newRoot(t, uitest.NewBridge())
+	step(m, common.OpenTerminalMsg{Sandbox: "sbx", Terminal: client.Terminal{ID: "t1"}}, 1)
+	if !strings.Contains(m.View(), "sandscope attach sbx t1") {
+		t.Fatalf("no explanation:\n%s", m.View())
+	}
+}
+
+func TestKeyOverridesAndBadTheme(t *testing.T) {
+	p, _ := themes.Builtin("dark")
+	_, err := New(Options{Bridge: uitest.NewBridge(), Styles: themes.New(p, themes.AsciiRenderer()), KeyOverrides: map[string][]string{"nosuch": {"z"}}})
+	if err == nil {
+		t.Fatal("unknown key override accepted")
+	}
+	m, err := New(Options{Bridge: uitest.NewBridge(), Styles: themes.New(p, themes.AsciiRenderer()), KeyOverrides: map[string][]string{"quit": {"Q"}}, StateDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	m.Update(tea.WindowSizeMsg{Width: 80, Height: 20})
+	if _, cmd := m.Update(uitest.Key("q")); cmd != nil && cmd() == tea.Quit() {
+		t.Fatal("q still quits after override")
+	}
+	if _, cmd := m.Update(uitest.Key("Q")); cmd == nil || cmd() != tea.Quit() {
+		t.Fatal("Q does not quit")
+	}
+	if _, err := New(Options{Bridge: uitest.NewBridge(), Theme: "nosuch"}); err == nil {
+		t.Fatal("unknown theme accepted")
+	}
+}

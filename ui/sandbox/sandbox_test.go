@@ -1,0 +1,317 @@
+package sandbox
+
+import (
+	"errors"
+	"flag"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"sandscope/client"
+	"sandscope/ui/common"
+	"sandscope/ui/internal/uitest"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+const wait = 50 * time.Millisecond
+
+var t0 = uitest.T0
+
+func at(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
+
+func proc(id, state string, inc int, startedAgo int) *client.Process {
+	return &client.Process{ID: id, PID: 100 + len(id), Command: []string{"sh", "-c", "work " + id}, Cwd: "/workspace",
+		State: state, StartedAt: at(-startedAgo), Incarnation: inc}
+}
+
+func ended(p *client.Process, exit *client.Exit, rerr *client.RunError, took int) *client.Process {
+	end := p.StartedAt.Add(time.Duration(took) * time.Second)
+	p.EndedAt, p.Exit, p.Error = &end, exit, rerr
+	return p
+}
+
+func inc(n int, inferred bool) client.Incarnation {
+	return client.Incarnation{Number: n, Inferred: inferred}
+}
+
+func newModel(t *testing.T) (*Model, *uitest.Bridge) {
+	br := uitest.NewBridge()
+	ctx := uitest.Context(t, br, 100, 27)
+	m := New(ctx, "sandboxaaaaaaaaaaaaaaaaa")
+	m.SetSize(100, 27)
+	m.Init()
+	return m, br
+}
+
+func apply(m *Model, evs ...client.SandboxEvent) []tea.Msg {
+	_, cmd := m.Update(watchMsg{sb: m.id, gen: m.watchGen, events: evs, closed: true})
+	return uitest.Exec(cmd, wait)
+}
+
+func press(t *testing.T, m *Model, keys ...string) []tea.Msg {
+	t.Helper()
+	var up []tea.Msg
+	for _, k := range keys {
+		_, cmd := m.Update(uitest.Key(k))
+		for _, msg := range uitest.Exec(cmd, wait) {
+			switch msg.(type) {
+			case execMsg, killMsg:
+				_, c := m.Update(msg)
+				up = append(up, uitest.Exec(c, wait)...)
+			default:
+				up = append(up, msg)
+			}
+		}
+	}
+	return up
+}
+
+func statuses(msgs []tea.Msg) string {
+	var s []string
+	for _, m := range msgs {
+		if st, ok := m.(common.StatusMsg); ok {
+			s = append(s, st.Text)
+		}
+	}
+	return strings.Join(s, "\n")
+}
+
+// history is a sandbox that went through a container replacement: one process of each ending in
+// incarnation 1, a process lost with it, and new processes in incarnation 2.
+func history(m *Model) []tea.Msg {
+	return apply(m,
+		client.SandboxEvent{Kind: client.SandboxStarted, Time: at(-600), Incarnation: inc(1, false)},
+		client.SandboxEvent{Kind: client.ProcessAppeared, Time: at(-600), Incarnation: inc(1, false), Process: ended(proc("old-ok", "exited", 1, 600), &client.Exit{Code: 0}, nil, 12)},
+		client.SandboxEvent{Kind: client.ProcessAppeared, Time: at(-590), Incarnation: inc(1, false), Process: proc("old-run", "running", 1, 590)},
+		client.SandboxEvent{Kind: client.ProcessVanished, Time: at(-300), Incarnation: inc(1, false), Process: proc("old-run", "running", 1, 590), Evidence: []string{"absent from process list"}},
+		client.SandboxEvent{Kind: client.IncarnationChanged, Time: at(-299), Previous: inc(1, false), Incarnation: inc(2, false), Evidence: []string{"the bridge reports incarnation 2 (was 1)"}},
+		client.SandboxEvent{Kind: client.ProcessAppeared, Time: at(-200), Incarnation: inc(2, false), Process: proc("run", "running", 2, 200)},
+		client.SandboxEvent{Kind: client.ProcessAppeared, Time: at(-100), Incarnation: inc(2, false), Process: ended(proc("fail", "exited", 2, 100), &client.Exit{Code: 3}, nil, 5)},
+		client.SandboxEvent{Kind: client.ProcessAppeared, Time: at(-90), Incarnation: inc(2, false), Process: ended(proc("killed", "exited", 2, 90), &client.Exit{Code: 143, Signal: 15}, nil, 7)},
+		client.SandboxEvent{Kind: client.ProcessAppeared, Time: at(-80), Incarnation: inc(2, false), Process: ended(proc("slow", "exited", 2, 80), &client.Exit{Code: 143, TimedOut: true}, nil, 60)},
+		client.SandboxEvent{Kind: client.ProcessAppeared, Time: at(-70), Incarnation: inc(2, false), Process: ended(proc("broken", "error", 2, 70), nil, &client.RunError{Code: "spawn_failed", Message: "no such file"}, 0)},
+		client.SandboxEvent{Kind: client.TerminalAppeared, Time: at(-60), Incarnation: inc(2, false), Terminal: &client.Terminal{ID: "t1", PID: 7, Command: []string{"bash"}, Cwd: "/workspace", Status: "running", Incarnation: 2}},
+		client.SandboxEvent{Kind: client.ProcessChanged, Time: at(-1), Incarnation: inc(2, false), Process: proc("run", "running", 2, 200)},
+	)
+}
+
+func TestGoldenProcessesEveryBadge(t *testing.T) {
+	m, _ := newModel(t)
+	up := history(m)
+	if !strings.Contains(statuses(up), "incarnation #2") {
+		t.Fatalf("replacement not announced: %q", statuses(up))
+	}
+	v := m.View()
+	for _, want := range []string{"RUNNING", "EXITED 0", "EXITED 3", "KILLED TERM", "TIMED OUT", "ERROR spawn_failed", "LOST", "STALE #1 · EXITED 0"} {
+		if !strings.Contains(v, want) {
+			t.Errorf("view lacks %q", want)
+		}
+	}
+	uitest.Golden(t, "processes", v, *update)
+}
+
+func TestGoldenTerminalsAndTimeline(t *testing.T) {
+	m, _ := newModel(t)
+	history(m)
+	press(t, m, "tab")
+	uitest.Golden(t, "terminals", m.View(), *update)
+	press(t, m, "tab")
+	v := m.View()
+	if !strings.Contains(v, "the bridge reports incarnation 2 (was 1)") || !strings.Contains(v, "#1") {
+		t.Fatalf("timeline lacks the boundary evidence:\n%s", v)
+	}
+	uitest.Golden(t, "timeline", v, *update)
+}
+
+func TestGoldenUnknownWhileUnreachable(t *testing.T) {
+	m, _ := newModel(t)
+	history(m)
+	up := apply(m, client.SandboxEvent{Kind: client.WatchError, Time: at(0), Err: errors.New("bridge unreachable: connection refused")})
+	var conn bool
+	for _, msg := range up {
+		if c, ok := msg.(common.ConnMsg); ok && c.Err != nil {
+			conn = true
+		}
+	}
+	if !conn {
+		t.Fatal("watch error not reported to the root")
+	}
+	v := m.View()
+	if !strings.Contains(v, "UNKNOWN (RUNNING") {
+		t.Fatalf("running process not shown as unknown:\n%s", v)
+	}
+	uitest.Golden(t, "processes_unknown", v, *update)
+}
+
+func rowOf(m *Model, id string) int {
+	for i, e := range m.procs {
+		if e.p.ID == id {
+			return i
+		}
+	}
+	return -1
+}
+
+func TestKillRefusedOnStaleAndDefaultsToTERM(t *testing.T) {
+	m, br := newModel(t)
+	history(m)
+	m.cursor[ProcessesTab] = rowOf(m, "old-ok")
+	up := press(t, m, "x")
+	if m.Capturing() || !strings.Contains(statuses(up), "refused: kill: process old-ok belongs to incarnation #1") {
+		t.Fatalf("stale kill not refused: %q", statuses(up))
+	}
+	m.cursor[ProcessesTab] = rowOf(m, "old-run")
+	if up := press(t, m, "x"); !strings.Contains(statuses(up), "lost with its container") {
+		t.Fatalf("lost kill not refused: %q", statuses(up))
+	}
+	m.cursor[ProcessesTab] = rowOf(m, "fail")
+	if up := press(t, m, "x"); !strings.Contains(statuses(up), "already ended (EXITED 3)") {
+		t.Fatalf("ended kill not refused: %q", statuses(up))
+	}
+	m.cursor[ProcessesTab] = rowOf(m, "run")
+	press(t, m, "x")
+	if !m.Capturing() {
+		t.Fatal("no signal picker")
+	}
+	uitest.Golden(t, "kill_picker", m.View(), *update)
+	up = press(t, m, "enter")
+	if !reflect.DeepEqual(br.Killed, []int{15}) {
+		t.Fatalf("killed with %v, want TERM", br.Killed)
+	}
+	if !strings.Contains(statuses(up), "sent TERM to run") {
+		t.Fatalf("status: %q", statuses(up))
+	}
+	press(t, m, "x", "down", "down", "down", "enter") // TERM, INT, HUP, KILL
+	if !reflect.DeepEqual(br.Killed, []int{15, 9}) {
+		t.Fatalf("killed with %v, want TERM then KILL", br.Killed)
+	}
+}
+
+func TestRelaunch(t *testing.T) {
+	m, br := newModel(t)
+	history(m)
+	m.cursor[ProcessesTab] = rowOf(m, "run")
+	if up := press(t, m, "r"); !strings.Contains(statuses(up), "still running in the current incarnation") {
+		t.Fatalf("relaunch of a running process not refused: %q", statuses(up))
+	}
+	m.cursor[ProcessesTab] = rowOf(m, "old-run")
+	up := press(t, m, "r")
+	if len(br.Started) != 1 || !reflect.DeepEqual(br.Started[0].Argv, []string{"sh", "-c", "work old-run"}) || br.Started[0].Cwd != "/workspace" {
+		t.Fatalf("relaunch request: %+v", br.Started)
+	}
+	if !strings.Contains(statuses(up), "relaunched old-run as p9 in incarnation #2") {
+		t.Fatalf("status: %q", statuses(up))
+	}
+	if e := m.procs[len(m.procs)-1]; e.p.ID != "p9" || e.incarnation != 2 {
+		t.Fatalf("relaunched entry: %+v", e)
+	}
+}
+
+func TestExecForm(t *testing.T) {
+	m, br := newModel(t)
+	history(m)
+	press(t, m, "e")
+	for _, k := range uitest.Type(`npm test -- "a b"`) {
+		m.Update(k)
+	}
+	press(t, m, "tab")
+	for _, k := range uitest.Type("app") {
+		m.Update(k)
+	}
+	press(t, m, "tab")
+	for _, k := range uitest.Type("CI=1 NAME='x y'") {
+		m.Update(k)
+	}
+	press(t, m, "tab")
+	for _, k := range uitest.Type("90s") {
+		m.Update(k)
+	}
+	uitest.Golden(t, "exec_form", m.View(), *update)
+	press(t, m, "enter")
+	if len(br.Started) != 1 {
+		t.Fatal("exec did not start a process")
+	}
+	got := br.Started[0]
+	want := client.ExecRequest{Argv: []string{"npm", "test", "--", "a b"}, Cwd: "app", Env: map[string]string{"CI": "1", "NAME": "x y"}, Timeout: 90000}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("exec request %+v, want %+v", got, want)
+	}
+	// a relaunch of it repeats the env too
+	m.procs[len(m.procs)-1].p.State = "exited"
+	m.procs[len(m.procs)-1].p.Exit = &client.Exit{}
+	press(t, m, "r")
+	if len(br.Started) != 2 || !reflect.DeepEqual(br.Started[1], want) {
+		t.Fatalf("relaunch did not repeat the request: %+v", br.Started)
+	}
+}
+
+func TestMultiFollowAndTerminals(t *testing.T) {
+	m, _ := newModel(t)
+	history(m)
+	m.cursor[ProcessesTab] = rowOf(m, "run")
+	press(t, m, "space", "space")
+	up := press(t, m, "enter")
+	var open *common.OpenLogsMsg
+	for _, msg := range up {
+		if o, ok := msg.(common.OpenLogsMsg); ok {
+			open = &o
+		}
+	}
+	if open == nil || len(open.Targets) != 2 || open.Targets[0].Process.ID != "run" || open.Targets[1].Process.ID != "fail" {
+		t.Fatalf("open logs: %+v", open)
+	}
+	m.cursor[ProcessesTab] = rowOf(m, "old-ok")
+	up = press(t, m, "enter")
+	for _, msg := range up {
+		if o, ok := msg.(common.OpenLogsMsg); ok {
+			if len(o.Targets) != 1 || !o.Targets[0].Stale || o.Targets[0].Incarnation != 1 {
+				t.Fatalf("stale target not marked: %+v", o.Targets)
+			}
+		}
+	}
+	press(t, m, "tab")
+	up = press(t, m, "enter")
+	found := false
+	for _, msg := range up {
+		if o, ok := msg.(common.OpenTerminalMsg); ok && o.Terminal.ID == "t1" {
+			found = true
+		}
+	}
+	if !found {
+		t.Fatalf("enter on a terminal did not open it: %+v", up)
+	}
+}
+
+func TestSameNumberReportedIsNotANewContainer(t *testing.T) {
+	m, _ := newModel(t)
+	apply(m,
+		client.SandboxEvent{Kind: client.SandboxStopped, Time: at(-10), Incarnation: inc(1, true)},
+		client.SandboxEvent{Kind: client.IncarnationChanged, Time: at(-5), Previous: inc(1, true), Incarnation: inc(1, false), Evidence: []string{"the bridge reports incarnation 1"}},
+	)
+	if len(m.incs) != 1 || m.incs[0].inferred {
+		t.Fatalf("timeline: %+v", m.incs[0])
+	}
+}
+
+func TestSplitArgs(t *testing.T) {
+	cases := map[string][]string{
+		`a b  c`:             {"a", "b", "c"},
+		`sh -c 'echo $HOME'`: {"sh", "-c", "echo $HOME"},
+		`echo "a \"b\" \$x"`: {"echo", `a "b" $x`},
+		`x\ y`:               {"x y"},
+		`''`:                 {""},
+	}
+	for in, want := range cases {
+		got, err := SplitArgs(in)
+		if err != nil || !reflect.DeepEqual(got, want) {
+			t.Errorf("SplitArgs(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	if _, err := SplitArgs(`echo "open`); err == nil {
+		t.Error("unterminated quote accepted")
+	}
+}

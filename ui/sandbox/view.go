@@ -1,0 +1,312 @@
+package sandbox
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"sandscope/themes"
+	"sandscope/ui/common"
+)
+
+func (m *Model) listHeight() int { return max(m.height-5, 1) }
+
+func (m *Model) tabLabel(t Tab) string {
+	n := len(m.incs)
+	switch t {
+	case ProcessesTab:
+		n = len(m.procs)
+	case TerminalsTab:
+		n = len(m.terms)
+	}
+	return fmt.Sprintf("%s (%d)", t, n)
+}
+
+// View renders the screen: a title with the sandbox state, tabs, the list, and a detail line.
+func (m *Model) View() string {
+	st := m.ctx.Styles
+	w := m.width
+	now := m.ctx.Clock()
+	var b strings.Builder
+
+	b.WriteString(common.Fit(st.Title.Render("Sandbox "+m.id)+"  "+m.sandboxState(now), w) + "\n")
+	var tabs []string
+	for t := Tab(0); t < tabCount; t++ {
+		if t == m.tab {
+			tabs = append(tabs, st.TabActive.Render("["+m.tabLabel(t)+"]"))
+		} else {
+			tabs = append(tabs, st.Tab.Render(" "+m.tabLabel(t)+" "))
+		}
+	}
+	b.WriteString(common.Fit(strings.Join(tabs, ""), w) + "\n")
+
+	var head string
+	var rows []string
+	var detail string
+	switch m.tab {
+	case ProcessesTab:
+		head, rows, detail = m.procRows(now)
+	case TerminalsTab:
+		head, rows, detail = m.termRows(now)
+	default:
+		head, rows, detail = m.incRows(now)
+	}
+	b.WriteString("  " + st.TableHead.Render(common.Fit(head, w-2)) + "\n")
+	lh := m.listHeight()
+	c := m.cursor[m.tab]
+	if c < m.offset[m.tab] {
+		m.offset[m.tab] = c
+	}
+	if c >= m.offset[m.tab]+lh {
+		m.offset[m.tab] = c - lh + 1
+	}
+	n := 0
+	if len(rows) == 0 {
+		msg := "  nothing yet"
+		switch {
+		case m.events == 0 && m.watchErr == nil:
+			msg = "  waiting for the first answer from the bridge…"
+		case m.tab == ProcessesTab:
+			msg = "  no processes; press " + m.ctx.Keys.Exec.Help().Key + " to run one"
+		case m.tab == TerminalsTab:
+			msg = "  no terminals"
+		}
+		b.WriteString(st.Faint.Render(common.Fit(msg, w)) + "\n")
+		n++
+	}
+	for i := m.offset[m.tab]; i < len(rows) && n < lh; i++ {
+		b.WriteString(rows[i] + "\n")
+		n++
+	}
+	for ; n < lh; n++ {
+		b.WriteString("\n")
+	}
+	b.WriteString(st.Faint.Render(common.Fit(detail, w)))
+	out := b.String()
+	if m.dialog != nil {
+		out = common.Overlay(out, m.dialog.View(st, m.ctx.Keys, w), w, m.height)
+	}
+	return out
+}
+
+// sandboxState is the title's state: RUNNING (incarnation k) / STOPPED / UNKNOWN.
+func (m *Model) sandboxState(now time.Time) string {
+	st := m.ctx.Styles
+	inc := ""
+	if m.current.Number > 0 {
+		inc = fmt.Sprintf(" · incarnation #%d", m.current.Number)
+		if m.current.Inferred {
+			inc += " (inferred)"
+		}
+	}
+	switch {
+	case m.watchErr != nil:
+		return st.Badge(themes.BadgeUnknown).Render("UNKNOWN") + st.Faint.Render(inc+" · bridge not answering since "+
+			common.Since(now, m.errSince)+"; last answer "+common.Since(now, m.lastOK))
+	case m.running == nil:
+		if m.events == 0 {
+			return st.Faint.Render("connecting…")
+		}
+		return st.Badge(themes.BadgeUnknown).Render("UNKNOWN") + st.Faint.Render(inc)
+	case *m.running:
+		return st.Badge(themes.BadgeRunning).Render("RUNNING") + st.Faint.Render(inc)
+	}
+	return st.Badge(themes.BadgeStopped).Render("STOPPED") + st.Faint.Render(inc+" · nothing runs until something is started")
+}
+
+func incLabel(n int, inferred bool) string {
+	if n == 0 {
+		return "-"
+	}
+	if inferred {
+		return fmt.Sprintf("#%d?", n)
+	}
+	return fmt.Sprintf("#%d", n)
+}
+
+func duration(start time.Time, end *time.Time, running bool, now time.Time) string {
+	if start.IsZero() {
+		return "-"
+	}
+	if end != nil && !end.IsZero() {
+		return common.Age(end.Sub(start))
+	}
+	if running {
+		return common.Age(now.Sub(start))
+	}
+	return "-"
+}
+
+var procCols = []int{12, 24, 4, 0, 12, 8, 6}
+
+func (m *Model) row(i int, mark bool, cells []string, cols []int, style func(string) string) string {
+	st := m.ctx.Styles
+	w := m.width
+	parts := make([]string, len(cells))
+	for j, c := range cells {
+		parts[j] = common.Fit(c, cols[j])
+	}
+	line := strings.Join(parts, " ")
+	gutter := "  "
+	if mark {
+		gutter = " *"
+	}
+	if i == m.cursor[m.tab] {
+		return st.Selected.Render(common.Fit(">"+gutter[1:]+common.StripANSI(line), w))
+	}
+	if style != nil {
+		return gutter + style(common.Fit(common.StripANSI(line), w-2))
+	}
+	return gutter + common.Fit(line, w-2)
+}
+
+func flex(cols []int, w int) []int {
+	out := append([]int(nil), cols...)
+	fixed := 2
+	for _, c := range cols {
+		fixed += c + 1
+	}
+	for i, c := range out {
+		if c == 0 {
+			out[i] = max(w-fixed, 8)
+		}
+	}
+	return out
+}
+
+func (m *Model) procRows(now time.Time) (string, []string, string) {
+	st := m.ctx.Styles
+	cols := flex(procCols, m.width)
+	head := joinCells([]string{"ID", "STATE", "INC", "COMMAND", "CWD", "STARTED", "TOOK"}, cols)
+	var rows []string
+	for i, e := range m.procs {
+		cond := m.procCond(e)
+		badge, label := common.ProcessBadge(e.p.State, e.p.Exit, e.p.Error, cond, e.incarnation, e.lastSeen, now)
+		cells := []string{
+			common.SanitizeText(e.p.ID),
+			st.Badge(badge).Render(label),
+			incLabel(e.incarnation, e.inferred),
+			common.Argv(e.p.Command),
+			common.SanitizeText(e.p.Cwd),
+			common.Clock(e.p.StartedAt),
+			duration(e.p.StartedAt, e.p.EndedAt, e.p.State == "running" && cond == common.Current, now),
+		}
+		var style func(string) string
+		if cond == common.Stale || cond == common.Lost {
+			style = func(s string) string { return st.Stale.Render(s) }
+			if cond == common.Lost {
+				// keep the LOST badge loud on a greyed row
+				cells[1] = st.Badge(badge).Render(common.Fit(label, cols[1]))
+				style = nil
+			}
+		}
+		rows = append(rows, m.row(i, m.marked[entryKey(e)], cells, cols, style))
+	}
+	detail := fmt.Sprintf("%d marked · ", len(m.marked))
+	if len(m.marked) == 0 {
+		detail = ""
+	}
+	if e := m.curProc(); e != nil {
+		detail += m.procDetail(e)
+	}
+	return head, rows, detail
+}
+
+func (m *Model) procDetail(e *procEntry) string {
+	switch m.procCond(e) {
+	case common.Lost:
+		where := "the sandbox is now stopped"
+		if m.running == nil || *m.running {
+			where = fmt.Sprintf("the sandbox now runs incarnation %s", incLabel(m.current.Number, m.current.Inferred))
+		}
+		if m.running != nil && !*m.running {
+			where = "the sandbox is now stopped"
+		}
+		return fmt.Sprintf("%s was running and vanished with its container (%s); %s", e.p.ID, strings.Join(sanitizeAll(e.evidence), "; "), where)
+	case common.Stale:
+		return fmt.Sprintf("%s belongs to incarnation #%d (now #%d): last known state kept; actions refused; %s relaunches it here",
+			e.p.ID, e.incarnation, m.current.Number, m.ctx.Keys.Relaunch.Help().Key)
+	case common.Unknown:
+		return fmt.Sprintf("%s: bridge not answering; last confirmed RUNNING %s", e.p.ID, common.Since(m.ctx.Clock(), e.lastSeen))
+	}
+	if e.p.Error != nil {
+		return fmt.Sprintf("%s: %s", common.SanitizeText(e.p.Error.Code), common.SanitizeText(e.p.Error.Message))
+	}
+	return fmt.Sprintf("%s pid %d · %s opens its log · %s picks for multi-follow", e.p.ID, e.p.PID,
+		m.ctx.Keys.Open.Help().Key, m.ctx.Keys.Select.Help().Key)
+}
+
+var termCols = []int{12, 24, 4, 0, 12}
+
+func (m *Model) termRows(now time.Time) (string, []string, string) {
+	st := m.ctx.Styles
+	cols := flex(termCols, m.width)
+	head := joinCells([]string{"ID", "STATE", "INC", "COMMAND", "CWD"}, cols)
+	var rows []string
+	for i, e := range m.terms {
+		cond := m.termCond(e)
+		badge, label := common.ProcessBadge(e.t.Status, e.t.Exit, e.t.Error, cond, e.incarnation, e.lastSeen, now)
+		cmd := common.Argv(e.t.Command)
+		if cmd == "" {
+			cmd = "(default shell)"
+		}
+		cells := []string{common.SanitizeText(e.t.ID), st.Badge(badge).Render(label), incLabel(e.incarnation, e.inferred), cmd, common.SanitizeText(e.t.Cwd)}
+		var style func(string) string
+		if cond == common.Stale {
+			style = func(s string) string { return st.Stale.Render(s) }
+		}
+		rows = append(rows, m.row(i, false, cells, cols, style))
+	}
+	detail := ""
+	if e := m.curTerm(); e != nil {
+		switch m.termCond(e) {
+		case common.Stale, common.Lost:
+			detail = fmt.Sprintf("%s belonged to incarnation #%d: its container is gone; attaching is refused", e.t.ID, e.incarnation)
+		default:
+			detail = fmt.Sprintf("%s pid %d · %s attaches in a pane", e.t.ID, e.t.PID, m.ctx.Keys.Open.Help().Key)
+		}
+	}
+	return head, rows, detail
+}
+
+var incCols = []int{6, 9, 9, 10, 0}
+
+func (m *Model) incRows(now time.Time) (string, []string, string) {
+	cols := flex(incCols, m.width)
+	head := joinCells([]string{"INC", "FIRST", "LAST", "BOUNDARY", "EVIDENCE"}, cols)
+	var rows []string
+	for i, e := range m.incs {
+		kind := "reported"
+		if e.inferred {
+			kind = "inferred"
+		}
+		if i == 0 {
+			kind = "first seen"
+		}
+		cur := ""
+		if i == len(m.incs)-1 {
+			cur = " ◀ now"
+		}
+		cells := []string{fmt.Sprintf("#%d", e.number), common.Clock(e.firstSeen), common.Clock(e.lastSeen), kind, strings.Join(e.evidence, "; ") + cur}
+		var style func(string) string
+		if i < len(m.incs)-1 {
+			st := m.ctx.Styles
+			style = func(s string) string { return st.Stale.Render(s) }
+		}
+		rows = append(rows, m.row(i, false, cells, cols, style))
+	}
+	detail := "A boundary is reported when the bridge says which container answered, inferred from evidence otherwise."
+	if c := m.cursor[TimelineTab]; c < len(m.incs) {
+		e := m.incs[c]
+		detail = fmt.Sprintf("#%d: first seen %s, last seen %s · %s", e.number, common.Since(now, e.firstSeen), common.Since(now, e.lastSeen), strings.Join(e.evidence, "; "))
+	}
+	return head, rows, detail
+}
+
+func joinCells(cells []string, cols []int) string {
+	parts := make([]string, len(cells))
+	for i, c := range cells {
+		parts[i] = common.Fit(c, cols[i])
+	}
+	return strings.Join(parts, " ")
+}

@@ -1,0 +1,179 @@
+package sandboxes
+
+import (
+	"sort"
+	"time"
+
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+
+	"sandscope/client"
+	"sandscope/keymap"
+	"sandscope/ui/common"
+)
+
+// refreshEvery is the poll interval while the bridge answers.
+const refreshEvery = 3 * time.Second
+
+// row is one sandbox on the screen.
+type row struct {
+	Known
+	listed      bool // in the local bridge's list
+	procs       int
+	terms       int
+	countsKnown bool
+	err         error // the last lookup of this sandbox failed
+	sawStopped  bool  // a stop was observed since the last start (remote incarnation inference)
+}
+
+// Model is the sandboxes screen.
+type Model struct {
+	ctx    *common.Context
+	store  *Store
+	rows   []*row
+	cursor int
+	offset int
+	width  int
+	height int
+
+	dialog *common.Dialog
+
+	loaded   bool
+	gen      int // refresh generation: stale results and ticks are ignored
+	inflight bool
+	connErr  error
+	failures int
+	retryAt  time.Time
+	lastOK   time.Time
+	saveErr  error
+	busy     string // an action under way
+}
+
+// New makes the screen and loads the persisted known set.
+func New(ctx *common.Context) *Model {
+	m := &Model{ctx: ctx, store: NewStore(ctx.StateDir, ctx.BridgeURL)}
+	known, err := m.store.Load()
+	m.saveErr = err
+	for _, k := range known {
+		k := k
+		m.rows = append(m.rows, &row{Known: k})
+	}
+	m.sortRows()
+	return m
+}
+
+// Init starts the first refresh.
+func (m *Model) Init() tea.Cmd { return m.refresh() }
+
+// SetSize sets the screen's area.
+func (m *Model) SetSize(w, h int) { m.width, m.height = w, h }
+
+// Capturing reports whether a dialog takes every key.
+func (m *Model) Capturing() bool { return m.dialog != nil }
+
+// ShortHelp is the one-line help.
+func (m *Model) ShortHelp() []key.Binding { return m.ctx.Keys.ShortHelp(keymap.Sandboxes) }
+
+// FullHelp is the help overlay.
+func (m *Model) FullHelp() [][]key.Binding { return m.ctx.Keys.FullHelp(keymap.Sandboxes) }
+
+// Selected is the sandbox under the cursor ("" when none).
+func (m *Model) Selected() string {
+	if m.cursor < 0 || m.cursor >= len(m.rows) {
+		return ""
+	}
+	return m.rows[m.cursor].ID
+}
+
+func (m *Model) find(id string) *row {
+	for _, r := range m.rows {
+		if r.ID == id {
+			return r
+		}
+	}
+	return nil
+}
+
+// remember adds id to the known set (or updates its source) and persists it.
+func (m *Model) remember(id, source string) *row {
+	r := m.find(id)
+	if r == nil {
+		r = &row{Known: Known{ID: id, Source: source, AddedAt: m.ctx.Clock()}}
+		m.rows = append(m.rows, r)
+		m.sortRows()
+	} else if r.Source == "listed" && source != "listed" {
+		r.Source = source
+	}
+	m.persist()
+	return r
+}
+
+func (m *Model) forget(id string) {
+	for i, r := range m.rows {
+		if r.ID == id {
+			m.rows = append(m.rows[:i], m.rows[i+1:]...)
+			break
+		}
+	}
+	if m.cursor >= len(m.rows) {
+		m.cursor = len(m.rows) - 1
+	}
+	if m.cursor < 0 {
+		m.cursor = 0
+	}
+	m.persist()
+}
+
+// persist saves every row not merely listed by the local bridge (that list is the truth for those).
+func (m *Model) persist() {
+	var ks []Known
+	for _, r := range m.rows {
+		if r.Source == "listed" {
+			continue
+		}
+		ks = append(ks, r.Known)
+	}
+	m.saveErr = m.store.Save(ks)
+}
+
+func (m *Model) sortRows() {
+	sel := m.Selected()
+	sort.SliceStable(m.rows, func(i, j int) bool {
+		a, b := m.rows[i], m.rows[j]
+		if !a.AddedAt.Equal(b.AddedAt) {
+			return a.AddedAt.Before(b.AddedAt)
+		}
+		return a.ID < b.ID
+	})
+	for i, r := range m.rows {
+		if r.ID == sel {
+			m.cursor = i
+		}
+	}
+}
+
+// refreshMsg carries one refresh's answers.
+type refreshMsg struct {
+	gen     int
+	at      time.Time
+	listed  []client.SandboxInfo
+	listOK  bool
+	status  map[string]statusResult
+	connErr error // unauthorized or unreachable: the bridge as a whole
+}
+
+type statusResult struct {
+	running     client.RunningStatus
+	procs       int
+	terms       int
+	countsKnown bool
+	err         error
+}
+
+type tickMsg struct{ gen int }
+
+type actionMsg struct {
+	op  string
+	id  string
+	err error
+}

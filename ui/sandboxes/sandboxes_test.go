@@ -1,0 +1,247 @@
+package sandboxes
+
+import (
+	"errors"
+	"flag"
+	"strings"
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"sandscope/client"
+	"sandscope/ui/common"
+	"sandscope/ui/internal/uitest"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+const wait = 50 * time.Millisecond
+
+// feed runs cmd and feeds every message it yields back into the model (one level deep), returning
+// the messages that are not the model's own.
+func feed(t *testing.T, m *Model, cmd tea.Cmd) []tea.Msg {
+	t.Helper()
+	var up []tea.Msg
+	for _, msg := range uitest.Exec(cmd, wait) {
+		switch msg.(type) {
+		case refreshMsg, actionMsg:
+			_, c := m.Update(msg)
+			up = append(up, feed(t, m, c)...)
+		default:
+			up = append(up, msg)
+		}
+	}
+	return up
+}
+
+func press(t *testing.T, m *Model, keys ...string) []tea.Msg {
+	t.Helper()
+	var up []tea.Msg
+	for _, k := range keys {
+		_, cmd := m.Update(uitest.Key(k))
+		up = append(up, feed(t, m, cmd)...)
+	}
+	return up
+}
+
+func statuses(msgs []tea.Msg) string {
+	var s []string
+	for _, m := range msgs {
+		if st, ok := m.(common.StatusMsg); ok {
+			s = append(s, st.Text)
+		}
+	}
+	return strings.Join(s, "\n")
+}
+
+func newModel(t *testing.T, br *uitest.Bridge, local bool) *Model {
+	ctx := uitest.Context(t, br, 100, 27)
+	ctx.Local = local
+	m := New(ctx)
+	m.SetSize(100, 27)
+	return m
+}
+
+func TestGoldenEmpty(t *testing.T) {
+	br := uitest.NewBridge()
+	m := newModel(t, br, true)
+	feed(t, m, m.Init())
+	uitest.Golden(t, "sandboxes_empty", m.View(), *update)
+}
+
+func TestGoldenListed(t *testing.T) {
+	br := uitest.NewBridge()
+	br.Sandboxes = []client.SandboxInfo{
+		{ID: "abcdefghijklmnopqrstuvwx", Running: true, Incarnation: 3, Processes: 4, Terminals: 1, CreatedAt: uitest.T0.Add(-time.Hour)},
+		{ID: "stoppedsandboxaaaaaaaaaa", Running: false, Incarnation: 1, Processes: 0, Terminals: 0, CreatedAt: uitest.T0.Add(-30 * time.Minute)},
+	}
+	m := newModel(t, br, true)
+	feed(t, m, m.Init())
+	press(t, m, "j")
+	uitest.Golden(t, "sandboxes_listed", m.View(), *update)
+}
+
+func TestCreatePersistsAndReloads(t *testing.T) {
+	br := uitest.NewBridge()
+	br.NextID = "createdsandboxaaaaaaaaaa"
+	m := newModel(t, br, false)
+	feed(t, m, m.Init())
+	up := press(t, m, "c")
+	if !br.Called("create") {
+		t.Fatal("create was not called")
+	}
+	if !strings.Contains(statuses(up), "created sandbox createdsandboxaaaaaaaaaa") {
+		t.Fatalf("status: %q", statuses(up))
+	}
+	if m.Selected() != "createdsandboxaaaaaaaaaa" {
+		t.Fatalf("selected %q", m.Selected())
+	}
+	again := New(m.ctx)
+	if len(again.rows) != 1 || again.rows[0].ID != "createdsandboxaaaaaaaaaa" || again.rows[0].Source != "created" {
+		t.Fatalf("reloaded rows: %+v", again.rows)
+	}
+	// the remote sandbox is polled with the non-waking lookup
+	if !br.Called("running createdsandboxaaaaaaaaaa") {
+		t.Fatal("refresh did not look the sandbox up")
+	}
+}
+
+func TestAddByIDValidates(t *testing.T) {
+	br := uitest.NewBridge()
+	m := newModel(t, br, false)
+	feed(t, m, m.Init())
+	press(t, m, "a")
+	if !m.Capturing() {
+		t.Fatal("add did not open a prompt")
+	}
+	keys := []string{}
+	for _, r := range "Bad-ID" {
+		keys = append(keys, string(r))
+	}
+	up := press(t, m, append(keys, "enter")...)
+	if !strings.Contains(statuses(up), "is not a sandbox ID") || len(m.rows) != 0 {
+		t.Fatalf("bad ID accepted: %q rows=%d", statuses(up), len(m.rows))
+	}
+	press(t, m, "a")
+	keys = keys[:0]
+	for _, r := range "goodid" {
+		keys = append(keys, string(r))
+	}
+	press(t, m, append(keys, "enter")...)
+	if len(m.rows) != 1 || m.rows[0].ID != "goodid" || m.rows[0].Source != "added" {
+		t.Fatalf("rows after add: %+v", m.rows)
+	}
+}
+
+func TestDeleteNeedsConfirmation(t *testing.T) {
+	br := uitest.NewBridge()
+	m := newModel(t, br, false)
+	m.remember("victimaaaa", "added")
+	press(t, m, "d", "n")
+	if br.Called("delete") {
+		t.Fatal("deleted without confirmation")
+	}
+	press(t, m, "d", "y")
+	if !br.Called("delete victimaaaa") {
+		t.Fatal("confirmed delete did not call the bridge")
+	}
+	if len(m.rows) != 0 {
+		t.Fatal("deleted sandbox still listed")
+	}
+}
+
+func TestStopAndReplaceOnlyLocal(t *testing.T) {
+	br := uitest.NewBridge()
+	m := newModel(t, br, false)
+	m.remember("remoteaaaa", "added")
+	up := press(t, m, "s")
+	if m.Capturing() || !strings.Contains(statuses(up), "only the local bridge") {
+		t.Fatalf("remote stop not refused: %q", statuses(up))
+	}
+	m.ctx.Local = true
+	press(t, m, "R", "y")
+	if !br.Called("replace remoteaaaa") {
+		t.Fatal("local replace not sent")
+	}
+}
+
+func TestUnreachableShowsUnknownAndRetry(t *testing.T) {
+	br := uitest.NewBridge()
+	m := newModel(t, br, false)
+	m.remember("someidaaaa", "added")
+	run := true
+	m.rows[0].Running = &run
+	br.RunErr = &client.TransportError{Op: "GET running", Err: errors.New("connection refused")}
+	up := feed(t, m, m.Init())
+	var conn *common.ConnMsg
+	for _, msg := range up {
+		if c, ok := msg.(common.ConnMsg); ok {
+			conn = &c
+		}
+	}
+	if conn == nil || conn.Err == nil || conn.RetryAt.IsZero() {
+		t.Fatalf("no connection error reported: %+v", up)
+	}
+	if !strings.Contains(m.View(), "UNKNOWN (RUNNING)") {
+		t.Fatalf("last known state not shown as unknown:\n%s", m.View())
+	}
+	uitest.Golden(t, "sandboxes_unreachable", m.View(), *update)
+	// recovery clears it
+	br.RunErr = nil
+	br.RunningOf["someidaaaa"] = client.RunningStatus{Running: true}
+	up = feed(t, m, m.refresh())
+	if strings.Contains(m.View(), "UNKNOWN") {
+		t.Fatal("still unknown after recovery")
+	}
+	cleared := false
+	for _, msg := range up {
+		if c, ok := msg.(common.ConnMsg); ok && c.Err == nil {
+			cleared = true
+		}
+	}
+	if !cleared {
+		t.Fatal("recovery not reported to the root")
+	}
+}
+
+func TestRemoteIncarnationInferred(t *testing.T) {
+	br := uitest.NewBridge()
+	m := newModel(t, br, false)
+	m.remember("remoteaaaa", "added")
+	step := func(running bool) {
+		br.RunningOf["remoteaaaa"] = client.RunningStatus{Running: running}
+		feed(t, m, m.refresh())
+	}
+	step(true)
+	if r := m.rows[0]; r.Incarnation != 1 || !r.Inferred {
+		t.Fatalf("first start: %+v", r.Known)
+	}
+	step(true)
+	step(false)
+	step(true)
+	if r := m.rows[0]; r.Incarnation != 2 || !r.Inferred {
+		t.Fatalf("restart after stop should be incarnation 2 (inferred): %+v", r.Known)
+	}
+	if !strings.Contains(m.View(), "#2?") {
+		t.Fatalf("inferred incarnation not marked:\n%s", m.View())
+	}
+}
+
+func TestStoreIgnoresBadIDsAndIsPerBridge(t *testing.T) {
+	dir := t.TempDir()
+	a, b := NewStore(dir, "http://a"), NewStore(dir, "http://b")
+	if a.Path() == b.Path() {
+		t.Fatal("bridges share a store file")
+	}
+	if err := a.Save([]Known{{ID: "goodid"}, {ID: "BAD"}}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := a.Load()
+	if err != nil || len(got) != 1 || got[0].ID != "goodid" {
+		t.Fatalf("load: %+v %v", got, err)
+	}
+	if got, _ := b.Load(); len(got) != 0 {
+		t.Fatal("other bridge sees the sandboxes")
+	}
+}

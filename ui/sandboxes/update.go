@@ -1,0 +1,378 @@
+package sandboxes
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+
+	"sandscope/client"
+	"sandscope/ui/common"
+)
+
+// Update handles keys, refresh answers and action results.
+func (m *Model) Update(msg tea.Msg) (common.Component, tea.Cmd) {
+	switch msg := msg.(type) {
+	case refreshMsg:
+		return m, m.applyRefresh(msg)
+	case tickMsg:
+		if msg.gen != m.gen || m.inflight {
+			return m, nil
+		}
+		return m, m.refresh()
+	case actionMsg:
+		return m, m.applyAction(msg)
+	case common.KnownMsg:
+		m.remember(msg.ID, msg.Source)
+		return m, nil
+	case tea.MouseMsg:
+		return m, m.mouse(msg)
+	case tea.KeyMsg:
+		if m.dialog != nil {
+			res, cmd := m.dialog.Update(msg, m.ctx.Keys)
+			if res != nil {
+				m.dialog = nil
+				return m, tea.Batch(cmd, m.answer(res))
+			}
+			return m, cmd
+		}
+		return m, m.key(msg)
+	}
+	if m.dialog != nil {
+		_, cmd := m.dialog.Update(msg, m.ctx.Keys)
+		return m, cmd
+	}
+	return m, nil
+}
+
+func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
+	k := m.ctx.Keys
+	switch {
+	case key.Matches(msg, k.Up):
+		m.move(-1)
+	case key.Matches(msg, k.Down):
+		m.move(1)
+	case key.Matches(msg, k.PageUp):
+		m.move(-m.listHeight())
+	case key.Matches(msg, k.PageDown):
+		m.move(m.listHeight())
+	case key.Matches(msg, k.Top):
+		m.move(-len(m.rows))
+	case key.Matches(msg, k.Bottom):
+		m.move(len(m.rows))
+	case key.Matches(msg, k.Refresh):
+		return m.refresh()
+	case key.Matches(msg, k.Open):
+		if id := m.Selected(); id != "" {
+			m.remember(id, "opened")
+			return msgCmd(common.OpenSandboxMsg{ID: id})
+		}
+	case key.Matches(msg, k.Create):
+		m.busy = "creating a sandbox…"
+		return m.action("create", "", func(ctx context.Context) (string, error) { return m.ctx.Bridge.CreateSandbox(ctx) })
+	case key.Matches(msg, k.Add):
+		m.dialog = common.NewForm("add", "Add a sandbox by ID", []string{"Sandbox ID"}, nil,
+			[]string{"24 characters of a–z and 2–7"})
+	case key.Matches(msg, k.Forget):
+		id := m.Selected()
+		if id == "" {
+			return nil
+		}
+		if r := m.find(id); r.listed {
+			return status(common.Warn, "sandbox "+id+" is listed by the local bridge; delete it (d) to remove it")
+		}
+		m.forget(id)
+		return status(common.Info, "forgot sandbox "+id+" (nothing was deleted on the bridge)")
+	case key.Matches(msg, k.Delete):
+		if id := m.Selected(); id != "" {
+			m.dialog = common.NewConfirm("delete", "Delete sandbox?",
+				"Delete sandbox "+id+"?\nIts container, processes and terminals are destroyed.")
+			m.dialog.Data = id
+		}
+	case key.Matches(msg, k.Stop), key.Matches(msg, k.Replace):
+		id := m.Selected()
+		if id == "" {
+			return nil
+		}
+		op, title, text := "stop", "Stop sandbox?", "Stop sandbox "+id+"?\nEvery process and terminal is killed, as an idle sleep would."
+		if key.Matches(msg, k.Replace) {
+			op, title, text = "replace", "Replace container?", "Replace the container of "+id+"?\nA new incarnation starts; running processes are lost and old handles go stale."
+		}
+		if !m.ctx.Local {
+			return status(common.Warn, op+": only the local bridge can "+op+" a sandbox; a remote bridge does this by itself (idle sleep, redeploys)")
+		}
+		m.dialog = common.NewConfirm(op, title, text)
+		m.dialog.Data = id
+	}
+	return nil
+}
+
+func (m *Model) mouse(msg tea.MouseMsg) tea.Cmd {
+	if m.dialog != nil {
+		return nil
+	}
+	switch {
+	case msg.Button == tea.MouseButtonWheelUp:
+		m.move(-3)
+	case msg.Button == tea.MouseButtonWheelDown:
+		m.move(3)
+	case msg.Action == tea.MouseActionPress && msg.Button == tea.MouseButtonLeft:
+		// rows start after the table head (one line)
+		i := m.offset + msg.Y - 1
+		if i >= 0 && i < len(m.rows) {
+			m.cursor = i
+		}
+	}
+	return nil
+}
+
+func (m *Model) move(d int) {
+	m.cursor += d
+	if m.cursor >= len(m.rows) {
+		m.cursor = len(m.rows) - 1
+	}
+	if m.cursor < 0 {
+		m.cursor = 0
+	}
+}
+
+func (m *Model) answer(res *common.DialogResult) tea.Cmd {
+	if !res.OK {
+		return nil
+	}
+	switch res.ID {
+	case "add":
+		id := ""
+		if len(res.Values) > 0 {
+			id = res.Values[0]
+		}
+		if !ValidID(id) {
+			return status(common.Error, fmt.Sprintf("add: %q is not a sandbox ID (1–128 characters of a–z and 2–7)", common.SanitizeText(id)))
+		}
+		m.remember(id, "added")
+		m.selectID(id)
+		return tea.Batch(status(common.Info, "added sandbox "+id), m.refresh())
+	case "delete", "stop", "replace":
+		id, _ := res.Data.(string)
+		m.busy = res.ID + " " + id + "…"
+		br := m.ctx.Bridge
+		return m.action(res.ID, id, func(ctx context.Context) (string, error) {
+			switch res.ID {
+			case "delete":
+				return id, br.DeleteSandbox(ctx, id)
+			case "stop":
+				return id, br.StopSandbox(ctx, id)
+			}
+			return id, br.ReplaceSandbox(ctx, id)
+		})
+	}
+	return nil
+}
+
+func (m *Model) selectID(id string) {
+	for i, r := range m.rows {
+		if r.ID == id {
+			m.cursor = i
+		}
+	}
+}
+
+func (m *Model) action(op, id string, f func(context.Context) (string, error)) tea.Cmd {
+	base := m.ctx.BaseCtx()
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(base, common.CallTimeout)
+		defer cancel()
+		got, err := f(ctx)
+		if got == "" {
+			got = id
+		}
+		return actionMsg{op: op, id: got, err: err}
+	}
+}
+
+func (m *Model) applyAction(msg actionMsg) tea.Cmd {
+	m.busy = ""
+	if msg.err != nil {
+		return tea.Batch(status(common.Error, common.Describe(msg.op+" "+msg.id, msg.err)), m.refresh())
+	}
+	switch msg.op {
+	case "create":
+		m.remember(msg.id, "created")
+		m.selectID(msg.id)
+		return tea.Batch(status(common.Info, "created sandbox "+msg.id+" (a container starts on first use)"), m.refresh())
+	case "delete":
+		m.forget(msg.id)
+		return tea.Batch(status(common.Info, "deleted sandbox "+msg.id), m.refresh())
+	case "stop":
+		return tea.Batch(status(common.Info, "stopped sandbox "+msg.id), m.refresh())
+	case "replace":
+		return tea.Batch(status(common.Info, "replaced the container of "+msg.id+": a new incarnation"), m.refresh())
+	}
+	return m.refresh()
+}
+
+// refresh starts one poll of the bridge with non-waking lookups.
+func (m *Model) refresh() tea.Cmd {
+	m.gen++
+	m.inflight = true
+	gen := m.gen
+	br := m.ctx.Bridge
+	local := m.ctx.Local
+	base := m.ctx.BaseCtx()
+	now := m.ctx.Clock
+	var ids []string
+	for _, r := range m.rows {
+		ids = append(ids, r.ID)
+	}
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(base, common.CallTimeout)
+		defer cancel()
+		res := refreshMsg{gen: gen, status: map[string]statusResult{}}
+		listed := map[string]bool{}
+		if local {
+			infos, err := br.ListSandboxes(ctx)
+			if err != nil {
+				if isConnErr(err) {
+					res.connErr = fmt.Errorf("list sandboxes: %w", err)
+					res.at = now()
+					return res
+				}
+			} else {
+				res.listOK = true
+				res.listed = infos
+				for _, in := range infos {
+					listed[in.ID] = true
+				}
+			}
+		}
+		for _, id := range ids {
+			if listed[id] {
+				continue
+			}
+			var sr statusResult
+			sr.running, sr.err = br.Running(ctx, id)
+			if sr.err == nil {
+				ps, perr := br.ListProcesses(ctx, id)
+				ts, terr := br.ListTerminals(ctx, id)
+				if perr == nil && terr == nil {
+					sr.procs, sr.terms, sr.countsKnown = len(ps), len(ts), true
+				}
+			}
+			if sr.err != nil && isConnErr(sr.err) {
+				res.connErr = fmt.Errorf("sandbox %s: %w", id, sr.err)
+				break
+			}
+			res.status[id] = sr
+		}
+		res.at = now()
+		return res
+	}
+}
+
+func isConnErr(err error) bool {
+	return errors.Is(err, client.ErrTransport) || errors.Is(err, client.ErrUnauthorized)
+}
+
+func (m *Model) applyRefresh(msg refreshMsg) tea.Cmd {
+	if msg.gen != m.gen {
+		return nil
+	}
+	m.inflight = false
+	m.loaded = true
+	if msg.connErr != nil {
+		m.connErr = msg.connErr
+		m.failures++
+		wait := time.Duration(1<<min(m.failures-1, 5)) * time.Second
+		if wait > 30*time.Second {
+			wait = 30 * time.Second
+		}
+		m.retryAt = msg.at.Add(wait)
+		gen := m.gen
+		return tea.Batch(
+			msgCmd(common.ConnMsg{Err: msg.connErr, RetryAt: m.retryAt, Attempts: m.failures}),
+			tea.Tick(wait, func(time.Time) tea.Msg { return tickMsg{gen: gen} }),
+		)
+	}
+	hadErr := m.connErr != nil
+	m.connErr, m.failures, m.retryAt, m.lastOK = nil, 0, time.Time{}, msg.at
+	if msg.listOK {
+		seen := map[string]bool{}
+		for _, in := range msg.listed {
+			seen[in.ID] = true
+			r := m.find(in.ID)
+			if r == nil {
+				added := in.CreatedAt
+				if added.IsZero() {
+					added = msg.at
+				}
+				r = &row{Known: Known{ID: in.ID, Source: "listed", AddedAt: added}}
+				m.rows = append(m.rows, r)
+			}
+			run := in.Running
+			r.listed, r.Running, r.LastSeen, r.err = true, &run, msg.at, nil
+			r.procs, r.terms, r.countsKnown = in.Processes, in.Terminals, true
+			if in.Incarnation > 0 {
+				r.Incarnation, r.Inferred = in.Incarnation, false
+			}
+		}
+		// listed rows that vanished from the list were deleted elsewhere
+		kept := m.rows[:0]
+		for _, r := range m.rows {
+			if r.listed && !seen[r.ID] {
+				if r.Source == "listed" {
+					continue
+				}
+				r.listed = false
+			}
+			kept = append(kept, r)
+		}
+		m.rows = kept
+		m.sortRows()
+	}
+	for id, sr := range msg.status {
+		r := m.find(id)
+		if r == nil {
+			continue
+		}
+		if sr.err != nil {
+			r.err = sr.err
+			continue
+		}
+		r.err = nil
+		run := sr.running.Running
+		switch {
+		case sr.running.Incarnation > 0:
+			r.Incarnation, r.Inferred = sr.running.Incarnation, false
+		case run && (r.Incarnation == 0 || r.sawStopped):
+			// the real bridge reports no identity: a start after a stop is a new container
+			r.Incarnation++
+			r.Inferred = true
+		}
+		if !run && r.Running != nil && *r.Running {
+			r.sawStopped = true
+		} else if run {
+			r.sawStopped = false
+		}
+		r.Running, r.LastSeen = &run, msg.at
+		r.procs, r.terms, r.countsKnown = sr.procs, sr.terms, sr.countsKnown
+	}
+	m.persist()
+	if m.cursor >= len(m.rows) {
+		m.cursor = max(len(m.rows)-1, 0)
+	}
+	gen := m.gen
+	cmds := []tea.Cmd{tea.Tick(refreshEvery, func(time.Time) tea.Msg { return tickMsg{gen: gen} })}
+	if hadErr {
+		cmds = append(cmds, msgCmd(common.ConnMsg{}))
+	}
+	return tea.Batch(cmds...)
+}
+
+func msgCmd(msg tea.Msg) tea.Cmd { return func() tea.Msg { return msg } }
+
+func status(l common.Level, text string) tea.Cmd {
+	return msgCmd(common.StatusMsg{Level: l, Text: text})
+}

@@ -1,0 +1,210 @@
+package termpane
+
+import (
+	"context"
+	"sync/atomic"
+	"time"
+
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+
+	"sandscope/client"
+	"sandscope/themes"
+)
+
+// State is the connection state the header shows.
+type State int
+
+const (
+	Connecting   State = iota
+	Live               // connected, output flowing
+	Reconnecting       // dropped; resuming from the cursor
+	Exited             // the terminal exited (Exit)
+	Errored            // the bridge reported the terminal failed, or the stream ended unexplained
+	Lost               // the terminal vanished with its container (Loss)
+	Failed             // reconnecting gave up
+)
+
+func (s State) String() string {
+	return [...]string{"CONNECTING", "LIVE", "RECONNECTING", "EXITED", "ERROR", "LOST", "FAILED"}[s]
+}
+
+// Final reports a state the pane does not leave.
+func (s State) Final() bool { return s >= Exited }
+
+// Options configure a pane.
+type Options struct {
+	TerminalID string
+	Command    []string
+	// LeaveKey gives focus back to the TUI ("ctrl-]" by default). It is never sent to the PTY.
+	LeaveKey string
+	// Styles to draw with; nil draws without colours.
+	Styles *themes.Styles
+	// Plain renders the emulator's cells without SGR styling (golden tests, no-colour themes).
+	Plain bool
+	// FrameInterval is how often the UI takes a snapshot (default 1/30 s).
+	FrameInterval time.Duration
+	// Ctx bounds the worker's life (default: background; Close ends it in any case).
+	Ctx context.Context
+}
+
+var nextID atomic.Int64
+
+// Model is the embedded terminal pane.
+type Model struct {
+	id    int64
+	opts  Options
+	conn  Conn
+	w     *worker
+	leave key.Binding
+
+	width, height int // the whole pane, header included
+	ox, oy        int // screen position of the pane's top-left cell, for mouse events
+	focused       bool
+	closed        bool
+	statusDone    bool
+
+	state    State
+	attempt  int
+	closeCod int
+	reason   string // latest interruption / error text
+	exit     *client.Exit
+	loss     *client.LossEvidence
+	gaps     int
+	lastGap  string // cursor at the last gap
+	snap     Snapshot
+}
+
+// headerLines is how many rows the header takes.
+const headerLines = 1
+
+// New starts the pane's worker on conn at the given size (the whole pane, header included).
+func New(conn Conn, width, height int, opts Options) *Model {
+	if opts.LeaveKey == "" {
+		opts.LeaveKey = "ctrl-]"
+	}
+	if opts.Ctx == nil {
+		opts.Ctx = context.Background()
+	}
+	lk := normalizeKey(opts.LeaveKey)
+	m := &Model{
+		id: nextID.Add(1), opts: opts, conn: conn,
+		leave:  key.NewBinding(key.WithKeys(lk), key.WithHelp(opts.LeaveKey, "leave terminal")),
+		width:  max(width, 1),
+		height: max(height, headerLines+1),
+	}
+	cols, rows := m.innerSize()
+	m.w = newWorker(opts.Ctx, conn, cols, rows, opts.Plain, opts.FrameInterval)
+	m.snap = m.w.Snapshot()
+	return m
+}
+
+func (m *Model) innerSize() (cols, rows int) {
+	return max(m.width, 1), max(m.height-headerLines, 1)
+}
+
+// ID distinguishes this pane's messages from another pane's.
+func (m *Model) ID() int64 { return m.id }
+
+// State is the connection state.
+func (m *Model) State() State { return m.state }
+
+// Snapshot is the last snapshot the pane drew.
+func (m *Model) Snapshot() Snapshot { return m.snap }
+
+// Focused reports whether keys go to the remote terminal.
+func (m *Model) Focused() bool { return m.focused }
+
+// Focus sends keys to the remote terminal until the leave key.
+func (m *Model) Focus() { m.focused = true }
+
+// Blur stops sending keys.
+func (m *Model) Blur() { m.focused = false }
+
+// Capturing reports that the pane takes every key (while focused).
+func (m *Model) Capturing() bool { return m.focused }
+
+// Attached counts the live streams the pane holds (for the root's quit confirmation).
+func (m *Model) Attached() int {
+	if m.closed || m.state.Final() {
+		return 0
+	}
+	return 1
+}
+
+// SetOrigin tells the pane where its top-left cell is on screen, so mouse events can be mapped.
+func (m *Model) SetOrigin(x, y int) { m.ox, m.oy = x, y }
+
+// SetSize resizes the pane; the emulator and the remote PTY follow.
+func (m *Model) SetSize(width, height int) {
+	width, height = max(width, 1), max(height, headerLines+1)
+	if width == m.width && height == m.height {
+		return
+	}
+	m.width, m.height = width, height
+	if !m.closed {
+		m.w.setSize(m.innerSize())
+	}
+}
+
+// Close stops the worker and closes the connection.
+func (m *Model) Close() {
+	if m.closed {
+		return
+	}
+	m.closed = true
+	m.w.close()
+	_ = m.conn.Close()
+}
+
+// ShortHelp lists the pane's keys for the help bar.
+func (m *Model) ShortHelp() []key.Binding { return []key.Binding{m.leave} }
+
+// FullHelp lists the pane's keys for the help screen.
+func (m *Model) FullHelp() [][]key.Binding { return [][]key.Binding{{m.leave}} }
+
+// Messages. Each carries the pane ID so a root with several panes can route them.
+type (
+	// statusMsg is a batch of connection events (everything but output).
+	statusMsg struct {
+		id     int64
+		events []client.TermEvent
+		closed bool
+	}
+	// frameMsg asks the pane to take the worker's latest snapshot.
+	frameMsg struct{ id int64 }
+	// FocusLeftMsg says the user pressed the leave key: the root takes focus back.
+	FocusLeftMsg struct{ ID int64 }
+)
+
+// Init starts draining connection events and the frame ticker.
+func (m *Model) Init() tea.Cmd {
+	return tea.Batch(waitForStatus(m.id, m.w.status), m.tick())
+}
+
+func waitForStatus(id int64, ch <-chan client.TermEvent) tea.Cmd {
+	return func() tea.Msg {
+		ev, ok := <-ch
+		if !ok {
+			return statusMsg{id: id, closed: true}
+		}
+		batch := []client.TermEvent{ev}
+		for len(batch) < 256 {
+			select {
+			case ev, ok := <-ch:
+				if !ok {
+					return statusMsg{id: id, events: batch, closed: true}
+				}
+				batch = append(batch, ev)
+			default:
+				return statusMsg{id: id, events: batch}
+			}
+		}
+		return statusMsg{id: id, events: batch}
+	}
+}
+
+func (m *Model) tick() tea.Cmd {
+	id := m.id
+	return tea.Tick(m.w.frame, func(time.Time) tea.Msg { return frameMsg{id: id} })
+}

@@ -1,0 +1,119 @@
+package termpane
+
+import (
+	"fmt"
+
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+
+	"sandscope/client"
+	"sandscope/ui/common"
+)
+
+// Update handles the pane's own messages and, while focused, keys and mouse events.
+func (m *Model) Update(msg tea.Msg) (*Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case statusMsg:
+		if msg.id != m.id {
+			return m, nil
+		}
+		for _, ev := range msg.events {
+			m.apply(ev)
+		}
+		if msg.closed {
+			m.statusDone = true
+			if !m.state.Final() && !m.closed {
+				m.state, m.reason = Errored, "the connection ended without an exit, loss or failure"
+			}
+			return m, nil
+		}
+		return m, waitForStatus(m.id, m.w.status)
+	case frameMsg:
+		if msg.id != m.id || m.closed {
+			return m, nil
+		}
+		m.snap = m.w.Snapshot()
+		if m.statusDone && m.w.idle() && m.snap.Rendered == m.snap.Received {
+			return m, nil // the last bytes are on screen; nothing will change any more
+		}
+		return m, m.tick()
+	case tea.KeyMsg:
+		if !m.focused {
+			return m, nil
+		}
+		if key.Matches(msg, m.leave) {
+			m.focused = false
+			id := m.id
+			return m, func() tea.Msg { return FocusLeftMsg{ID: id} }
+		}
+		if in, ok := encodeKey(msg); ok {
+			m.input(in)
+		}
+		return m, nil
+	case tea.MouseMsg:
+		if !m.focused {
+			return m, nil
+		}
+		x, y := msg.X-m.ox, msg.Y-m.oy-headerLines
+		cols, rows := m.innerSize()
+		if x < 0 || y < 0 || x >= cols || y >= rows {
+			return m, nil
+		}
+		if ev, ok := encodeMouse(msg, x, y); ok {
+			m.input(input{mouse: ev})
+		}
+		return m, nil
+	}
+	return m, nil
+}
+
+// input hands one input to the worker without ever blocking the UI: if the worker cannot take it
+// (the link is stalled and 256 inputs are waiting) the input is dropped and the header says so.
+func (m *Model) input(in input) {
+	if m.closed || m.state.Final() {
+		return
+	}
+	select {
+	case m.w.inputs <- in:
+	default:
+		m.reason = "input dropped: the terminal is not taking input"
+	}
+}
+
+func (m *Model) apply(ev client.TermEvent) {
+	switch ev.Kind {
+	case client.TermReady, client.TermResumed:
+		m.state, m.attempt, m.reason = Live, ev.Attempt, ""
+	case client.TermGap:
+		m.gaps++
+		m.lastGap = ev.Cursor
+	case client.TermInterrupted:
+		m.state, m.closeCod = Reconnecting, ev.CloseCode
+		m.reason = fmt.Sprintf("interrupted %d %s", ev.CloseCode, ev.Reason)
+	case client.TermReconnecting:
+		m.state, m.attempt = Reconnecting, ev.Attempt
+	case client.TermExited:
+		m.state, m.exit = Exited, ev.Exit
+	case client.TermError:
+		if ev.CloseCode != 0 {
+			m.state, m.closeCod = Errored, ev.CloseCode
+		}
+		m.reason = ev.Reason
+	case client.TermLost:
+		m.state, m.loss, m.reason = Lost, ev.Loss, ev.Reason
+	case client.TermFailed:
+		m.state, m.reason = Failed, ev.Reason
+	}
+}
+
+// component adapts the pane to the root's common.Component contract (Update returning the
+// interface); the pane itself returns its concrete type.
+type component struct{ *Model }
+
+// AsComponent wraps the pane for a root that holds screens as common.Component values.
+func (m *Model) AsComponent() common.Component { return component{m} }
+
+func (c component) Update(msg tea.Msg) (common.Component, tea.Cmd) {
+	m, cmd := c.Model.Update(msg)
+	return component{m}, cmd
+}

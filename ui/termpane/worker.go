@@ -1,0 +1,391 @@
+package termpane
+
+import (
+	"context"
+	"io"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	uv "github.com/charmbracelet/ultraviolet"
+	"github.com/charmbracelet/x/ansi"
+	"github.com/charmbracelet/x/vt"
+
+	"sandscope/client"
+)
+
+// Conn is what the pane needs of a terminal connection (*client.TerminalConn satisfies it).
+type Conn interface {
+	Events() <-chan client.TermEvent
+	Write(p []byte) (int, error)
+	Resize(cols, rows int) error
+	Close() error
+}
+
+// Snapshot is one rendered state of the emulator, taken by the worker.
+type Snapshot struct {
+	Lines         []string // Rows lines; styled with SGR unless the pane is plain
+	Cols, Rows    int
+	CursorX       int
+	CursorY       int
+	CursorVisible bool
+	AltScreen     bool
+	Title         string // raw, as the program set it: sanitise before showing
+	Received      int64  // output bytes received from the connection
+	Digested      int64  // output bytes the emulator has processed
+	Cursor        string // bridge cursor of the last output chunk received
+	Rendered      int64  // Digested when these lines were rendered
+}
+
+// Behind is how many received bytes the emulator has not processed yet.
+func (s Snapshot) Behind() int64 { return s.Received - s.Digested }
+
+// input is one thing to send to the remote PTY, in order.
+type input struct {
+	raw   []byte
+	key   uv.KeyEvent
+	paste string
+	mouse uv.MouseEvent
+}
+
+const (
+	digestSlice  = 16 << 10 // bytes fed to the emulator between looks at input and resizes
+	maxQueued    = 8 << 20  // beyond this the reader stops taking output (the socket backs up)
+	defaultFrame = time.Second / 30
+)
+
+// worker owns the emulator. Only run touches em.
+type worker struct {
+	conn  Conn
+	plain bool
+	frame time.Duration
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	status chan client.TermEvent // non-output events for the UI; closed when the connection ends
+	inputs chan input
+	resize chan [2]int
+	poke   chan struct{} // output queued
+	room   chan struct{} // queue drained below the limit
+
+	qmu    sync.Mutex
+	queue  [][]byte
+	queued int64
+
+	received atomic.Int64
+	digested atomic.Int64
+	cursor   atomic.Pointer[string]
+	eof      atomic.Bool // the connection's event stream ended
+
+	smu  sync.Mutex
+	snap Snapshot
+}
+
+func newWorker(parent context.Context, conn Conn, cols, rows int, plain bool, frame time.Duration) *worker {
+	if frame <= 0 {
+		frame = defaultFrame
+	}
+	ctx, cancel := context.WithCancel(parent)
+	w := &worker{
+		conn: conn, plain: plain, frame: frame, ctx: ctx, cancel: cancel,
+		status: make(chan client.TermEvent, 1024),
+		inputs: make(chan input, 256),
+		resize: make(chan [2]int, 1),
+		poke:   make(chan struct{}, 1),
+		room:   make(chan struct{}, 1),
+	}
+	em := vt.NewEmulator(cols, rows)
+	w.snap = Snapshot{Cols: cols, Rows: rows, Lines: make([]string, rows)}
+	w.wg.Add(3)
+	go w.read()
+	go w.drainReplies(em)
+	go w.run(em, cols, rows)
+	return w
+}
+
+// read takes events off the connection: output into the queue, everything else to the UI.
+func (w *worker) read() {
+	defer w.wg.Done()
+	defer close(w.status)
+	defer w.eof.Store(true)
+	events := w.conn.Events()
+	for {
+		var ev client.TermEvent
+		var ok bool
+		select {
+		case ev, ok = <-events:
+		case <-w.ctx.Done():
+			return
+		}
+		if !ok {
+			signal(w.poke)
+			return
+		}
+		if ev.Kind == client.TermOutput {
+			if !w.enqueue(ev.Data) {
+				return
+			}
+			c := ev.Cursor
+			w.cursor.Store(&c)
+			continue
+		}
+		select {
+		case w.status <- ev:
+		case <-w.ctx.Done():
+			return
+		}
+	}
+}
+
+func (w *worker) enqueue(p []byte) bool {
+	for {
+		w.qmu.Lock()
+		if w.queued < maxQueued {
+			w.queue = append(w.queue, p)
+			w.queued += int64(len(p))
+			w.qmu.Unlock()
+			w.received.Add(int64(len(p)))
+			signal(w.poke)
+			return true
+		}
+		w.qmu.Unlock()
+		select {
+		case <-w.room:
+		case <-w.ctx.Done():
+			return false
+		}
+	}
+}
+
+// take removes up to n queued bytes.
+func (w *worker) take(n int) []byte {
+	w.qmu.Lock()
+	defer w.qmu.Unlock()
+	if len(w.queue) == 0 {
+		return nil
+	}
+	head := w.queue[0]
+	if len(head) > n {
+		w.queue[0] = head[n:]
+		head = head[:n]
+	} else {
+		w.queue[0] = nil
+		w.queue = w.queue[1:]
+	}
+	w.queued -= int64(len(head))
+	if w.queued < maxQueued {
+		signal(w.room)
+	}
+	return head
+}
+
+// drainReplies forwards everything the emulator writes to its input pipe (query replies, encoded
+// keys, paste) to the connection. The pipe is unbuffered: without this reader the emulator blocks.
+func (w *worker) drainReplies(em *vt.Emulator) {
+	defer w.wg.Done()
+	buf := make([]byte, 4096)
+	for {
+		n, err := em.Read(buf)
+		if n > 0 {
+			// A write while disconnected fails; the remote never saw the bytes, which is what a
+			// user typing into a dead link expects.
+			_, _ = w.conn.Write(append([]byte(nil), buf[:n]...))
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// run feeds the emulator, applies input and resizes, and renders snapshots at frame rate.
+func (w *worker) run(em *vt.Emulator, cols, rows int) {
+	defer w.wg.Done()
+	var title string
+	em.SetCallbacks(vt.Callbacks{Title: func(s string) { title = s }})
+	pw := em.InputPipe()
+	defer func() {
+		// Closing the reply pipe ends drainReplies. (em.Close would flip a flag drainReplies reads.)
+		if c, ok := pw.(*io.PipeWriter); ok {
+			_ = c.CloseWithError(io.EOF)
+		}
+	}()
+	lastRender := time.Time{}
+	dirty := true
+	ticker := time.NewTicker(w.frame)
+	defer ticker.Stop()
+	for {
+		// Input and resizes first: a keystroke must not wait behind a backlog of output.
+		for more := true; more; {
+			select {
+			case in := <-w.inputs:
+				w.apply(em, pw, in)
+			case sz := <-w.resize:
+				if sz[0] != cols || sz[1] != rows {
+					cols, rows = sz[0], sz[1]
+					em.Resize(cols, rows)
+					_ = w.conn.Resize(cols, rows)
+					dirty = true
+				}
+			default:
+				more = false
+			}
+		}
+		if p := w.take(digestSlice); p != nil {
+			_, _ = em.Write(p)
+			w.digested.Add(int64(len(p)))
+			dirty = true
+			if time.Since(lastRender) >= w.frame {
+				w.render(em, title)
+				lastRender, dirty = time.Now(), false
+			}
+			if w.ctx.Err() != nil {
+				return
+			}
+			continue
+		}
+		if dirty {
+			w.render(em, title)
+			lastRender, dirty = time.Now(), false
+		}
+		select {
+		case <-w.poke:
+		case in := <-w.inputs:
+			w.apply(em, pw, in)
+		case sz := <-w.resize:
+			if sz[0] != cols || sz[1] != rows {
+				cols, rows = sz[0], sz[1]
+				em.Resize(cols, rows)
+				_ = w.conn.Resize(cols, rows)
+				dirty = true
+			}
+		case <-ticker.C:
+		case <-w.ctx.Done():
+			return
+		}
+	}
+}
+
+func (w *worker) apply(em *vt.Emulator, pw io.Writer, in input) {
+	switch {
+	case in.raw != nil:
+		_, _ = pw.Write(in.raw)
+	case in.key != nil:
+		em.SendKey(in.key)
+	case in.paste != "":
+		em.Paste(in.paste)
+	case in.mouse != nil:
+		em.SendMouse(in.mouse)
+	}
+}
+
+func (w *worker) render(em *vt.Emulator, title string) {
+	cols, rows := em.Width(), em.Height()
+	lines := make([]string, rows)
+	if w.plain {
+		var b strings.Builder
+		for y := 0; y < rows; y++ {
+			b.Reset()
+			for x := 0; x < cols; x++ {
+				c := em.CellAt(x, y)
+				switch {
+				case c == nil:
+					b.WriteByte(' ')
+				case c.Width == 0:
+					// the right half of a wide character: already drawn
+				case c.Content == "":
+					b.WriteByte(' ')
+				default:
+					b.WriteString(c.Content)
+				}
+			}
+			lines[y] = b.String()
+		}
+	} else {
+		all := strings.Split(em.Render(), "\n")
+		for y := 0; y < rows; y++ {
+			if y < len(all) {
+				lines[y] = padTo(strings.TrimRight(all[y], "\r"), cols)
+			} else {
+				lines[y] = strings.Repeat(" ", cols)
+			}
+		}
+	}
+	pos := em.CursorPosition()
+	s := Snapshot{
+		Lines: lines, Cols: cols, Rows: rows,
+		CursorX: pos.X, CursorY: pos.Y, CursorVisible: !em.CursorHidden(),
+		AltScreen: em.IsAltScreen(), Title: title,
+		Rendered: w.digested.Load(),
+	}
+	if c := w.cursor.Load(); c != nil {
+		s.Cursor = *c
+	}
+	w.smu.Lock()
+	w.snap = s
+	w.smu.Unlock()
+}
+
+// padTo pads a styled line with spaces to width cells (and resets styles at its end).
+func padTo(s string, width int) string {
+	n := ansi.StringWidth(s)
+	if n > width {
+		return ansi.Truncate(s, width, "")
+	}
+	if n < width {
+		s += "\x1b[m" + strings.Repeat(" ", width-n)
+	}
+	return s
+}
+
+// Snapshot returns the latest rendered state with up-to-date byte counters.
+func (w *worker) Snapshot() Snapshot {
+	w.smu.Lock()
+	s := w.snap
+	w.smu.Unlock()
+	s.Received, s.Digested = w.received.Load(), w.digested.Load()
+	if c := w.cursor.Load(); c != nil {
+		s.Cursor = *c
+	}
+	return s
+}
+
+// idle reports that the connection ended and every byte was digested.
+func (w *worker) idle() bool {
+	return w.eof.Load() && w.received.Load() == w.digested.Load()
+}
+
+func (w *worker) send(in input) {
+	select {
+	case w.inputs <- in:
+	case <-w.ctx.Done():
+	}
+}
+
+func (w *worker) setSize(cols, rows int) {
+	for {
+		select {
+		case w.resize <- [2]int{cols, rows}:
+			return
+		default:
+		}
+		select { // replace a resize not yet applied: only the latest size matters
+		case <-w.resize:
+		default:
+		}
+	}
+}
+
+func (w *worker) close() {
+	w.cancel()
+	w.wg.Wait()
+}
+
+func signal(ch chan struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
+	}
+}

@@ -1,0 +1,329 @@
+package ui
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/muesli/termenv"
+
+	"sandscope/ui/common"
+	"sandscope/ui/logview"
+	"sandscope/ui/sandbox"
+	"sandscope/ui/termpane"
+)
+
+const headerHeight = 1
+const footerHeight = 2
+
+func (m *Model) bodySize() (int, int) {
+	return m.width, max(m.height-headerHeight-footerHeight, 3)
+}
+
+// Update routes messages: size to every screen, keys and mouse to the top screen (after the
+// global keys), everything else to every screen (each ignores what is not its own).
+func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		m.width, m.height = msg.Width, msg.Height
+		w, h := m.bodySize()
+		m.ctx.Width, m.ctx.Height = w, h
+		for _, c := range m.stack {
+			c.SetSize(w, h)
+		}
+		return m, nil
+	case tea.KeyMsg:
+		return m, m.key(msg)
+	case tea.MouseMsg:
+		if m.help || m.confirm != nil {
+			return m, nil
+		}
+		msg.Y -= headerHeight
+		if msg.Y < 0 {
+			return m, nil
+		}
+		return m, m.toTop(msg)
+	case common.OpenSandboxMsg:
+		if sb, ok := m.sandboxes[msg.ID]; ok {
+			m.pushKept(sb)
+			return m, nil
+		}
+		sb := sandbox.New(m.ctx, msg.ID)
+		m.sandboxes[msg.ID] = sb
+		return m, m.push(sb)
+	case common.OpenLogsMsg:
+		if len(msg.Targets) == 0 {
+			return m, nil
+		}
+		k := logsKey(msg.Targets)
+		if lv, ok := m.logs[k]; ok {
+			m.pushKept(lv)
+			return m, nil
+		}
+		lv := logview.New(m.ctx, msg.Targets, logview.Options{})
+		m.logs[k] = lv
+		return m, m.push(lv)
+	case common.OpenTerminalMsg:
+		return m, m.openTerminal(msg)
+	case common.BackMsg:
+		m.pop()
+		return m, nil
+	case common.StatusMsg:
+		m.status, m.statusLevel, m.statusAt = msg.Text, msg.Level, m.ctx.Clock()
+		return m, nil
+	case common.ConnMsg:
+		m.connErr, m.retryAt, m.attempts = msg.Err, msg.RetryAt, msg.Attempts
+		if m.connErr != nil && !m.ticking {
+			m.ticking = true
+			return m, tea.Tick(time.Second, func(time.Time) tea.Msg { return rootTickMsg{} })
+		}
+		return m, nil
+	case rootTickMsg:
+		if m.connErr == nil {
+			m.ticking = false
+			return m, nil
+		}
+		return m, tea.Tick(time.Second, func(time.Time) tea.Msg { return rootTickMsg{} })
+	case termConnectedMsg:
+		return m, m.attachPane(msg)
+	case common.KnownMsg:
+		_, cmd := m.stack[0].Update(msg)
+		return m, cmd
+	}
+	return m, m.broadcast(msg)
+}
+
+func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
+	k := m.ctx.Keys
+	if m.confirm != nil {
+		res, _ := m.confirm.Update(msg, k)
+		if res != nil {
+			m.confirm = nil
+			if res.OK {
+				m.quitting = true
+				return tea.Quit
+			}
+		}
+		return nil
+	}
+	if m.help {
+		if key.Matches(msg, k.Help) || key.Matches(msg, k.Back) || key.Matches(msg, k.Quit) {
+			m.help = false
+		}
+		return nil
+	}
+	if msg.Type == tea.KeyCtrlC && !m.capturing() {
+		return m.quit()
+	}
+	if !m.capturing() {
+		switch {
+		case key.Matches(msg, k.Quit):
+			return m.quit()
+		case key.Matches(msg, k.Help):
+			m.help = true
+			return nil
+		case key.Matches(msg, k.Back) && len(m.stack) > 1:
+			m.pop()
+			return nil
+		case key.Matches(msg, k.Open):
+			if p, ok := m.top().(paneFocus); ok && !p.Focused() {
+				p.Focus()
+				return nil
+			}
+		}
+	}
+	return m.toTop(msg)
+}
+
+func (m *Model) quit() tea.Cmd {
+	if n := m.attached(); n > 0 {
+		after := "Processes keep running in their sandboxes."
+		if strings.HasPrefix(m.ctx.BridgeURL, "local:") {
+			after = "This stops the embedded bridge and every process and terminal it runs."
+		}
+		m.confirm = common.NewConfirm("quit", "Quit sandscope?",
+			fmt.Sprintf("%d live stream(s) are attached (log followers, watchers).\n%s", n, after))
+		return nil
+	}
+	m.quitting = true
+	return tea.Quit
+}
+
+func (m *Model) toTop(msg tea.Msg) tea.Cmd {
+	i := len(m.stack) - 1
+	c, cmd := m.stack[i].Update(msg)
+	m.stack[i] = c
+	return cmd
+}
+
+func (m *Model) broadcast(msg tea.Msg) tea.Cmd {
+	var cmds []tea.Cmd
+	onStack := map[common.Component]bool{}
+	for i := range m.stack {
+		onStack[m.stack[i]] = true
+		c, cmd := m.stack[i].Update(msg)
+		m.stack[i] = c
+		if cmd != nil {
+			cmds = append(cmds, cmd)
+		}
+	}
+	// kept sandbox screens keep their watchers drained; their status messages are dropped
+	for _, sb := range m.sandboxes {
+		if onStack[sb] {
+			continue
+		}
+		if _, cmd := sb.Update(msg); cmd != nil {
+			cmds = append(cmds, quietCmd(cmd))
+		}
+	}
+	for _, lv := range m.logs {
+		if onStack[lv] {
+			continue
+		}
+		if _, cmd := lv.Update(msg); cmd != nil {
+			cmds = append(cmds, quietCmd(cmd))
+		}
+	}
+	return tea.Batch(cmds...)
+}
+
+// quietCmd runs cmd but drops the status and connection messages it yields (a screen in the
+// background must not repaint the status area).
+func quietCmd(cmd tea.Cmd) tea.Cmd {
+	return func() tea.Msg {
+		msg := cmd()
+		switch msg := msg.(type) {
+		case common.StatusMsg, common.ConnMsg:
+			return nil
+		case tea.BatchMsg:
+			out := make(tea.BatchMsg, 0, len(msg))
+			for _, c := range msg {
+				if c != nil {
+					out = append(out, quietCmd(c))
+				}
+			}
+			return out
+		}
+		return msg
+	}
+}
+
+// logsKey names a set of followed processes.
+func logsKey(ts []common.LogTarget) string {
+	var b strings.Builder
+	for _, t := range ts {
+		fmt.Fprintf(&b, "%s/%s@%d ", t.Sandbox, t.Process.ID, t.Incarnation)
+	}
+	return b.String()
+}
+
+// pushKept puts a kept screen back on top (a sandbox's watcher runs fast again).
+func (m *Model) pushKept(c common.Component) {
+	if f, ok := m.top().(focuser); ok {
+		f.SetFocus(false)
+	}
+	w, h := m.bodySize()
+	c.SetSize(w, h)
+	if f, ok := c.(focuser); ok {
+		f.SetFocus(true)
+	}
+	m.stack = append(m.stack, c)
+	m.status = ""
+}
+
+type focuser interface{ SetFocus(bool) }
+
+// paneFocus is the terminal pane: it takes keys while focused.
+type paneFocus interface {
+	Focus()
+	Focused() bool
+}
+
+func (m *Model) push(c common.Component) tea.Cmd {
+	if f, ok := m.top().(focuser); ok {
+		f.SetFocus(false)
+	}
+	w, h := m.bodySize()
+	c.SetSize(w, h)
+	m.stack = append(m.stack, c)
+	m.status = ""
+	return c.Init()
+}
+
+func (m *Model) pop() {
+	if len(m.stack) <= 1 {
+		return
+	}
+	top := m.top()
+	kept := false
+	for _, lv := range m.logs {
+		kept = kept || lv == top
+	}
+	if sb, ok := top.(*sandbox.Model); ok && m.sandboxes[sb.ID()] == sb {
+		sb.SetFocus(false) // kept: its watcher continues slowly
+	} else if kept {
+		// kept: its followers keep filling the buffer
+	} else if cl, ok := top.(interface{ Close() }); ok {
+		cl.Close()
+	}
+	m.stack = m.stack[:len(m.stack)-1]
+	if f, ok := m.top().(focuser); ok {
+		f.SetFocus(true)
+	}
+	if _, ok := top.(*sandbox.Model); ok {
+		// the watcher's errors no longer apply
+		m.connErr = nil
+	}
+}
+
+func (m *Model) openTerminal(msg common.OpenTerminalMsg) tea.Cmd {
+	if m.terminalPane != nil {
+		c, err := m.terminalPane(m.ctx, msg)
+		if err != nil {
+			return func() tea.Msg {
+				return common.StatusMsg{Level: common.Error, Text: common.Describe("terminal "+msg.Terminal.ID, err)}
+			}
+		}
+		return m.push(c)
+	}
+	m.status = "connecting to terminal " + common.SanitizeText(msg.Terminal.ID) + "…"
+	m.statusLevel = common.Info
+	br, base := m.ctx.Bridge, m.ctx.BaseCtx()
+	w, h := m.bodySize()
+	return func() tea.Msg {
+		// the connection outlives this command: it is bound to the program's context
+		conn, err := br.ConnectTerminal(base, msg.Sandbox, msg.Terminal.ID, w, h-1)
+		return termConnectedMsg{open: msg, conn: conn, err: err}
+	}
+}
+
+// termConnectedMsg is the answer to a terminal connection attempt.
+type termConnectedMsg struct {
+	open common.OpenTerminalMsg
+	conn common.TermConn
+	err  error
+}
+
+func (m *Model) attachPane(msg termConnectedMsg) tea.Cmd {
+	if msg.err != nil {
+		m.status = common.Describe(fmt.Sprintf("terminal %s: cannot attach here; try: sandscope attach %s %s", common.SanitizeText(msg.open.Terminal.ID), msg.open.Sandbox, common.SanitizeText(msg.open.Terminal.ID)), msg.err)
+		m.statusLevel = common.Error
+		return nil
+	}
+	w, h := m.bodySize()
+	pane := termpane.New(msg.conn, w, h, termpane.Options{
+		TerminalID: msg.open.Terminal.ID,
+		Command:    msg.open.Terminal.Command,
+		Styles:     m.ctx.Styles,
+		Plain:      m.ctx.Styles.Renderer.ColorProfile() == termenv.Ascii,
+		Ctx:        m.ctx.BaseCtx(),
+	})
+	pane.SetOrigin(0, headerHeight)
+	pane.Focus()
+	m.status = "terminal " + common.SanitizeText(msg.open.Terminal.ID) + ": keys go to the terminal; " + pane.ShortHelp()[0].Help().Key + " gives them back (then esc closes the pane)"
+	m.statusLevel = common.Info
+	return m.push(pane.AsComponent())
+}
