@@ -1,10 +1,11 @@
 package main
 
 import (
-	"sandscope/faultproxy"
 	"strconv"
 	"strings"
 	"testing"
+
+	"sandscope/faultproxy"
 )
 
 func TestExecPrintsOutputAndExitsWithItsCode(t *testing.T) {

@@ -1,17 +1,151 @@
 package main
 
 import (
+	"context"
 	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
+
+	"sandscope/localbridge"
 )
 
+// serveOptions are the flags of `sandscope serve`.
+type serveOptions struct {
+	listen      string
+	root        string
+	allowRemote bool
+	idleSleep   time.Duration
+}
+
 func newServeCmd(g *globalOptions) *cobra.Command {
-	return &cobra.Command{
+	o := &serveOptions{}
+	cmd := &cobra.Command{
 		Use:   "serve",
-		Short: "serve (being built)",
+		Short: "Run the local bridge: sandboxes as directories, real processes and terminals",
+		Long: `serve runs sandscope's local bridge, an implementation of the Cloudflare Sandbox bridge API
+(1.0 preview) over local processes and PTYs. Each sandbox is a directory whose workspace/ plays
+/workspace. It listens on 127.0.0.1 unless --allow-remote is given.
+
+The token is $SANDBOX_API_KEY when set, else a random token kept in a file under the state
+directory (created on first use, mode 0600). The token itself is never printed. Other sandscope
+commands find the running server through <state>/serve.json.`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return errors.New("serve: not built yet")
+			return runServe(cmd, o)
 		},
 	}
+	f := cmd.Flags()
+	f.StringVar(&o.listen, "listen", "127.0.0.1:0", "address to listen on (port 0 = any free port; see the printed URL or <state>/serve.json)")
+	f.StringVar(&o.root, "root", "", "directory holding the sandboxes (default <state>/sandboxes)")
+	f.BoolVar(&o.allowRemote, "allow-remote", false, "allow listening on a non-loopback address")
+	f.DurationVar(&o.idleSleep, "idle-sleep", 0, "stop a sandbox after this long with nothing running (0 = never)")
+	return cmd
+}
+
+func runServe(cmd *cobra.Command, o *serveOptions) error {
+	out, errOut := cmd.OutOrStdout(), cmd.ErrOrStderr()
+	if o.idleSleep < 0 {
+		return &exitError{code: 2, err: errors.New("serve: --idle-sleep must not be negative")}
+	}
+	host, _, err := net.SplitHostPort(o.listen)
+	if err != nil {
+		return &exitError{code: 2, err: fmt.Errorf("serve: --listen %q: %w", o.listen, err)}
+	}
+	stateDir := localbridge.DefaultStateDir()
+	if err := os.MkdirAll(stateDir, 0o700); err != nil {
+		return &exitError{code: 1, err: fmt.Errorf("serve: state directory: %w", err)}
+	}
+	root := o.root
+	if root == "" {
+		root = filepath.Join(stateDir, "sandboxes")
+	}
+	token := os.Getenv("SANDBOX_API_KEY")
+	tokenWhere := "$SANDBOX_API_KEY"
+	tokenFile := filepath.Join(stateDir, "token")
+	if token == "" {
+		if token, err = localbridge.LoadOrCreateToken(tokenFile); err != nil {
+			return &exitError{code: 1, err: fmt.Errorf("serve: %w", err)}
+		}
+		tokenWhere = tokenFile
+	} else {
+		tokenFile = ""
+	}
+	srv, err := localbridge.New(localbridge.Config{
+		Root: root, Listen: o.listen, Token: token, AllowNonLoopback: o.allowRemote, IdleSleep: o.idleSleep,
+		Logf: func(format string, args ...any) { fmt.Fprintf(errOut, "sandscope: "+format+"\n", args...) },
+	})
+	if err != nil {
+		return &exitError{code: 1, err: fmt.Errorf("serve: %w", err)}
+	}
+	ip := net.ParseIP(host)
+	loopback := host == "localhost" || (ip != nil && ip.IsLoopback())
+	if !loopback && o.allowRemote {
+		fmt.Fprintf(errOut, "sandscope: WARNING: listening on %s, reachable from other machines; anyone with the token can run commands as you\n", o.listen)
+	}
+	if err := srv.Start(); err != nil {
+		return &exitError{code: 1, err: fmt.Errorf("serve: %w", err)}
+	}
+	discovery := filepath.Join(stateDir, "serve.json")
+	if err := localbridge.WriteDiscovery(discovery, localbridge.Discovery{URL: srv.URL(), TokenFile: tokenFile, PID: os.Getpid()}); err != nil {
+		fmt.Fprintf(errOut, "sandscope: %v\n", err)
+	}
+
+	fmt.Fprintf(out, "sandscope local bridge listening on %s\n", srv.URL())
+	fmt.Fprintf(out, "sandboxes: %s\n", root)
+	fmt.Fprintf(out, "token: %s\n", tokenWhere)
+	if tokenFile != "" {
+		fmt.Fprintf(out, "try:   curl -H \"Authorization: Bearer $(cat %s)\" %s/v1/sandbox\n", shellQuote(tokenFile), srv.URL())
+	} else {
+		fmt.Fprintf(out, "try:   curl -H \"Authorization: Bearer $SANDBOX_API_KEY\" %s/v1/sandbox\n", srv.URL())
+	}
+	fmt.Fprintf(out, "stop with Ctrl-C\n")
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	<-ctx.Done()
+	stop()
+	fmt.Fprintf(errOut, "sandscope: shutting down: ending every process and terminal\n")
+	cctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	closeErr := srv.Close(cctx)
+	// Remove the discovery file only if it is still ours.
+	if d, err := localbridge.ReadDiscovery(discovery); err == nil && d.PID == os.Getpid() {
+		_ = os.Remove(discovery)
+	} else if errors.Is(err, localbridge.ErrStaleDiscovery) {
+		_ = os.Remove(discovery)
+	}
+	if closeErr != nil {
+		return &exitError{code: 1, err: fmt.Errorf("serve: %w", closeErr)}
+	}
+	return nil
+}
+
+// shellQuote quotes s for a POSIX shell when it needs quoting.
+func shellQuote(s string) string {
+	safe := true
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '/' || r == '.' || r == '_' || r == '-') {
+			safe = false
+			break
+		}
+	}
+	if safe && s != "" {
+		return s
+	}
+	out := "'"
+	for _, r := range s {
+		if r == '\'' {
+			out += `'\''`
+		} else {
+			out += string(r)
+		}
+	}
+	return out + "'"
 }

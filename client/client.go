@@ -15,9 +15,6 @@ import (
 	"time"
 )
 
-// errNotBuilt marks parts of the public surface whose implementation has not landed yet.
-var errNotBuilt = errors.New("not built yet")
-
 // DefaultUserAgent is sent when no WithUserAgent option is given.
 const DefaultUserAgent = "sandscope/dev"
 
@@ -91,6 +88,8 @@ var defaultTransport = &http.Transport{
 	TLSHandshakeTimeout:   10 * time.Second,
 	ResponseHeaderTimeout: 0,
 	ForceAttemptHTTP2:     true,
+	// Log streams are bulk transfers: read the socket in large pieces.
+	ReadBufferSize: 256 << 10,
 }
 
 // BaseURL is the bridge URL the client talks to.

@@ -104,6 +104,13 @@ type follower struct {
 	suspects    int      // consecutive suspect endings (spaces out re-checks)
 	pendingGap  *GapInfo
 	quietSent   bool
+
+	// An ending is confirmed only when the bridge's status says the process ended AND a stream
+	// opened after that answer carries the terminal event as the first thing after the last
+	// delivered cursor. Otherwise a forged or early terminal event could hide output.
+	endSeen        *Process // status that said ended
+	openedAfterEnd bool     // the current stream was opened after endSeen was learned
+	fresh          int      // events delivered on the current stream
 }
 
 // action is what the loop does after one stream attempt.
@@ -113,6 +120,7 @@ const (
 	actEnd     action = iota // final event emitted (or ctx done)
 	actRetry                 // interrupted: back off, counts against the budget
 	actSuspect               // suspect end: reopen after a pause, not counted
+	actVerify                // status says ended: reopen at once to confirm the terminal event
 )
 
 func (r *follower) run() {
@@ -134,6 +142,8 @@ func (r *follower) run() {
 		switch act {
 		case actEnd:
 			return
+		case actVerify:
+			continue
 		case actSuspect:
 			r.suspects++
 			if !r.sleep(r.backoff(r.suspects)) {
@@ -223,6 +233,8 @@ func (r *follower) stream() action {
 		return r.openFailed(err)
 	}
 	defer ls.Close()
+	r.openedAfterEnd = r.endSeen != nil
+	r.fresh = 0
 	if r.interrupted {
 		r.interrupted = false
 		if !r.emit(LogEvent{Kind: Resumed, Attempt: r.attempt, Reason: "stream open again from the last delivered cursor"}) {
@@ -470,6 +482,7 @@ func (r *follower) handle(m LogMessage) (action, bool) {
 			return actEnd, true
 		}
 		r.delivered(cur)
+		r.fresh++
 		return 0, false
 	case "truncated":
 		if r.pendingGap == nil {
@@ -507,9 +520,10 @@ func (r *follower) flushGap(to string) bool {
 // terminal checks a terminal event against the process's status.
 func (r *follower) terminal(m LogMessage) action {
 	cur := ParseCursor(m.Cursor)
-	if after, ok := cur.After(r.last); ok && !after {
-		// A terminal event at or before output already delivered cannot be genuine.
-		return r.suspect(m, "terminal event out of sequence")
+	after, comparable := cur.After(r.last)
+	inSequence := !comparable || after
+	if r.openedAfterEnd && r.fresh == 0 && inSequence {
+		return r.ended(m, cur, r.endSeen)
 	}
 	p, err := r.c.GetProcess(r.ctx, r.sandbox, r.process)
 	if r.ctx.Err() != nil {
@@ -522,9 +536,21 @@ func (r *follower) terminal(m LogMessage) action {
 		return r.interrupt("terminal event could not be confirmed: "+err.Error(), err)
 	}
 	r.proc = &p
+	if !inSequence {
+		// A terminal event at or before output already delivered cannot be genuine; resume
+		// from the cursor to get the real one.
+		return r.suspect(m, fmt.Sprintf("terminal event out of sequence (bridge status: %s)", p.State))
+	}
 	if p.State == "running" {
 		return r.suspect(m, "terminal event while the bridge says running")
 	}
+	// Status agrees. Confirm that nothing precedes the terminal event by asking again from the
+	// last delivered cursor (one cheap request; a finished log is a short replay).
+	r.endSeen = &p
+	return actVerify
+}
+
+func (r *follower) ended(m LogMessage, cur Cursor, p *Process) action {
 	if r.pendingGap != nil && !r.flushGap(cur.Raw) {
 		return actEnd
 	}
@@ -533,7 +559,7 @@ func (r *follower) terminal(m LogMessage) action {
 	if m.Exit != nil && p.Exit != nil && (m.Exit.Code != p.Exit.Code || m.Exit.Signal != p.Exit.Signal) {
 		reason = fmt.Sprintf("ended; the bridge's status (exit %d) differs from the stream's terminal event (exit %d); status wins", p.Exit.Code, m.Exit.Code)
 	}
-	r.emit(LogEvent{Kind: Ended, Cursor: cur.Raw, Status: &p, Reason: reason})
+	r.emit(LogEvent{Kind: Ended, Cursor: cur.Raw, Status: p, Reason: reason})
 	return actEnd
 }
 

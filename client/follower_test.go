@@ -170,7 +170,7 @@ func TestFollowInvalidCursorRestartsWithoutDuplicates(t *testing.T) {
 	}
 	var gap *GapInfo
 	for _, e := range evs {
-		if e.Kind == Gap {
+		if e.Kind == Gap && gap == nil {
 			gap = e.Gap
 		}
 	}
@@ -298,4 +298,25 @@ func TestFollowCancelWhileBlockedOnSend(t *testing.T) {
 		t.Fatal("follower goroutine did not end after cancel")
 	}
 	_ = before
+}
+
+// A terminal event that arrives early while the process really has ended must not hide the output
+// the bridge still holds after it.
+func TestFollowEarlyTerminalAfterRealExitLosesNothing(t *testing.T) {
+	fb := newFakeBridge(t)
+	fb.addProcess("p1")
+	for i := 0; i < 5; i++ {
+		fb.write("p1", "stdout", []byte(fmt.Sprintf("line %d\n", i)))
+	}
+	fb.exit("p1", 6)
+	fb.forgeAt = 3
+	c := fb.client(t)
+	evs := logCollect(t, c.Follow(context.Background(), "sbx", "p1", followFastOpts()), 10*time.Second)
+	out, _ := logDataOf(evs)
+	if string(out) != "line 0\nline 1\nline 2\nline 3\nline 4\n" {
+		t.Fatalf("output %q events %v", out, logKinds(evs))
+	}
+	if last := evs[len(evs)-1]; last.Kind != Ended || last.Status.Exit.Code != 6 || last.Cursor != FormatCursor("p1", 6) {
+		t.Fatalf("last %+v", last)
+	}
 }

@@ -220,3 +220,35 @@ func TestLocalBridgeCapabilitiesAndWatch(t *testing.T) {
 		t.Fatalf("%+v", ev)
 	}
 }
+
+// A stream that stalls (proxy holds it) while the process ends: the quiet check sees the process
+// has ended, calls the stream stalled, resumes from the cursor and ends confirmed, nothing lost.
+func TestFollowStalledStreamResumes(t *testing.T) {
+	b := bridgetest.Start(t)
+	p := faultproxy.New(b.URL)
+	defer p.Close()
+	c := newClient(t, p.URL(), b.Token)
+	ctx := context.Background()
+	proc, err := c.StartProcess(ctx, sandbox, client.ExecRequest{Argv: []string{"sh", "-c", "echo first; sleep 0.3; echo second; exit 4"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Hold the first logs stream after its first event (the stdout line "first").
+	line := len(`data: {"type":"stdout","cursor":"","timestamp":"2026-01-01T00:00:00.000Z","data":"Zmlyc3QK"}`) + len(client.FormatCursor(proc.ID, 1)) + 2
+	p.Add(faultproxy.Rule{Path: "/logs", Times: 1, Fault: faultproxy.StallAfter(int64(line), 0)})
+	evs := drain(t, c.Follow(ctx, sandbox, proc.ID, client.FollowOptions{QuietAfter: 200 * time.Millisecond, MinBackoff: 10 * time.Millisecond}), time.Minute)
+	got, n := tally(evs)
+	if string(got) != "first\nsecond\n" || n[client.Interrupted] != 1 || n[client.Resumed] != 1 {
+		t.Fatalf("output %q events %v", got, n)
+	}
+	var reason string
+	for _, e := range evs {
+		if e.Kind == client.Interrupted {
+			reason = e.Reason
+		}
+	}
+	last := evs[len(evs)-1]
+	if !strings.Contains(reason, "stalled") || last.Kind != client.Ended || last.Status.Exit.Code != 4 {
+		t.Fatalf("reason %q last %+v", reason, last)
+	}
+}

@@ -7,6 +7,7 @@ package client_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -16,6 +17,7 @@ import (
 	"time"
 
 	"sandscope/client"
+	"sandscope/faultproxy"
 	"sandscope/localbridge/bridgetest"
 )
 
@@ -195,5 +197,104 @@ func TestTerminalExitThroughLocalBridge(t *testing.T) {
 	}
 	if last.Kind != client.TermExited || last.Exit == nil || last.Exit.Code != 7 || !strings.Contains(out.String(), "bye") {
 		t.Fatalf("last %v %+v output %q", last.Kind, last.Exit, out.String())
+	}
+}
+
+// Through faultproxy: a drop with each close code and a rewritten byteLength, one per connection;
+// the output still arrives exactly once, in order, and the exit is reported.
+func TestTerminalThroughFaultProxy(t *testing.T) {
+	b := bridgetest.Start(t)
+	p := faultproxy.New(b.URL)
+	t.Cleanup(p.Close)
+	ctx := context.Background()
+	direct, _ := client.New(b.URL, client.WithToken(b.Token))
+	c, _ := client.New(p.URL(), client.WithToken(b.Token))
+	sb, err := direct.CreateSandbox(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tm, err := direct.CreateTerminal(ctx, sb, client.TerminalRequest{Argv: []string{"sh", "-c",
+		"stty -echo; i=0; while [ $i -lt 150 ]; do i=$((i+1)); echo term-$i; done; while read l; do [ \"$l\" = end ] && exit 3; echo got-$l; done"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	faults := []faultproxy.Fault{
+		faultproxy.WSDrop(3, 1006, ""),
+		faultproxy.WSDrop(4, 1011, "Terminal send failed"),
+		faultproxy.WSBadByteLength(2, 1),
+		faultproxy.WSDrop(5, 1012, "Runtime replaced"),
+		faultproxy.WSDrop(3, 1013, "Terminal client backpressure"),
+	}
+	for _, f := range faults {
+		p.Add(faultproxy.Rule{Path: "/connect", Times: 1, Fault: f})
+	}
+	conn, err := c.ConnectTerminal(ctx, sb, tm.ID, client.ConnectOptions{Cols: 80, Rows: 24,
+		MinBackoff: 5 * time.Millisecond, MaxBackoff: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	var got bytes.Buffer
+	var last client.TermEvent
+	codes := map[int]bool{}
+	protocol := false
+	guard := time.After(60 * time.Second)
+	for done := false; !done; {
+		select {
+		case ev, ok := <-conn.Events():
+			if !ok {
+				done = true
+				break
+			}
+			last = ev
+			if ev.Kind != client.TermOutput {
+				t.Logf("%s %v code=%d %s", time.Now().Format("05.000"), ev.Kind, ev.CloseCode, ev.Reason)
+			}
+			switch ev.Kind {
+			case client.TermOutput:
+				got.Write(ev.Data)
+			case client.TermInterrupted:
+				codes[ev.CloseCode] = true
+			case client.TermResumed:
+				// Each new connection needs server messages for its fault to strike: ask for
+				// output, or end the terminal once every fault was met.
+				msg := fmt.Sprintf("r%da\nr%db\nr%dc\n", ev.Attempt, ev.Attempt, ev.Attempt)
+				if len(codes) == len(faults) {
+					msg = "end\n"
+				}
+				// A write can meet a connection that already dropped again; another resume follows.
+				_, _ = conn.Write([]byte(msg))
+			case client.TermError:
+				protocol = protocol || errors.Is(ev.Err, client.ErrTerminalProtocol)
+			}
+		case <-guard:
+			t.Fatalf("no end; got %d bytes", got.Len())
+		}
+	}
+	if last.Kind != client.TermExited || last.Exit == nil || last.Exit.Code != 3 {
+		t.Fatalf("last event %v %+v", last.Kind, last.Exit)
+	}
+	for _, code := range []int{1006, 1011, 1012, 1013, 1002} {
+		if !codes[code] {
+			t.Errorf("no interruption with code %d (saw %v)", code, codes)
+		}
+	}
+	if !protocol {
+		t.Error("the rewritten byteLength was not reported as a protocol error")
+	}
+	// Reference: the whole retained output over a clean connection.
+	ref, err := direct.ConnectTerminal(ctx, sb, tm.ID, client.ConnectOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ref.Close()
+	var want bytes.Buffer
+	for ev := range ref.Events() {
+		if ev.Kind == client.TermOutput {
+			want.Write(ev.Data)
+		}
+	}
+	if !bytes.Equal(got.Bytes(), want.Bytes()) || !bytes.Contains(want.Bytes(), []byte("term-150")) {
+		t.Fatalf("through faults got %d bytes, clean read %d bytes", got.Len(), want.Len())
 	}
 }

@@ -475,21 +475,37 @@ func (s *Server) idleLoop() {
 			return
 		case <-t.C:
 		}
+		type cand struct {
+			id  string
+			inc *incarnation
+		}
+		var cands []cand
+		s.mu.Lock()
+		for id, sb := range s.sandboxes {
+			if sb.cur != nil {
+				cands = append(cands, cand{id, sb.cur})
+			}
+		}
+		s.mu.Unlock()
+		// Counting takes the tables' own locks; never hold s.mu meanwhile.
+		busy := map[string]bool{}
+		for _, c := range cands {
+			pr, _ := c.inc.processCounts()
+			tr, _ := c.inc.terms.counts()
+			busy[c.id] = pr > 0 || tr > 0
+		}
 		now := time.Now()
 		var idle []string
 		s.mu.Lock()
-		for id, sb := range s.sandboxes {
-			if sb.cur == nil {
+		for _, c := range cands {
+			sb := s.sandboxes[c.id]
+			if sb == nil || sb.cur != c.inc {
 				continue
 			}
-			pr, _ := sb.cur.processCounts()
-			tr, _ := sb.cur.terms.counts()
-			if pr > 0 || tr > 0 {
+			if busy[c.id] {
 				sb.lastActive = now
-				continue
-			}
-			if now.Sub(sb.lastActive) >= s.cfg.IdleSleep {
-				idle = append(idle, id)
+			} else if now.Sub(sb.lastActive) >= s.cfg.IdleSleep {
+				idle = append(idle, c.id)
 			}
 		}
 		s.mu.Unlock()

@@ -2,7 +2,8 @@
 // safe to put on sandscope's screen.
 //
 // What survives: printable text, tabs expanded to spaces, and (unless Options.StripSGR) SGR colour
-// sequences, re-emitted in a normalised form without "conceal" (SGR 8). Everything else that a terminal
+// sequences, re-emitted in a normalised form without "conceal" (SGR 8); an SGR longer than 256 bytes
+// is dropped. Everything else that a terminal
 // would act on is removed or shown as visible text, in one consistent notation:
 //
 //   - complete escape sequences other than SGR — CSI cursor moves, erases, modes and queries; OSC titles
@@ -25,6 +26,9 @@
 // Lines are capped at Options.MaxRunes visible runes for display; the caller keeps the full bytes.
 // Stream carries SGR state across lines: each emitted line starts with the colours still active and ends
 // with a reset, so every line can be drawn on its own.
+//
+// Tests: table tests per sequence family, and `go test -fuzz FuzzSanitize ./sanitize/` (seed corpus in
+// testdata/fuzz) checks the output invariants and that chunking never changes the result.
 //
 // This package must never pass an escape sequence other than SGR through, never panic on any input, and
 // never import anything UI-shaped: it is plain text in, plain text out.

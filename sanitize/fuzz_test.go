@@ -52,9 +52,16 @@ func FuzzSanitize(f *testing.F) {
 		whole := streamAll(o, data)
 		var total int64
 		for _, l := range whole {
+			raw := data[total : total+l.Raw]
 			total += l.Raw
 			if err := check(l.Text); err != nil {
 				t.Fatalf("stream line %q from %q: %v", l.Text, data, err)
+			}
+			if l.EOL {
+				raw = raw[:len(raw)-1]
+			}
+			if l.Verbatim && l.Text != string(raw) {
+				t.Fatalf("verbatim line %q is not its input %q", l.Text, raw)
 			}
 		}
 		if total != int64(len(data)) {

@@ -27,6 +27,9 @@ type Line struct {
 	Raw int64
 	// EOL says the line ended with LF (false for a partial line or one ended by Flush).
 	EOL bool
+	// Verbatim says Text is exactly the input bytes (without the LF): nothing was removed, shown,
+	// expanded or cut. Callers that keep the raw bytes anyway need not store Text twice.
+	Verbatim bool
 }
 
 // String sanitises s for one screen line: an LF inside it is shown as "^J".
@@ -103,7 +106,7 @@ func (s *Stream) Pending() (l Line, ok bool) {
 	if m.openStyle {
 		text += sgrReset
 	}
-	return Line{Text: text, Capped: m.capped, Raw: s.carried}, true
+	return Line{Text: text, Capped: m.capped, Raw: s.carried, Verbatim: m.verb && m.state == stGround && m.utfN == 0 && !m.cr}, true
 }
 
 // Flush ends the partial line as if the input ended there: an open escape sequence is shown, an
@@ -115,7 +118,7 @@ func (s *Stream) Flush() (l Line, ok bool) {
 	}
 	m := &s.m
 	m.finish()
-	l = Line{Text: m.take(), Capped: m.capped, Raw: s.carried}
+	l = Line{Text: m.take(), Capped: m.capped, Raw: s.carried, Verbatim: m.verb}
 	m.newLine()
 	s.carried = 0
 	return l, true
@@ -152,6 +155,7 @@ type machine struct {
 	openStyle bool // out has an SGR that was not reset
 	needStyle bool // no text emitted in this line yet: write carried SGR state first
 	cr        bool // a CR waits to see whether LF follows
+	verb      bool // the line so far is the input unchanged
 
 	state   int
 	seq     []byte // raw bytes of the open sequence, from its ESC
@@ -177,6 +181,7 @@ func (m *machine) init(o Options, lines bool) {
 	m.opt = o
 	m.lines = lines
 	m.needStyle = true
+	m.verb = true
 	if o.TabWidth == 0 {
 		m.opt.TabWidth = 8
 	}
@@ -197,6 +202,7 @@ func (m *machine) newLine() {
 	m.capped = false
 	m.openStyle = false
 	m.needStyle = true
+	m.verb = true
 }
 
 // feed runs the parser over p.
@@ -441,12 +447,14 @@ func (m *machine) ground(r rune) {
 	}
 	switch {
 	case r == esc:
+		m.verb = false
 		m.state = stEsc
 		m.seq = append(m.seq[:0], esc)
 		m.seqOver = false
 	case r == '\n' && m.lines:
 		m.endLine()
 	case r == '\r' && m.lines:
+		m.verb = false
 		m.cr = true
 	case r == '\t' && m.opt.TabWidth > 0:
 		n := m.opt.TabWidth - m.col%m.opt.TabWidth
@@ -477,6 +485,7 @@ func (m *machine) ground(r rune) {
 		}
 		if m.opt.MaxRunes > 0 && m.col+1 > m.opt.MaxRunes {
 			m.capped = true
+			m.verb = false
 			return
 		}
 		m.style()
@@ -498,6 +507,7 @@ func (m *machine) printable(p []byte) {
 	if m.opt.MaxRunes > 0 && m.col+len(p) > m.opt.MaxRunes {
 		p = p[:m.opt.MaxRunes-m.col]
 		m.capped = true
+		m.verb = false
 	}
 	m.out = append(m.out, p...)
 	m.col += len(p)
@@ -505,6 +515,7 @@ func (m *machine) printable(p []byte) {
 
 // visible writes s, which is n runes wide for the cap; it is not split.
 func (m *machine) visible(s string, n int) {
+	m.verb = false
 	if m.capped {
 		return
 	}
@@ -523,6 +534,9 @@ func (m *machine) style() {
 		return
 	}
 	m.needStyle = false
+	if len(m.carry) > 0 {
+		m.verb = false
+	}
 	for _, s := range m.carry {
 		m.out = append(m.out, s...)
 		m.openStyle = true
@@ -533,7 +547,7 @@ func (m *machine) endLine() {
 	m.state = stGround
 	if m.emit != nil {
 		end := m.pos
-		m.emit(Line{Text: m.take(), Capped: m.capped, Raw: m.carried + int64(end-m.lineStart), EOL: true})
+		m.emit(Line{Text: m.take(), Capped: m.capped, Raw: m.carried + int64(end-m.lineStart), EOL: true, Verbatim: m.verb})
 		m.lineStart = end
 		m.carried = 0
 	}

@@ -334,3 +334,21 @@ func check(s string) error {
 }
 
 func errf(format string, args ...any) error { return fmt.Errorf(format, args...) }
+
+func TestVerbatim(t *testing.T) {
+	ls := streamAll(Options{MaxRunes: 8}, []byte("plain é\n\x1b[31mred\x1b[0m\ntab\there\ncrlf\r\n123456789\n\nlast"))
+	want := []bool{true, false, false, false, false, true, true}
+	if len(ls) != len(want) {
+		t.Fatalf("%d lines", len(ls))
+	}
+	for i, l := range ls {
+		if l.Verbatim != want[i] {
+			t.Errorf("line %d %q: verbatim %v", i, l.Text, l.Verbatim)
+		}
+	}
+	// A line after a coloured one carries the colour: not verbatim even though its input is plain.
+	ls = streamAll(Options{}, []byte("\x1b[31mred\nplain\n"))
+	if ls[1].Verbatim {
+		t.Errorf("carried colour counted as verbatim: %q", ls[1].Text)
+	}
+}

@@ -85,3 +85,12 @@ func mustRead(t *testing.T, name string) string {
 	}
 	return string(b)
 }
+
+func TestNoColorEnvStripsColour(t *testing.T) {
+	t.Setenv("NO_COLOR", "1")
+	p, _ := Builtin("dark")
+	r := NewRenderer(os.Stderr, false)
+	if got := New(p, r).Badge(BadgeRunning).Render("RUNNING"); got != "RUNNING" {
+		t.Fatalf("NO_COLOR still styled: %q", got)
+	}
+}

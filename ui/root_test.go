@@ -17,7 +17,11 @@ import (
 	"sandscope/ui/sandbox"
 )
 
-var update = flag.Bool("update", false, "rewrite golden files")
+// updating reports -update (the flag is registered by x/exp/golden, which teatest imports).
+func updating() bool {
+	f := flag.Lookup("update")
+	return f != nil && f.Value.String() == "true"
+}
 
 const wait = 50 * time.Millisecond
 
@@ -64,7 +68,7 @@ func TestGoldenRootSandboxes(t *testing.T) {
 	if !strings.Contains(v, "local bridge http://127.0.0.1:7681 (embedded)") {
 		t.Fatalf("header lacks the bridge:\n%s", v)
 	}
-	uitest.Golden(t, "root_sandboxes", v, *update)
+	uitest.Golden(t, "root_sandboxes", v, updating())
 
 	step(m, uitest.Key("?"), 0)
 	v = m.View()
@@ -73,7 +77,7 @@ func TestGoldenRootSandboxes(t *testing.T) {
 			t.Errorf("help overlay lacks %q", want)
 		}
 	}
-	uitest.Golden(t, "root_help", v, *update)
+	uitest.Golden(t, "root_help", v, updating())
 	step(m, uitest.Key("esc"), 0)
 	if m.help {
 		t.Fatal("esc did not close help")
@@ -91,7 +95,7 @@ func TestOpenSandboxThenLogsThenBack(t *testing.T) {
 	if _, ok := m.top().(*logview.Model); !ok || !br.Called("follow p1") {
 		t.Fatal("log view not opened with a follower")
 	}
-	uitest.Golden(t, "root_logs", m.View(), *update)
+	uitest.Golden(t, "root_logs", m.View(), updating())
 
 	// q with live streams asks first
 	step(m, uitest.Key("q"), 0)
@@ -129,8 +133,8 @@ func TestStatusAreaErrors(t *testing.T) {
 		err  error
 		want string
 	}{
-		{&client.APIError{Status: 401, Code: "unauthorized", Message: "Unauthorized"}, "UNAUTHORIZED: the bridge rejected the token"},
-		{&client.TransportError{Op: "GET running", Err: errors.New("connection refused")}, "UNREACHABLE: GET running: bridge unreachable: connection refused · retrying in 4s (attempt 3)"},
+		{&client.APIError{Status: 401, Code: "unauthorized", Message: "Unauthorized"}, "UNAUTHORIZED · retrying in 4s (attempt 3, ctrl+r now) · the bridge rejected the token"},
+		{&client.TransportError{Op: "GET running", Err: errors.New("connection refused")}, "UNREACHABLE · retrying in 4s (attempt 3, ctrl+r now) · GET running: bridge unreachable"},
 		{&client.APIError{Status: 503, Code: "capacity_exceeded", Message: "instance limit reached"}, "NO CAPACITY"},
 	}
 	for _, c := range cases {
@@ -139,7 +143,7 @@ func TestStatusAreaErrors(t *testing.T) {
 			t.Errorf("status for %v lacks %q:\n%s", c.err, c.want, v)
 		}
 	}
-	uitest.Golden(t, "root_capacity", m.View(), *update)
+	uitest.Golden(t, "root_capacity", m.View(), updating())
 	step(m, common.ConnMsg{}, 0)
 	if strings.Contains(m.View(), "NO CAPACITY") {
 		t.Fatal("cleared error still shown")
@@ -174,5 +178,21 @@ func TestKeyOverridesAndBadTheme(t *testing.T) {
 	}
 	if _, err := New(Options{Bridge: uitest.NewBridge(), Theme: "nosuch"}); err == nil {
 		t.Fatal("unknown theme accepted")
+	}
+}
+
+func TestTinyAndOddSizesDoNotPanic(t *testing.T) {
+	br := uitest.NewBridge()
+	m := newRoot(t, br)
+	step(m, common.OpenSandboxMsg{ID: "sandboxaaaa"}, 0)
+	step(m, common.OpenLogsMsg{Targets: []common.LogTarget{{Sandbox: "sandboxaaaa", Process: client.Process{ID: "p1"}}}}, 0)
+	for _, sz := range [][2]int{{0, 0}, {1, 1}, {5, 3}, {20, 4}, {300, 2}} {
+		m.Update(tea.WindowSizeMsg{Width: sz[0], Height: sz[1]})
+		for i := 0; i < 3; i++ {
+			_ = m.View()
+			step(m, uitest.Key("?"), 0)
+			_ = m.View()
+			step(m, uitest.Key("esc"), 0)
+		}
 	}
 }

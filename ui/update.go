@@ -323,7 +323,8 @@ func (m *Model) attachPane(msg termConnectedMsg) tea.Cmd {
 	})
 	pane.SetOrigin(0, headerHeight)
 	pane.Focus()
-	m.status = "terminal " + common.SanitizeText(msg.open.Terminal.ID) + ": keys go to the terminal; " + pane.ShortHelp()[0].Help().Key + " gives them back (then esc closes the pane)"
+	cmd := m.push(pane.AsComponent())
+	m.status = "keys go to the terminal; " + pane.ShortHelp()[0].Help().Key + " gives them back, then esc closes the pane and enter refocuses it"
 	m.statusLevel = common.Info
-	return m.push(pane.AsComponent())
+	return cmd
 }

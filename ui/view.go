@@ -86,7 +86,9 @@ func (m *Model) statusView() string {
 			if secs < 0 {
 				secs = 0
 			}
-			text = fmt.Sprintf("%s · retrying in %ds (attempt %d) · %s retries now", text, secs, m.attempts+1, m.ctx.Keys.Refresh.Help().Key)
+			// the countdown first: the error text may be cut at the edge
+			head, rest, _ := strings.Cut(text, ": ")
+			text = fmt.Sprintf("%s · retrying in %ds (attempt %d, %s now) · %s", head, secs, m.attempts+1, m.ctx.Keys.Refresh.Help().Key, rest)
 		}
 		return st.Error.Render(common.Fit(text, m.width))
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 
 	"sandscope/keymap"
@@ -16,8 +17,8 @@ type Component interface {
 	Update(tea.Msg) (Component, tea.Cmd)
 	View() string
 	SetSize(width, height int)
-	ShortHelp() []keyBinding
-	FullHelp() [][]keyBinding
+	ShortHelp() []key.Binding
+	FullHelp() [][]key.Binding
 }
 
 // Capturer is implemented by components that sometimes take every key (a prompt or a search field

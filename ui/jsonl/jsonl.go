@@ -185,7 +185,17 @@ func (b *builder) top(o *object) string {
 			b.add(Plain, " ")
 			b.add(Name, clean(st))
 		}
-		b.rest(o, "type", "subtype")
+		skip := []string{"type", "subtype"}
+		// Streaming envelopes (item.completed, content_block_start…) wrap one content block.
+		for _, k := range []string{"item", "content_block", "part", "delta"} {
+			if inner, ok := o.get(k).(*object); ok && inner.has("type") {
+				b.add(Plain, " ")
+				b.block(inner)
+				skip = append(skip, k)
+				break
+			}
+		}
+		b.rest(o, skip...)
 		return typ
 	}
 	b.rest(o)
@@ -287,6 +297,18 @@ func (b *builder) block(o *object) {
 		}
 	case "image":
 		b.add(Faint, "[image]")
+	case "text_delta":
+		b.text(o.str("text"))
+	case "command_execution":
+		b.add(Faint, "⚙ ")
+		b.add(Tool, "exec")
+		b.add(Plain, " ")
+		b.text(o.str("command"))
+		b.rest(o, "type", "command", "id", "aggregated_output")
+	case "agent_message", "reasoning":
+		b.add(Name, t)
+		b.add(Plain, " ")
+		b.text(o.str("text"))
 	default:
 		if t != "" {
 			b.add(Name, clean(t))

@@ -92,7 +92,8 @@ var (
 
 // BenchmarkFrame measures one frame (48 lines at 160 columns via Lines) with 1,000 and with
 // 1,000,000 lines buffered, in the same run, at the tail (following) and scrolled back into spilled
-// history; it reports both costs and the ratios (budget: 1M/1k ≤ 1.2).
+// history; it reports both costs and the ratios (budget: 1M/1k ≤ 1.2), and the cost of a frame
+// after a jump to uncached history (pages read from disk).
 func BenchmarkFrame(b *testing.B) {
 	frameOnce.Do(func() {
 		start := time.Now()
@@ -102,7 +103,7 @@ func BenchmarkFrame(b *testing.B) {
 	})
 	const h, w = 48, 160
 	var sb strings.Builder
-	var tSmall, tBig, sSmall, sBig time.Duration
+	var tSmall, tBig, sSmall, sBig, cold time.Duration
 	ns, nb := frameSmall.Len(), frameBig.Len()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -117,16 +118,21 @@ func BenchmarkFrame(b *testing.B) {
 		t3 := time.Now()
 		frame(frameBig, 400000+i%64, h, w, &sb)
 		t4 := time.Now()
+		// A jump far back (a search hit, Home): the pages are not cached and must be read.
+		frame(frameBig, (i*7919*pageSize)%(nb/2), h, w, &sb)
+		t5 := time.Now()
 		tSmall += t1.Sub(t)
 		tBig += t2.Sub(t1)
 		sSmall += t3.Sub(t2)
 		sBig += t4.Sub(t3)
+		cold += t5.Sub(t4)
 	}
 	n := float64(b.N)
 	b.ReportMetric(float64(tSmall.Nanoseconds())/n, "ns/frame-1k")
 	b.ReportMetric(float64(tBig.Nanoseconds())/n, "ns/frame-1M")
 	b.ReportMetric(float64(tBig)/float64(tSmall), "ratio-tail")
 	b.ReportMetric(float64(sBig)/float64(sSmall), "ratio-scrolled")
+	b.ReportMetric(float64(cold.Nanoseconds())/n, "ns/frame-1M-jump")
 }
 
 // BenchmarkIngest measures AddData throughput on realistic output (lines spill to disk as they

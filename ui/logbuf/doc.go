@@ -15,22 +15,26 @@
 //
 // Memory. The most recent Options.MemLines entries live in memory. Older ones are encoded in pages of
 // 64 and appended to a file in a private directory under Options.Dir; a sparse index of page offsets
-// (8 bytes per 64 lines) and an LRU of decoded pages make Line(i) read one page at most. The raw bytes of
+// (8 bytes per 64 lines) and an LRU of decoded pages make Line(i) read one page at most. A line whose
+// display text is its raw bytes unchanged (sanitize's Verbatim) is not stored twice: its text is read
+// back from the raw file, so history costs little more disk than the output itself. The raw bytes of
 // every Data event are appended to one file per source and stream, with a compact run list recording
 // arrival order, so SaveRaw reproduces all output from the first byte, stdout and stderr of all sources
 // interleaved in arrival order, and SaveRawStream reproduces one source's stdout or stderr exactly.
 // LineBytes returns the full bytes of one line, also when its display text was capped. Close removes
 // the directory; New removes directories left behind by processes that died without closing theirs
-// (each directory records its owner's pid). Disk errors are reported by Err and never drop entries: if spilling fails, entries
-// stay in memory from then on; if writing raw bytes fails, SaveRaw and SaveRawStream still write what
-// they have and return an error saying the save is incomplete.
+// (each directory records its owner's pid). Disk errors are reported by Err and never drop entries:
+// if spilling fails, entries stay in memory from then on; if writing raw bytes fails, SaveRaw and
+// SaveRawStream still write what they have and return an error saying the save is incomplete.
 //
 // Display text is sanitised at ingest with package sanitize (SGR colour kept unless the options strip
-// it; each line self-contained, ending with a reset when coloured). Search and Filter match the text
-// with SGR removed.
+// it; each line self-contained, ending with a reset when coloured; capped at 4,096 runes by default,
+// Capped set). Plain removes the SGR for a colourless view; Search and Filter match the text with SGR
+// removed.
 //
-// Concurrency: all methods are safe for concurrent use (one mutex); Search reads spilled pages without
-// holding it, so a long search does not stall appends.
+// Concurrency: all methods of Buffer and Filter are safe for concurrent use (one mutex each); Search
+// and Filter.Update read spilled pages without holding them, so a long search or filter scan on its own
+// goroutine does not stall appends or frames.
 //
 // The long memory check is a program, not a test: `go run ./ui/logbuf/internal/soak` appends 1 GiB of
 // realistic output and reports peak RSS (VmHWM) and whether Line(0) and SaveRaw still reach the first

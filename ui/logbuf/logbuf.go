@@ -127,7 +127,8 @@ type Line struct {
 	// NoEOL says the line was ended without LF, by a marker that broke the stream.
 	NoEOL bool
 
-	raw rawRef
+	raw      rawRef
+	verbatim bool // Text is the raw bytes unchanged (without the LF): spilled pages store it once
 }
 
 // IsMarker says the entry is a marker, not output.
@@ -325,7 +326,7 @@ func (b *Buffer) AddData(name string, stream client.Stream, data []byte, cursor 
 		}
 		b.commit(Line{
 			Kind: Output, Text: l.Text, Source: name, Stream: stream, Cursor: cursor, Time: began,
-			Capped: l.Capped, raw: rawRef{file: s.file, off: s.lineStart, n: l.Raw},
+			Capped: l.Capped, raw: rawRef{file: s.file, off: s.lineStart, n: l.Raw}, verbatim: l.Verbatim,
 		})
 		s.lineStart += l.Raw
 	}
@@ -384,7 +385,7 @@ func (b *Buffer) endPartial(s *source) {
 	}
 	b.commit(Line{
 		Kind: Output, Text: l.Text, Source: s.name, Stream: s.stream, Cursor: s.pCursor, Time: s.pTime,
-		Capped: l.Capped, NoEOL: true, raw: rawRef{file: s.file, off: s.lineStart, n: l.Raw},
+		Capped: l.Capped, NoEOL: true, raw: rawRef{file: s.file, off: s.lineStart, n: l.Raw}, verbatim: l.Verbatim,
 	})
 	s.lineStart += l.Raw
 }
@@ -692,7 +693,9 @@ func (b *Buffer) Close() error {
 	if b.lines != nil {
 		b.lines.Close()
 	}
-	b.mem = ring{}
+	// Forget the entries so late readers see an empty buffer instead of reading closed files.
+	b.mem = ring{buf: make([]Line, 1)}
+	b.memBase, b.committed, b.markers, b.partials, b.pageOff = 0, 0, nil, nil, nil
 	b.cache.init(1)
 	if err := os.RemoveAll(b.dir); err != nil {
 		return fmt.Errorf("log buffer close: %w", err)

@@ -3,6 +3,7 @@ package logbuf
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -351,7 +352,14 @@ func TestCloseRemovesFiles(t *testing.T) {
 	if err := b.SaveRaw(&bytes.Buffer{}); err != ErrClosed {
 		t.Errorf("SaveRaw after close: %v", err)
 	}
+	if _, ok := b.Line(0); ok || b.Len() != 0 || len(b.Lines(0, 10)) != 0 {
+		t.Errorf("entries readable after close")
+	}
+	if i, _ := b.Search(context.Background(), Query{Text: "x"}, 0, Forward); i != -1 {
+		t.Errorf("search after close found %d", i)
+	}
 	b.AddData("", client.Stdout, []byte("x\n"), "", at(0))
+	b.AddMarker("", Note, "x", "", at(0))
 	if b.Err() != ErrClosed {
 		t.Errorf("Err after use when closed: %v", b.Err())
 	}
@@ -359,21 +367,44 @@ func TestCloseRemovesFiles(t *testing.T) {
 
 func TestConcurrentUse(t *testing.T) {
 	b := newBuf(t, Options{MemLines: 64})
+	f := b.NewFilter(Query{Text: "7"}.Match)
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
+	done := make(chan struct{}, 2)
 	go func() {
-		defer close(done)
+		defer func() { done <- struct{}{} }()
 		for ctx.Err() == nil {
 			n := b.Len()
 			b.Lines(max(0, n-48), 48)
 			b.Search(ctx, Query{Text: "line 3", IgnoreCase: true}, 0, Forward)
 		}
 	}()
+	go func() {
+		defer func() { done <- struct{}{} }()
+		for ctx.Err() == nil {
+			f.Update(ctx, 500)
+		}
+	}()
 	for i := 0; i < 3000; i++ {
 		b.AddData("", client.Stdout, []byte(fmt.Sprintf("line %d\n", i)), "", at(i))
+		if i%100 == 0 {
+			f.Lines(max(0, f.Len()-10), 10)
+		}
 	}
 	cancel()
 	<-done
+	<-done
+	if _, err := f.Update(context.Background(), 0); err != nil {
+		t.Fatal(err)
+	}
+	want := 0
+	for i := 0; i < 3000; i++ {
+		if strings.Contains(fmt.Sprint(i), "7") {
+			want++
+		}
+	}
+	if f.Len() != want {
+		t.Fatalf("filter found %d, want %d", f.Len(), want)
+	}
 	if l, _ := b.Line(0); l.Text != "line 0" {
 		t.Fatalf("line 0 %q", l.Text)
 	}
@@ -493,6 +524,30 @@ func TestRandomInterleaving(t *testing.T) {
 		}
 		if len(want) != len(parts) || strings.Join(gotLines[k], "\n") != strings.Join(want, "\n") {
 			t.Fatalf("%v: %d lines, want %d", k, len(gotLines[k]), len(want))
+		}
+	}
+}
+
+func TestDescribeEveryKind(t *testing.T) {
+	f := false
+	for _, c := range []struct {
+		ev   client.LogEvent
+		want string
+	}{
+		{client.LogEvent{Kind: client.Gap, Gap: &client.GapInfo{Reason: client.GapInvalidCursor, Bytes: -1}}, "GAP: resume cursor rejected, restarted from the oldest retained output (amount missing unknown)"},
+		{client.LogEvent{Kind: client.Gap, Gap: &client.GapInfo{Reason: client.GapRestarted}}, "GAP: stream restarted from the beginning"},
+		{client.LogEvent{Kind: client.Interrupted, Err: errors.New("EOF")}, "INTERRUPTED: EOF"},
+		{client.LogEvent{Kind: client.Reconnecting, Attempt: 2}, "RECONNECTING (attempt 2)"},
+		{client.LogEvent{Kind: client.Resumed}, "RESUMED, no gap"},
+		{client.LogEvent{Kind: client.Quiet}, "QUIET: no output; status says running"},
+		{client.LogEvent{Kind: client.SuspectEnd}, "SUSPECT END: the stream ended but status still says running; still following"},
+		{client.LogEvent{Kind: client.Ended, Status: &client.Process{Exit: &client.Exit{Code: 124, TimedOut: true}}}, "ENDED: timed out (exit 124)"},
+		{client.LogEvent{Kind: client.Ended, Status: &client.Process{State: "error", Error: &client.RunError{Code: "spawn_failed", Message: "no such file"}}}, "ENDED: error spawn_failed: no such file"},
+		{client.LogEvent{Kind: client.Lost, Loss: &client.LossEvidence{Lookup: "absent from process list", SandboxRunning: &f}}, "LOST: the process is gone (absent from process list; sandbox stopped)"},
+		{client.LogEvent{Kind: client.Failed, Reason: "bridge unreachable after 10 attempts"}, "FOLLOW FAILED: bridge unreachable after 10 attempts"},
+	} {
+		if got := Describe(c.ev); got != c.want {
+			t.Errorf("%s: %q, want %q", c.ev.Kind, got, c.want)
 		}
 	}
 }

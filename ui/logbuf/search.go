@@ -104,13 +104,13 @@ func (b *Buffer) chunk(p int) ([]Line, error) {
 			b.mu.Unlock()
 			return l, nil
 		}
-		f, off, end, err := b.pageRange(p)
+		f, off, end, raws, err := b.pageRange(p)
 		names := b.nameList
 		b.mu.Unlock()
 		if err != nil {
 			return nil, err
 		}
-		return readPage(f, off, end, names)
+		return readPage(f, off, end, names, raws)
 	}
 	defer b.mu.Unlock()
 	from, to := p*pageSize, min((p+1)*pageSize, b.committed)
@@ -180,9 +180,10 @@ type Filter struct {
 	b    *Buffer
 	pred func(Line) bool
 
-	mu   sync.Mutex
-	idx  []uint32 // matching final indices, ascending
-	next int      // next final index to examine
+	upd  sync.Mutex // serialises Update calls
+	mu   sync.Mutex // guards idx and next
+	idx  []uint32   // matching final indices, ascending
+	next int        // next final index to examine
 }
 
 // NewFilter makes an empty filter view; call Update to fill it. pred must not call the Buffer.
@@ -191,11 +192,16 @@ func (b *Buffer) NewFilter(pred func(Line) bool) *Filter {
 }
 
 // Update examines up to max new final entries (max <= 0: all of them) and reports whether the filter
-// has caught up with the buffer.
+// has caught up with the buffer. It may run on its own goroutine: readers of the filter see matches
+// appear page by page and are never blocked for the whole scan.
 func (f *Filter) Update(ctx context.Context, max int) (bool, error) {
+	f.upd.Lock()
+	defer f.upd.Unlock()
 	f.mu.Lock()
-	defer f.mu.Unlock()
+	next := f.next
+	f.mu.Unlock()
 	examined := 0
+	var found []uint32
 	for {
 		if err := ctx.Err(); err != nil {
 			return false, err
@@ -203,24 +209,29 @@ func (f *Filter) Update(ctx context.Context, max int) (bool, error) {
 		f.b.mu.Lock()
 		committed := f.b.committed
 		f.b.mu.Unlock()
-		if f.next >= committed {
+		if next >= committed {
 			return true, nil
 		}
 		if max > 0 && examined >= max {
 			return false, nil
 		}
-		p := f.next / pageSize
+		p := next / pageSize
 		lines, err := f.b.chunk(p)
 		if err != nil {
 			return false, err
 		}
-		for k := f.next - p*pageSize; k < len(lines); k++ {
+		found = found[:0]
+		for k := next - p*pageSize; k < len(lines); k++ {
 			if f.pred(lines[k]) {
-				f.idx = append(f.idx, uint32(p*pageSize+k))
+				found = append(found, uint32(p*pageSize+k))
 			}
-			f.next++
+			next++
 			examined++
 		}
+		f.mu.Lock()
+		f.idx = append(f.idx, found...)
+		f.next = next
+		f.mu.Unlock()
 	}
 }
 

@@ -21,6 +21,7 @@ const (
 	flSameCursor
 	flTime
 	flRaw
+	flVerbatim // text omitted: it is the line's raw bytes
 )
 
 var errCorrupt = errors.New("spilled page corrupt")
@@ -75,14 +76,19 @@ func (b *Buffer) encode(dst []byte, l *Line, sameCursor bool) []byte {
 	}
 	if l.raw.file != 0 {
 		fl |= flRaw
+		if l.verbatim {
+			fl |= flVerbatim
+		}
 	}
 	dst = append(dst, byte(l.Kind), fl)
 	dst = binary.AppendUvarint(dst, uint64(b.names[l.Source]))
 	if fl&flTime != 0 {
 		dst = binary.AppendVarint(dst, l.Time.UnixNano())
 	}
-	dst = binary.AppendUvarint(dst, uint64(len(l.Text)))
-	dst = append(dst, l.Text...)
+	if fl&flVerbatim == 0 {
+		dst = binary.AppendUvarint(dst, uint64(len(l.Text)))
+		dst = append(dst, l.Text...)
+	}
 	if !sameCursor {
 		dst = binary.AppendUvarint(dst, uint64(len(l.Cursor)))
 		dst = append(dst, l.Cursor...)
@@ -95,8 +101,9 @@ func (b *Buffer) encode(dst []byte, l *Line, sameCursor bool) []byte {
 	return dst
 }
 
-// decodePage decodes one page; names is the interned source table.
-func decodePage(p []byte, names []string) ([]Line, error) {
+// decodePage decodes one page; names is the interned source table, raws the raw files (by index) that
+// verbatim lines take their text from.
+func decodePage(p []byte, names []string, raws []*os.File) ([]Line, error) {
 	out := make([]Line, 0, pageSize)
 	cursor := ""
 	uv := func() (uint64, bool) {
@@ -141,8 +148,10 @@ func decodePage(p []byte, names []string) ([]Line, error) {
 			p = p[n:]
 			l.Time = time.Unix(0, t)
 		}
-		if l.Text, ok = str(); !ok {
-			return nil, errCorrupt
+		if fl&flVerbatim == 0 {
+			if l.Text, ok = str(); !ok {
+				return nil, errCorrupt
+			}
 		}
 		if fl&flSameCursor == 0 {
 			if cursor, ok = str(); !ok {
@@ -158,10 +167,69 @@ func decodePage(p []byte, names []string) ([]Line, error) {
 				return nil, errCorrupt
 			}
 			l.raw = rawRef{file: int32(f), off: int64(off), n: int64(n)}
+			l.verbatim = fl&flVerbatim != 0
+			if l.verbatim && (f == 0 || f > uint64(len(raws))) {
+				return nil, errCorrupt
+			}
 		}
 		out = append(out, l)
 	}
+	if err := fillVerbatim(out, raws); err != nil {
+		return nil, err
+	}
 	return out, nil
+}
+
+// maxRawRead bounds one read of raw bytes when filling verbatim lines.
+const maxRawRead = 256 << 10
+
+// fillVerbatim reads the text of verbatim lines from the raw files: one read per file per page
+// usually, since a file's lines are consecutive in it (a read spans the other lines of that file in
+// between, up to maxRawRead).
+func fillVerbatim(lines []Line, raws []*os.File) error {
+	filled := make([]bool, len(lines))
+	for i := range lines {
+		if !lines[i].verbatim || filled[i] {
+			continue
+		}
+		file, start := lines[i].raw.file, lines[i].raw.off
+		end := start
+		var run []int
+		for j := i; j < len(lines); j++ {
+			l := &lines[j]
+			if l.raw.file != file {
+				continue // another source's line between
+			}
+			if l.raw.off != end || (end-start+l.raw.n > maxRawRead && len(run) > 0) {
+				break
+			}
+			end += l.raw.n
+			if l.verbatim {
+				run = append(run, j)
+			}
+		}
+		f := raws[file-1]
+		if f == nil {
+			return errors.New("raw file unavailable")
+		}
+		buf := make([]byte, end-start)
+		if _, err := f.ReadAt(buf, start); err != nil {
+			return fmt.Errorf("read raw: %w", err)
+		}
+		for _, j := range run {
+			l := &lines[j]
+			b := buf[l.raw.off-start : l.raw.off-start+l.raw.n]
+			if !l.NoEOL && len(b) > 0 && b[len(b)-1] == '\n' {
+				b = b[:len(b)-1]
+			}
+			l.Text = string(b)
+			filled[j] = true
+		}
+	}
+	for i := range lines {
+		lines[i].verbatim = false // decoded pages are never spilled again
+	}
+	return nil
 }
 
 // page returns spilled page p, from the cache or the file. Called with b.mu held.
@@ -169,11 +237,11 @@ func (b *Buffer) page(p int) ([]Line, error) {
 	if l, ok := b.cache.get(p); ok {
 		return l, nil
 	}
-	f, off, end, err := b.pageRange(p)
+	f, off, end, raws, err := b.pageRange(p)
 	if err != nil {
 		return nil, err
 	}
-	lines, err := readPage(f, off, end, b.nameList)
+	lines, err := readPage(f, off, end, b.nameList, raws)
 	if err != nil {
 		return nil, fmt.Errorf("spilled page %d: %w", p, err)
 	}
@@ -181,11 +249,11 @@ func (b *Buffer) page(p int) ([]Line, error) {
 	return lines, nil
 }
 
-// pageRange says where page p is, flushing the writer if the page is still in it. Called with b.mu
-// held; the returned file may be read without it.
-func (b *Buffer) pageRange(p int) (f *os.File, off, end int64, err error) {
+// pageRange says where page p is, flushing the writers if the page or its raw bytes are still in
+// them. Called with b.mu held; the returned files may be read without it.
+func (b *Buffer) pageRange(p int) (f *os.File, off, end int64, raws []*os.File, err error) {
 	if b.closed {
-		return nil, 0, 0, ErrClosed
+		return nil, 0, 0, nil, ErrClosed
 	}
 	off = b.pageOff[p]
 	end = b.written
@@ -194,19 +262,23 @@ func (b *Buffer) pageRange(p int) (f *os.File, off, end int64, err error) {
 	}
 	if end > b.flushed {
 		if err := b.lw.Flush(); err != nil {
-			return nil, 0, 0, err
+			return nil, 0, 0, nil, err
 		}
 		b.flushed = b.written
 	}
-	return b.lines, off, end, nil
+	raws, err = b.flushRaw()
+	if err != nil {
+		return nil, 0, 0, nil, err
+	}
+	return b.lines, off, end, raws, nil
 }
 
-func readPage(f *os.File, off, end int64, names []string) ([]Line, error) {
+func readPage(f *os.File, off, end int64, names []string, raws []*os.File) ([]Line, error) {
 	buf := make([]byte, end-off)
 	if _, err := f.ReadAt(buf, off); err != nil {
 		return nil, err
 	}
-	return decodePage(buf, names)
+	return decodePage(buf, names, raws)
 }
 
 // pageCache is an LRU of decoded pages.

@@ -109,7 +109,7 @@ func TestGoldenStreamStates(t *testing.T) {
 		data(2300, client.Stdout, "c9", "step 9\n"),
 		client.LogEvent{Kind: client.Quiet, Time: at(7000), Cursor: "c9", Status: running},
 	)
-	if s := statusLine(m); !strings.Contains(s, "QUIET") || !strings.Contains(s, "says running") {
+	if s := statusLine(m); !strings.Contains(s, "QUIET") || !strings.Contains(s, ": running") {
 		t.Fatalf("quiet: %q", s)
 	}
 	uitest.Golden(t, "state_quiet", m.View(), *update)
@@ -305,5 +305,17 @@ func TestStaleTargetNoted(t *testing.T) {
 	m, _ := newView(t, tg)
 	if !strings.Contains(m.View(), "belongs to incarnation #1") {
 		t.Fatalf("stale follow not explained:\n%s", m.View())
+	}
+}
+
+func TestViewsIgnoreEachOthersMessages(t *testing.T) {
+	a, _ := newView(t, target("p1", "x"))
+	b, _ := newView(t, target("p1", "x"))
+	if _, cmd := b.Update(tickMsg{owner: a, gen: a.gen}); cmd != nil {
+		t.Fatal("a view re-armed another view's tick")
+	}
+	b.Update(logBatchMsg{owner: a, src: 0, gen: a.gen, events: []client.LogEvent{data(0, client.Stdout, "c", "for a\n")}})
+	if b.buf.Len() != 0 {
+		t.Fatal("a view took another view's output")
 	}
 }

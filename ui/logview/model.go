@@ -50,6 +50,8 @@ type source struct {
 	rate      float64
 	lastData  time.Time
 	reason    string
+	gaps      int // gaps seen (bytes the bridge no longer had)
+	breaks    int // interruptions survived
 }
 
 // Model is the log view.

@@ -154,7 +154,11 @@ func (m *Model) ingest(s *source, evs []client.LogEvent) {
 		case client.Gap, client.Resumed:
 			set(Live)
 			s.attempt = 0
+			if ev.Kind == client.Gap {
+				s.gaps++
+			}
 		case client.Interrupted:
+			s.breaks++
 			set(Reconnecting)
 			s.reason = ev.Reason
 			if s.reason == "" && ev.Err != nil {

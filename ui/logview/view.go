@@ -105,13 +105,13 @@ func (m *Model) statusLine() string {
 		var facts []string
 		switch s.state {
 		case Quiet:
-			facts = append(facts, "no output for "+common.Age(now.Sub(s.quietSince()))+", status checked "+common.Since(now, s.checkedAt)+" says running")
+			facts = append(facts, "silent "+common.Age(now.Sub(s.quietSince()))+", status "+common.Since(now, s.checkedAt)+": running")
 		case Reconnecting:
 			if s.reason != "" {
 				facts = append(facts, "interrupted: "+common.SanitizeText(s.reason))
 			}
 		case SuspectEnd:
-			facts = append(facts, "stream ended but status checked "+common.Since(now, s.checkedAt)+" says running; still following")
+			facts = append(facts, "stream ended but status "+common.Since(now, s.checkedAt)+" says running; still following")
 		case Ended:
 			facts = append(facts, "confirmed by status")
 		case Lost:
@@ -130,6 +130,12 @@ func (m *Model) statusLine() string {
 			}
 		} else {
 			facts = append(facts, common.Bytes(s.bytes))
+		}
+		if s.gaps > 0 {
+			facts = append(facts, fmt.Sprintf("%d gap(s)", s.gaps))
+		}
+		if s.breaks > 0 && len(m.sources) == 1 {
+			facts = append(facts, fmt.Sprintf("%d interruption(s)", s.breaks))
 		}
 		parts = append(parts, head+" "+st.Faint.Render(strings.Join(facts, " · ")))
 	}

@@ -111,6 +111,7 @@ func (m *Model) Init() tea.Cmd {
 	m.cancel = cancel
 	m.watchGen++
 	m.watch = m.ctx.Bridge.Watch(ctx, m.id, client.WatchOptions{FastInterval: m.ctx.WatchFast, SlowInterval: m.ctx.WatchSlow})
+	m.SetFocus(true)
 	return waitForWatch(m.watch.Events, m.id, m.watchGen)
 }
 

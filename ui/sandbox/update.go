@@ -370,7 +370,7 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 		return func() tea.Msg {
 			ctx, cancel := context.WithTimeout(base, common.CallTimeout)
 			defer cancel()
-			t, err := br.CreateTerminal(ctx, id, client.TerminalRequest{Cols: cols, Rows: max(rows-1, 1)})
+			t, err := br.CreateTerminal(ctx, id, client.TerminalRequest{Argv: []string{"bash"}, Cols: cols, Rows: max(rows-1, 1)})
 			return termMsg{t: t, err: err}
 		}
 	}

@@ -232,15 +232,18 @@ func (m *Model) refresh() tea.Cmd {
 		defer cancel()
 		res := refreshMsg{gen: gen, status: map[string]statusResult{}}
 		listed := map[string]bool{}
-		if local {
+		// The list is an extension of sandscope's local bridge; a remote bridge answers it with
+		// its text 404 — after checking the token, so this also tells unauthorized and
+		// unreachable apart without waking any sandbox.
+		{
 			infos, err := br.ListSandboxes(ctx)
 			if err != nil {
 				if isConnErr(err) {
-					res.connErr = fmt.Errorf("list sandboxes: %w", err)
+					res.connErr = err
 					res.at = now()
 					return res
 				}
-			} else {
+			} else if local {
 				res.listOK = true
 				res.listed = infos
 				for _, in := range infos {

@@ -44,6 +44,9 @@ type Options struct {
 	Plain bool
 	// FrameInterval is how often the UI takes a snapshot (default 1/30 s).
 	FrameInterval time.Duration
+	// Exact turns off the catch-up fast path (fastpath.go): every byte is drawn, and lines that
+	// scroll off while catching up reach the emulator's scrollback.
+	Exact bool
 	// Ctx bounds the worker's life (default: background; Close ends it in any case).
 	Ctx context.Context
 }
@@ -94,7 +97,7 @@ func New(conn Conn, width, height int, opts Options) *Model {
 		height: max(height, headerLines+1),
 	}
 	cols, rows := m.innerSize()
-	m.w = newWorker(opts.Ctx, conn, cols, rows, opts.Plain, opts.FrameInterval)
+	m.w = newWorker(opts.Ctx, conn, cols, rows, opts.Plain, !opts.Exact, opts.FrameInterval)
 	m.snap = m.w.Snapshot()
 	return m
 }

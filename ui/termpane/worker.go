@@ -36,6 +36,7 @@ type Snapshot struct {
 	Digested      int64  // output bytes the emulator has processed
 	Cursor        string // bridge cursor of the last output chunk received
 	Rendered      int64  // Digested when these lines were rendered
+	Skipped       int64  // bytes the catch-up fast path digested without drawing them
 }
 
 // Behind is how many received bytes the emulator has not processed yet.
@@ -50,8 +51,10 @@ type input struct {
 }
 
 const (
-	digestSlice  = 16 << 10 // bytes fed to the emulator between looks at input and resizes
-	maxQueued    = 8 << 20  // beyond this the reader stops taking output (the socket backs up)
+	digestSlice  = 16 << 10  // bytes fed to the emulator between looks at input and resizes
+	fastBehind   = 256 << 10 // the catch-up fast path starts when this far behind
+	fastWindow   = 2 << 20   // how much backlog one fast-path step looks at
+	maxQueued    = 8 << 20   // beyond this the reader stops taking output (the socket backs up)
 	defaultFrame = time.Second / 30
 )
 
@@ -59,6 +62,7 @@ const (
 type worker struct {
 	conn  Conn
 	plain bool
+	fast  bool // the catch-up fast path is allowed (fastpath.go)
 	frame time.Duration
 
 	ctx    context.Context
@@ -77,6 +81,7 @@ type worker struct {
 
 	received atomic.Int64
 	digested atomic.Int64
+	skipped  atomic.Int64 // bytes the fast path digested without drawing
 	cursor   atomic.Pointer[string]
 	eof      atomic.Bool // the connection's event stream ended
 
@@ -84,13 +89,13 @@ type worker struct {
 	snap Snapshot
 }
 
-func newWorker(parent context.Context, conn Conn, cols, rows int, plain bool, frame time.Duration) *worker {
+func newWorker(parent context.Context, conn Conn, cols, rows int, plain, fast bool, frame time.Duration) *worker {
 	if frame <= 0 {
 		frame = defaultFrame
 	}
 	ctx, cancel := context.WithCancel(parent)
 	w := &worker{
-		conn: conn, plain: plain, frame: frame, ctx: ctx, cancel: cancel,
+		conn: conn, plain: plain, fast: fast, frame: frame, ctx: ctx, cancel: cancel,
 		status: make(chan client.TermEvent, 1024),
 		inputs: make(chan input, 256),
 		resize: make(chan [2]int, 1),
@@ -160,6 +165,37 @@ func (w *worker) enqueue(p []byte) bool {
 	}
 }
 
+// peek copies up to n queued bytes without removing them.
+func (w *worker) peek(n int) []byte {
+	w.qmu.Lock()
+	defer w.qmu.Unlock()
+	out := make([]byte, 0, min(int64(n), w.queued))
+	for _, seg := range w.queue {
+		if len(out) >= n {
+			break
+		}
+		out = append(out, seg[:min(len(seg), n-len(out))]...)
+	}
+	return out
+}
+
+// discard drops n queued bytes.
+func (w *worker) discard(n int) {
+	for n > 0 {
+		p := w.take(n)
+		if p == nil {
+			return
+		}
+		n -= len(p)
+	}
+}
+
+func (w *worker) backlog() int64 {
+	w.qmu.Lock()
+	defer w.qmu.Unlock()
+	return w.queued
+}
+
 // take removes up to n queued bytes.
 func (w *worker) take(n int) []byte {
 	w.qmu.Lock()
@@ -205,6 +241,15 @@ func (w *worker) run(em *vt.Emulator, cols, rows int) {
 	defer w.wg.Done()
 	var title string
 	em.SetCallbacks(vt.Callbacks{Title: func(s string) { title = s }})
+	var tr marginTracker
+	doResize := func(sz [2]int) {
+		if sz[0] != cols || sz[1] != rows {
+			cols, rows = sz[0], sz[1]
+			em.Resize(cols, rows)
+			tr.region = [2]bool{} // a resize resets both screens' scroll regions
+			_ = w.conn.Resize(cols, rows)
+		}
+	}
 	pw := em.InputPipe()
 	defer func() {
 		// Closing the reply pipe ends drainReplies. (em.Close would flip a flag drainReplies reads.)
@@ -223,17 +268,24 @@ func (w *worker) run(em *vt.Emulator, cols, rows int) {
 			case in := <-w.inputs:
 				w.apply(em, pw, in)
 			case sz := <-w.resize:
-				if sz[0] != cols || sz[1] != rows {
-					cols, rows = sz[0], sz[1]
-					em.Resize(cols, rows)
-					_ = w.conn.Resize(cols, rows)
-					dirty = true
-				}
+				doResize(sz)
+				dirty = true
 			default:
 				more = false
 			}
 		}
+		if w.fast && w.backlog() >= fastBehind && tr.safe(em.IsAltScreen()) {
+			if n := skippable(w.peek(fastWindow), rows); n > 0 {
+				w.discard(n)
+				_, _ = em.Write(scrollOut(rows))
+				w.digested.Add(int64(n))
+				w.skipped.Add(int64(n))
+				dirty = true
+				continue
+			}
+		}
 		if p := w.take(digestSlice); p != nil {
+			tr.feed(p, rows)
 			_, _ = em.Write(p)
 			w.digested.Add(int64(len(p)))
 			dirty = true
@@ -255,12 +307,8 @@ func (w *worker) run(em *vt.Emulator, cols, rows int) {
 		case in := <-w.inputs:
 			w.apply(em, pw, in)
 		case sz := <-w.resize:
-			if sz[0] != cols || sz[1] != rows {
-				cols, rows = sz[0], sz[1]
-				em.Resize(cols, rows)
-				_ = w.conn.Resize(cols, rows)
-				dirty = true
-			}
+			doResize(sz)
+			dirty = true
 		case <-ticker.C:
 		case <-w.ctx.Done():
 			return
@@ -345,7 +393,7 @@ func (w *worker) Snapshot() Snapshot {
 	w.smu.Lock()
 	s := w.snap
 	w.smu.Unlock()
-	s.Received, s.Digested = w.received.Load(), w.digested.Load()
+	s.Received, s.Digested, s.Skipped = w.received.Load(), w.digested.Load(), w.skipped.Load()
 	if c := w.cursor.Load(); c != nil {
 		s.Cursor = *c
 	}
@@ -381,6 +429,17 @@ func (w *worker) setSize(cols, rows int) {
 func (w *worker) close() {
 	w.cancel()
 	w.wg.Wait()
+}
+
+// scrollOut is what replaces a skipped run: back to column 0, then enough line feeds to scroll
+// everything off the screen.
+func scrollOut(rows int) []byte {
+	b := make([]byte, 1+rows)
+	b[0] = '\r'
+	for i := 1; i <= rows; i++ {
+		b[i] = '\n'
+	}
+	return b
 }
 
 func signal(ch chan struct{}) {

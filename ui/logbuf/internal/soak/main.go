@@ -11,6 +11,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"crypto/sha256"
 	"flag"
 	"fmt"
@@ -112,6 +113,16 @@ func run(size int64, dir string, budget int64) error {
 		failed = append(failed, "SaveRaw bytes differ from the output appended")
 	} else {
 		fmt.Printf("SaveRaw reproduces all %d bytes (sha256 equal) in %v: ok\n", fed, time.Since(t).Round(time.Millisecond))
+	}
+	t = time.Now()
+	if i, err := b.Search(context.Background(), logbuf.Query{Text: "NOT PRESENT", IgnoreCase: true}, 0, logbuf.Forward); err != nil || i != -1 {
+		failed = append(failed, fmt.Sprintf("search: %d, %v", i, err))
+	} else {
+		fmt.Printf("case-insensitive search through all %d lines: %v\n", b.Len(), time.Since(t).Round(time.Millisecond))
+	}
+	if hwm2, err := vmHWM(); err == nil && hwm2 > hwm {
+		hwm = hwm2
+		fmt.Printf("peak RSS after save and search: %.1f MiB\n", float64(hwm)/(1<<20))
 	}
 	if hwm > budget<<20 {
 		failed = append(failed, fmt.Sprintf("peak RSS %.1f MiB over budget %d MiB", float64(hwm)/(1<<20), budget))

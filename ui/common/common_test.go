@@ -1,0 +1,71 @@
+package common
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"sandscope/client"
+	"sandscope/themes"
+)
+
+func TestProcessBadgeNeverCallsUnconfirmedSuccess(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 10, 0, time.UTC)
+	seen := now.Add(-4 * time.Second)
+	cases := []struct {
+		state string
+		exit  *client.Exit
+		rerr  *client.RunError
+		cond  Condition
+		badge themes.Badge
+		label string
+	}{
+		{"running", nil, nil, Current, themes.BadgeRunning, "RUNNING 4s"},
+		{"exited", &client.Exit{Code: 0}, nil, Current, themes.BadgeExited, "EXITED 0"},
+		{"exited", &client.Exit{Code: 7}, nil, Current, themes.BadgeExitedFail, "EXITED 7"},
+		{"exited", &client.Exit{Code: 137, Signal: 9}, nil, Current, themes.BadgeKilled, "KILLED KILL"},
+		{"exited", &client.Exit{Code: 143, TimedOut: true}, nil, Current, themes.BadgeTimedOut, "TIMED OUT"},
+		{"error", nil, &client.RunError{Code: "enoent\x1b[2J"}, Current, themes.BadgeError, "ERROR enoent"},
+		{"running", nil, nil, Lost, themes.BadgeLost, "LOST"},
+		{"exited", &client.Exit{}, nil, Stale, themes.BadgeStale, "STALE #1 · EXITED 0"},
+		{"running", nil, nil, Stale, themes.BadgeStale, "STALE #1 · was RUNNING"},
+		{"running", nil, nil, Unknown, themes.BadgeUnknown, "UNKNOWN (RUNNING 4s ago)"},
+		{"exited", nil, nil, Current, themes.BadgeExited, "EXITED ?"},
+		{"weird", nil, nil, Current, themes.BadgeUnknown, "UNKNOWN"},
+	}
+	for _, c := range cases {
+		b, l := ProcessBadge(c.state, c.exit, c.rerr, c.cond, 1, seen, now)
+		if b != c.badge || l != c.label {
+			t.Errorf("%s %+v %v: got %v %q, want %v %q", c.state, c.exit, c.cond, b, l, c.badge, c.label)
+		}
+	}
+}
+
+func TestFormatting(t *testing.T) {
+	if got := ShortCursor("djEuTXpBMDEyMzQ1Njc4OelE0LjI"); got != "djEuTXpB…OelE0LjI" {
+		t.Errorf("ShortCursor: %q", got)
+	}
+	for d, want := range map[time.Duration]string{4 * time.Second: "4s", 125 * time.Second: "2m05s", 3*time.Hour + 4*time.Minute: "3h04m", 72 * time.Hour: "3d", -time.Second: "0s"} {
+		if got := Age(d); got != want {
+			t.Errorf("Age(%v) = %q, want %q", d, got, want)
+		}
+	}
+	if got := Argv([]string{"sh", "-c", "echo 'hi' \x1b]0;x\x07"}); strings.Contains(got, "\x1b") || !strings.HasPrefix(got, "sh -c 'echo '\\''hi'\\''") {
+		t.Errorf("Argv: %q", got)
+	}
+	if got := Fit("abcdef", 4); got != "abc…" {
+		t.Errorf("Fit cut: %q", got)
+	}
+	if got := Fit("ab", 4); got != "ab  " {
+		t.Errorf("Fit pad: %q", got)
+	}
+}
+
+func TestOverlayKeepsSize(t *testing.T) {
+	bg := strings.Repeat(strings.Repeat(".", 20)+"\n", 5) + strings.Repeat(".", 20)
+	out := Overlay(bg, "XX\nYY", 20, 6)
+	lines := strings.Split(out, "\n")
+	if len(lines) != 6 || lines[2] != ".........XX........." || lines[3] != ".........YY........." {
+		t.Fatalf("overlay:\n%s", out)
+	}
+}

@@ -1,5 +1,0 @@
-package common
-
-import "github.com/charmbracelet/bubbles/key"
-
-type keyBinding = key.Binding
