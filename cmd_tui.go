@@ -24,22 +24,40 @@ import (
 // SANDSCOPE_URL), else on a local bridge started in this process with a fresh random token. The
 // embedded bridge is shut down on exit, which ends every process and terminal it started.
 func runTUI(cmd *cobra.Command, g *globalOptions) error {
-	stateDir := localbridge.DefaultStateDir()
-	opts := ui.Options{
-		StateDir: stateDir,
-		CacheDir: filepath.Join(xdg.CacheHome, "sandscope", "logs"),
-		Theme:    os.Getenv("SANDSCOPE_THEME"),
-		ThemeDir: filepath.Join(xdg.ConfigHome, "sandscope", "themes"),
+	eff, err := resolveSettings(g)
+	if err != nil {
+		return err
 	}
-	remote := g.url != "" || g.context != "" || os.Getenv("SANDSCOPE_URL") != ""
+	stateDir := localbridge.DefaultStateDir()
+	theme := eff.Theme
+	if v := os.Getenv("SANDSCOPE_THEME"); v != "" {
+		theme = v
+	}
+	opts := ui.Options{
+		StateDir:     stateDir,
+		CacheDir:     filepath.Join(xdg.CacheHome, "sandscope", "logs"),
+		Theme:        theme,
+		ThemeDir:     filepath.Join(xdg.ConfigHome, "sandscope", "themes"),
+		KeyOverrides: eff.Keys,
+		WatchFast:    eff.PollFast,
+		WatchSlow:    eff.PollSlow,
+		LogMemLines:  eff.LogMemoryLines,
+		ContextName:  eff.Context,
+	}
 	var srv *localbridge.Server
-	if remote {
-		c, t, err := newBridgeClient(g)
+	if !eff.Local() {
+		ctx, cancel := context.WithTimeout(cmd.Context(), 30*time.Second)
+		tok, err := eff.Token.Get(ctx)
+		cancel()
 		if err != nil {
-			return err
+			return &exitError{code: 2, err: fmt.Errorf("token (%s): %w", eff.Token, err)}
 		}
-		opts.Client, opts.BridgeURL, opts.BridgeLabel = c, t.url, safeURL(t.url)
-		opts.ContextName = g.context
+		c, err := client.New(eff.URL, client.WithToken(tok), client.WithUserAgent("sandscope/"+version),
+			client.WithRequestTimeout(30*time.Second))
+		if err != nil {
+			return &exitError{code: 2, err: fmt.Errorf("bridge %s: %w", safeURL(eff.URL), err)}
+		}
+		opts.Client, opts.BridgeURL, opts.BridgeLabel = c, eff.URL, safeURL(eff.URL)
 	} else {
 		tok, err := randomToken()
 		if err != nil {

@@ -11,7 +11,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -87,6 +89,23 @@ func (s *tmuxSession) clear() {
 	s.t.Helper()
 	s.run("send-keys", "-t", s.name, "-R")
 	s.run("clear-history", "-t", s.name)
+}
+
+// childPID is the one child process of pid (the sandscope the pane's shell is running).
+func childPID(t *testing.T, pid string) int {
+	t.Helper()
+	for i := 0; i < 100; i++ {
+		b, _ := os.ReadFile("/proc/" + pid + "/task/" + pid + "/children")
+		if f := strings.Fields(string(b)); len(f) == 1 {
+			n, err := strconv.Atoi(f[0])
+			if err == nil {
+				return n
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("no single child of %s", pid)
+	return 0
 }
 
 func buildBinary(t *testing.T) string {
@@ -199,7 +218,20 @@ func TestE2EShellAttachInTmux(t *testing.T) {
 	s.line("echo status=$?")
 	s.waitFor("status=0")
 
-	// 4. the container is replaced while attached: LOST notice, exit 3, modes restored.
+	// 4. SIGTERM to sandscope while attached: modes restored, 128+15, the terminal keeps running.
+	s.clear()
+	s.line(sscope + " shell " + sb + " -- env 'PS1=remote'5'$ ' /bin/sh")
+	s.waitFor("remote5$")
+	pid := childPID(t, strings.TrimSpace(s.run("display-message", "-p", "-t", s.name, "#{pane_pid}")))
+	if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	s.waitFor("leaving the terminal running")
+	s.line("echo status=$?")
+	s.waitFor("status=143")
+	sttyUnchanged("sigterm")
+
+	// 5. the container is replaced while attached: LOST notice, exit 3, modes restored.
 	s.clear()
 	s.line(sscope + " shell " + sb + " -- env 'PS1=remote'4'$ ' /bin/sh") // typed: remote'4', shown: remote4
 	s.waitFor("remote4$")

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 
+	tea "github.com/charmbracelet/bubbletea"
+
 	"sandscope/client"
 )
 
@@ -152,3 +154,6 @@ func TestCommandFitsTeaExec(t *testing.T) {
 		t.Fatalf("%v %+v", err, cmd.Result)
 	}
 }
+
+// The TUI hands the screen over with tea.Exec.
+var _ tea.ExecCommand = (*Command)(nil)

@@ -17,13 +17,17 @@ type Cursor struct {
 	Known bool
 }
 
+// maxCursorLen bounds the cursors parsed as known (the bridge's are about 70 characters); longer
+// ones stay opaque.
+const maxCursorLen = 4096
+
 // maxSafeInteger is the largest integer the bridge's JavaScript side represents exactly.
 const maxSafeInteger = 1<<53 - 1
 
 // ParseCursor parses raw. It never fails: unknown formats come back with Known false.
 func ParseCursor(raw string) Cursor {
 	c := Cursor{Raw: raw}
-	if raw == "" || len(raw) > 4096 {
+	if raw == "" || len(raw) > maxCursorLen {
 		return c
 	}
 	inner, err := base64.RawURLEncoding.Strict().DecodeString(raw)

@@ -91,8 +91,13 @@ func openAPIDocument() ([]byte, error) {
 	paths["/v1/sandbox/{id}/replace"] = lifecycle("replaceSandbox",
 		"Replace the sandbox's container with a new incarnation (local bridge extension)",
 		map[string]any{"description": "The new incarnation.", "content": jsonContent(map[string]any{"$ref": "#/components/schemas/RunningResponse"})})
+	schemas["NotSupportedResponse"] = map[string]any{
+		"type": "object", "x-sandscope-extension": true, "required": []any{"error", "code"},
+		"properties": map[string]any{"error": map[string]any{"type": "string"},
+			"code": map[string]any{"type": "string", "enum": []any{"not_supported"}}},
+	}
 	notSupported := map[string]any{"description": "Not supported by the local bridge (local bridge extension).",
-		"x-sandscope-extension": true, "content": jsonContent(errRef)}
+		"x-sandscope-extension": true, "content": jsonContent(map[string]any{"$ref": "#/components/schemas/NotSupportedResponse"})}
 	for _, p := range []string{"/v1/sandbox/{id}/mount", "/v1/sandbox/{id}/unmount", "/v1/sandbox/{id}/tunnel/{port}",
 		"/v1/pool/stats", "/v1/pool/prime", "/v1/pool/shutdown-prewarmed"} {
 		item, _ := paths[p].(map[string]any)

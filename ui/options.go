@@ -27,6 +27,7 @@ type Options struct {
 	ThemeDir     string // user themes (<name>.json)
 	NoColor      bool
 	KeyOverrides map[string][]string
+	LogMemLines  int // log lines kept in memory per view (0: the buffer's default)
 
 	// Renderer draws the styles (nil: stdout's renderer, honouring NO_COLOR).
 	Styles *themes.Styles
@@ -85,5 +86,6 @@ func newContext(ctx context.Context, o Options) (*common.Context, error) {
 		WatchFast:   o.WatchFast,
 		WatchSlow:   o.WatchSlow,
 		Clipboard:   o.Clipboard,
+		LogMemLines: o.LogMemLines,
 	}, nil
 }

@@ -63,7 +63,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.pushKept(lv)
 			return m, nil
 		}
-		lv := logview.New(m.ctx, msg.Targets, logview.Options{})
+		lv := logview.New(m.ctx, msg.Targets, logview.Options{MemLines: m.ctx.LogMemLines})
 		m.logs[k] = lv
 		return m, m.push(lv)
 	case common.OpenTerminalMsg:
@@ -72,7 +72,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.pop()
 		return m, nil
 	case common.StatusMsg:
-		m.status, m.statusLevel, m.statusAt = msg.Text, msg.Level, m.ctx.Clock()
+		// status text often quotes bridge answers and process IDs: untrusted
+		m.status, m.statusLevel, m.statusAt = common.SanitizeText(msg.Text), msg.Level, m.ctx.Clock()
 		return m, nil
 	case common.ConnMsg:
 		m.connErr, m.retryAt, m.attempts = msg.Err, msg.RetryAt, msg.Attempts

@@ -50,6 +50,8 @@ type Context struct {
 	Now func() time.Time
 	// Watch tunes the sandbox watcher (zero values: client defaults).
 	WatchFast, WatchSlow time.Duration
+	// LogMemLines is how many log lines a log view keeps in memory (0: the buffer's default).
+	LogMemLines int
 	// Clipboard copies text on explicit request only (nil: unavailable).
 	Clipboard ClipboardFunc
 }

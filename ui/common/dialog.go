@@ -159,10 +159,10 @@ func (d *Dialog) View(st *themes.Styles, k *keymap.KeyMap, width int) string {
 		w = 20
 	}
 	var lines []string
-	lines = append(lines, st.Title.Render(d.Title))
+	lines = append(lines, st.Title.Render(SanitizeText(d.Title)))
 	if d.Text != "" {
 		for _, l := range strings.Split(d.Text, "\n") {
-			lines = append(lines, st.Text.Render(Fit(l, w-4)))
+			lines = append(lines, st.Text.Render(Fit(SanitizeText(l), w-4)))
 		}
 	}
 	switch d.Kind {

@@ -35,3 +35,29 @@ func BenchmarkFrame(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkTwentyStreams measures one frame's work with 20 processes followed at once: each
+// source delivers a batch of 50 lines, then the view renders. The budget is a key-to-frame time
+// under 50 ms; compare ns/op with that.
+func BenchmarkTwentyStreams(b *testing.B) {
+	br := uitest.NewBridge()
+	ctx := uitest.Context(b, br, 160, 48)
+	var targets []common.LogTarget
+	for i := 0; i < 20; i++ {
+		targets = append(targets, target(fmt.Sprintf("proc-%02d", i), "agent"))
+	}
+	m := New(ctx, targets, Options{})
+	defer m.Close()
+	m.SetSize(160, 48)
+	batch := make([]client.LogEvent, 50)
+	for j := range batch {
+		batch[j] = data(0, client.Stdout, "c", fmt.Sprintf("step %d of a long agent transcript with some detail\n", j))
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		for s := range m.sources {
+			m.Update(logBatchMsg{owner: m, src: s, gen: m.gen, events: batch, closed: false})
+		}
+		_ = m.View()
+	}
+}

@@ -78,6 +78,12 @@ func (m *Model) title() string {
 	var parts []string
 	for i, s := range m.sources {
 		label := s.name + ": " + common.Argv(s.target.Process.Command)
+		switch {
+		case s.target.Lost:
+			label = "(LOST) " + label
+		case s.target.Stale:
+			label = fmt.Sprintf("(STALE #%d) %s", s.target.Incarnation, label)
+		}
 		if len(m.sources) > 1 {
 			parts = append(parts, st.Prefix(i).Render(s.name)+" "+common.Argv(s.target.Process.Command))
 		} else {

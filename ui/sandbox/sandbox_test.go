@@ -315,3 +315,16 @@ func TestSplitArgs(t *testing.T) {
 		t.Error("unterminated quote accepted")
 	}
 }
+
+func TestServerStringsAreSanitised(t *testing.T) {
+	m, _ := newModel(t)
+	p := proc("evil\x1b]0;pwned\x07", "running", 1, 5)
+	p.Command = []string{"sh", "-c", "echo \x1b[2J\x1b]52;c;ZXZpbA==\x07"}
+	p.Cwd = "/workspace/\x1b[31mred"
+	apply(m, client.SandboxEvent{Kind: client.ProcessAppeared, Time: at(0), Incarnation: inc(1, false), Process: p})
+	press(t, m, "x")
+	v := m.View()
+	if strings.Contains(v, "\x1b") || strings.Contains(v, "\x07") {
+		t.Fatalf("escape reached the screen: %q", v)
+	}
+}

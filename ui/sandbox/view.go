@@ -81,7 +81,7 @@ func (m *Model) View() string {
 	for ; n < lh; n++ {
 		b.WriteString("\n")
 	}
-	b.WriteString(st.Faint.Render(common.Fit(detail, w)))
+	b.WriteString(st.Faint.Render(common.Fit(common.SanitizeText(detail), w)))
 	out := b.String()
 	if m.dialog != nil {
 		out = common.Overlay(out, m.dialog.View(st, m.ctx.Keys, w), w, m.height)

@@ -245,9 +245,11 @@ func (m *Model) refresh() tea.Cmd {
 				}
 			} else if local {
 				res.listOK = true
-				res.listed = infos
 				for _, in := range infos {
-					listed[in.ID] = true
+					if ValidID(in.ID) { // server JSON: only well-formed IDs are shown
+						res.listed = append(res.listed, in)
+						listed[in.ID] = true
+					}
 				}
 			}
 		}

@@ -70,7 +70,7 @@ func (m *Model) View() string {
 			src = "lookup failed: " + common.Describe("", r.err)
 		}
 		cells := []string{
-			common.Fit(r.ID, cols[0]),
+			common.Fit(common.SanitizeText(r.ID), cols[0]),
 			st.Badge(badge).Render(common.Fit(label, cols[1])),
 			common.Fit(inc, cols[2]),
 			common.Fit(procs, cols[3]),

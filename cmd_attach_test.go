@@ -1,0 +1,97 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"sandscope/client"
+	"sandscope/localbridge/bridgetest"
+)
+
+// runCmd runs the command line in-process with the given stdin; it returns the exit status main
+// would use and what went to stdout and stderr.
+func runCmd(t *testing.T, stdin io.Reader, args ...string) (int, string, string) {
+	t.Helper()
+	g := &globalOptions{}
+	root := newRootCmd(g)
+	var out, errb bytes.Buffer
+	root.SetIn(stdin)
+	root.SetOut(&out)
+	root.SetErr(&errb)
+	root.SetArgs(args)
+	err := root.ExecuteContext(context.Background())
+	code := 0
+	if err != nil {
+		code = 2
+		var ee *exitError
+		if errors.As(err, &ee) {
+			code = ee.code
+		}
+		if ee == nil || ee.err != nil {
+			errb.WriteString("sandscope: " + err.Error() + "\n")
+		}
+	}
+	return code, out.String(), errb.String()
+}
+
+func TestShellAttachUsageErrors(t *testing.T) {
+	t.Setenv("SANDSCOPE_URL", "")
+	for _, args := range [][]string{
+		{"shell"},
+		{"attach", "abc"},
+		{"shell", "abc", "--detach-key", "shift-q"},
+		{"attach", "abc", "t1", "--detach-key", "ctrl-a ctrl-a"},
+		{"shell", "abc", "--"},
+	} {
+		if code, _, _ := runCmd(t, strings.NewReader(""), args...); code != 2 {
+			t.Errorf("%v: exit %d, want 2", args, code)
+		}
+	}
+}
+
+func TestAttachExitCodesWithoutATTY(t *testing.T) {
+	b := bridgetest.Start(t)
+	tok := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(tok, []byte(b.Token), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, _ := client.New(b.URL, client.WithToken(b.Token))
+	ctx := context.Background()
+	sb, err := c.CreateSandbox(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	flags := []string{"--url", b.URL, "--token-file", tok}
+
+	// The remote code becomes the exit status; output reaches stdout untouched.
+	code, out, errs := runCmd(t, strings.NewReader(""), append(flags, "shell", sb, "--", "sh", "-c", "echo from-remote; exit 4")...)
+	if code != 4 || !strings.Contains(out, "from-remote") || !strings.Contains(errs, "exited 4") {
+		t.Fatalf("shell: exit %d stdout %q stderr %q", code, out, errs)
+	}
+	if strings.Contains(out+errs, b.Token) {
+		t.Fatal("token on screen")
+	}
+
+	// Input from a pipe reaches the shell.
+	code, out, _ = runCmd(t, strings.NewReader("echo piped-$((3*3))\nexit 6\n"), append(flags, "shell", sb, "--", "/bin/sh")...)
+	if code != 6 || !strings.Contains(out, "piped-9") {
+		t.Fatalf("piped shell: exit %d stdout %q", code, out)
+	}
+
+	// Unknown terminal: a not-found error, exit 2.
+	if code, _, errs := runCmd(t, strings.NewReader(""), append(flags, "attach", sb, "nope")...); code != 2 || !strings.Contains(errs, "not_found") {
+		t.Fatalf("attach unknown: exit %d %q", code, errs)
+	}
+
+	// Unreachable bridge: exit 4.
+	dead := []string{"--url", "http://127.0.0.1:1", "--token-file", tok}
+	if code, _, errs := runCmd(t, strings.NewReader(""), append(dead, "attach", sb, "t1")...); code != 4 {
+		t.Fatalf("unreachable: exit %d %q", code, errs)
+	}
+}

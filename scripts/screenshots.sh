@@ -1,0 +1,269 @@
+#!/usr/bin/env bash
+# screenshots.sh regenerates screenshots/*.png from a real run of sandscope: it builds the binary,
+# starts a local bridge (`sandscope serve`) in throw-away XDG state/cache/config directories, fills
+# it with the demo scene (`sandscope demo`), drives the real TUI in a detached tmux session with
+# send-keys, captures each screen with `capture-pane -p -e` and renders the captures with freeze.
+#
+# Usage: scripts/screenshots.sh [OUTDIR]        (default OUTDIR: screenshots/ in the repository)
+#
+# Screens: sandboxes.png (the list), sandbox.png (processes with a LOST and STALE entries after a
+# container replacement), incarnations.png (the timeline with two incarnations), logs.png (the
+# agent's JSONL with the LOST marker) and terminal.png (the embedded terminal pane).
+#
+# It installs what is missing: tmux, librsvg2-bin (rsvg-convert) and fonts-dejavu-core with apt-get
+# when run as root (or with passwordless sudo), and freeze with
+# `go install github.com/charmbracelet/freeze@v0.2.2`. Every process it starts is ended on exit,
+# and the temporary directories are removed (set KEEP_WORK=1 to keep them for debugging).
+# The bridge token is random per run and travels only in the environment, never in argv.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+OUT=${1:-$ROOT/screenshots}
+FREEZE_VERSION=v0.2.2
+COLS=160
+ROWS=48
+WAIT=${SCREENSHOT_WAIT:-120} # seconds any one screen may take to appear (a guard against hangs)
+
+log() { printf 'screenshots: %s\n' "$*" >&2; }
+die() {
+	log "error: $*"
+	exit 1
+}
+
+# --- tools -------------------------------------------------------------------------------------
+
+APT_UPDATED=
+apt_install() {
+	local sudo=
+	if [ "$(id -u)" != 0 ]; then
+		if command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
+			sudo="sudo -n"
+		else
+			die "missing $*: install it (apt-get install $*) or rerun as root"
+		fi
+	fi
+	command -v apt-get >/dev/null 2>&1 || die "missing $* and no apt-get to install it with"
+	if [ -z "$APT_UPDATED" ]; then
+		log "apt-get update"
+		$sudo apt-get update -qq >/dev/null
+		APT_UPDATED=1
+	fi
+	log "installing $*"
+	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "$@" >/dev/null
+}
+
+ensure_tools() {
+	command -v go >/dev/null 2>&1 || die "go is required"
+	command -v tmux >/dev/null 2>&1 || apt_install tmux
+	command -v rsvg-convert >/dev/null 2>&1 || apt_install librsvg2-bin
+	command -v fc-list >/dev/null 2>&1 || apt_install fontconfig
+	fc-list 2>/dev/null | grep -qi "DejaVu Sans Mono" || apt_install fonts-dejavu-core
+
+	local gobin
+	gobin=$(go env GOBIN)
+	[ -n "$gobin" ] || gobin=$(go env GOPATH)/bin
+	export PATH="$gobin:$PATH"
+	if ! freeze --version 2>/dev/null | grep -qF "$FREEZE_VERSION"; then
+		log "installing freeze $FREEZE_VERSION"
+		GOFLAGS= go install "github.com/charmbracelet/freeze@$FREEZE_VERSION"
+	fi
+	freeze --version 2>/dev/null | grep -qF "$FREEZE_VERSION" || die "freeze $FREEZE_VERSION not found on PATH after install"
+}
+
+# --- processes and cleanup -----------------------------------------------------------------------
+
+WORK=
+SERVE_PID=
+DEMO_PID=
+TMUX_SOCK=
+
+cleanup() {
+	local rc=$?
+	set +e
+	if [ -n "$TMUX_SOCK" ] && [ -S "$TMUX_SOCK" ]; then
+		tmux -S "$TMUX_SOCK" kill-server 2>/dev/null
+	fi
+	for pid in $DEMO_PID $SERVE_PID; do
+		if kill -0 "$pid" 2>/dev/null; then
+			kill -TERM "$pid" 2>/dev/null
+			for _ in $(seq 100); do
+				kill -0 "$pid" 2>/dev/null || break
+				sleep 0.1
+			done
+			kill -KILL "$pid" 2>/dev/null
+			wait "$pid" 2>/dev/null
+		fi
+	done
+	if [ -n "$WORK" ]; then
+		# kept when asked, or after a failure (its logs say why) unless KEEP_WORK=0
+		if [ "${KEEP_WORK:-}" = 1 ] || { [ $rc != 0 ] && [ "${KEEP_WORK:-}" != 0 ]; }; then
+			log "work directory kept: $WORK"
+		else
+			rm -rf "$WORK"
+		fi
+	fi
+	exit $rc
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+tmx() { tmux -S "$TMUX_SOCK" "$@"; }
+
+# pane prints the pane as text; pane_ansi with its colours.
+pane() { tmx capture-pane -p -t shot; }
+pane_ansi() { tmx capture-pane -p -e -t shot; }
+
+# wait_for TEXT...: poll the pane until it shows every TEXT (fixed strings).
+wait_for() {
+	local deadline=$((SECONDS + WAIT)) cap ok w
+	while :; do
+		cap=$(pane) || die "the TUI's tmux pane is gone (see $WORK)"
+		ok=1
+		for w in "$@"; do
+			if ! grep -qF -- "$w" <<<"$cap"; then
+				ok=
+				break
+			fi
+		done
+		[ -n "$ok" ] && return 0
+		if [ $SECONDS -ge $deadline ]; then
+			printf '%s\n' "$cap" >&2
+			die "the pane never showed: $*"
+		fi
+		sleep 0.2
+	done
+}
+
+keys() { tmx send-keys -t shot "$@"; }
+type_text() { tmx send-keys -t shot -l -- "$1"; }
+
+# select_row TEXT: move the list cursor ("> " at the start of a line) onto the row showing TEXT.
+select_row() {
+	local want=$1 cap cur row i n
+	cap=$(pane)
+	cur=$(grep -n '^> ' <<<"$cap" | head -n1 | cut -d: -f1)
+	row=$(grep -nF -- "$want" <<<"$cap" | head -n1 | cut -d: -f1)
+	[ -n "$cur" ] || die "no list cursor on screen"
+	[ -n "$row" ] || die "no row showing $want"
+	n=$((row - cur))
+	if [ $n -gt 0 ]; then
+		for i in $(seq $n); do keys j; done
+	elif [ $n -lt 0 ]; then
+		for i in $(seq $((-n))); do keys k; done
+	fi
+	local deadline=$((SECONDS + 10))
+	until pane | grep '^> ' | grep -qF -- "$want"; do
+		[ $SECONDS -ge $deadline ] && die "cursor did not reach the row showing $want"
+		sleep 0.1
+	done
+}
+
+# shot NAME: capture the pane with its colours and render it to $OUT/NAME.png.
+shot() {
+	local name=$1
+	sleep 1.5 # let the next frame (status ages, rates) settle
+	pane_ansi >"$WORK/$name.ansi"
+	freeze "$WORK/$name.ansi" --language ansi \
+		--font.family "DejaVu Sans Mono" --font.size 14 --line-height 1.2 \
+		--padding 20 --margin 0 --border.radius 8 --window \
+		-o "$OUT/$name.png" >/dev/null
+	log "wrote $OUT/$name.png"
+}
+
+# --- run -----------------------------------------------------------------------------------------
+
+ensure_tools
+mkdir -p "$OUT"
+OUT=$(cd "$OUT" && pwd)
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/sandscope-shots.XXXXXX")
+TMUX_SOCK=$WORK/tmux.sock
+mkdir -p "$WORK/state" "$WORK/cache" "$WORK/config"
+
+log "building sandscope"
+(cd "$ROOT" && go build -o "$WORK/sandscope" .)
+BIN=$WORK/sandscope
+
+# A sandscope isolated from the user's own: its own state, cache and config, a random token, no
+# remote bridge settings, a fixed theme so every run looks the same.
+unset SANDSCOPE_URL SANDSCOPE_CONTEXT SANDSCOPE_CONFIG TMUX
+export XDG_STATE_HOME=$WORK/state XDG_CACHE_HOME=$WORK/cache XDG_CONFIG_HOME=$WORK/config
+export SANDSCOPE_THEME=dark COLORTERM=truecolor
+SANDBOX_API_KEY=$(od -An -N32 -tx1 /dev/urandom | tr -d ' \n')
+export SANDBOX_API_KEY
+
+log "starting the local bridge"
+"$BIN" serve --listen 127.0.0.1:0 >"$WORK/serve.out" 2>"$WORK/serve.err" &
+SERVE_PID=$!
+URL=
+for _ in $(seq 300); do
+	URL=$(sed -n 's/^sandscope local bridge listening on //p' "$WORK/serve.out")
+	[ -n "$URL" ] && break
+	kill -0 "$SERVE_PID" 2>/dev/null || die "sandscope serve exited: $(cat "$WORK/serve.err")"
+	sleep 0.1
+done
+[ -n "$URL" ] || die "sandscope serve did not announce its URL"
+log "bridge at $URL"
+
+# A second, quieter sandbox so the list shows more than the demo.
+"$BIN" exec nightly -- sh -c 'echo "nightly: 412 checks passed"' >/dev/null 2>>"$WORK/exec.err" ||
+	die "sandscope exec failed: $(cat "$WORK/exec.err")"
+
+log "starting the TUI in tmux (${COLS}x${ROWS})"
+tmx -f /dev/null new-session -d -s shot -x $COLS -y $ROWS "exec '$BIN' --url '$URL' 2>'$WORK/tui.err'"
+tmx set-option -t shot remain-on-exit on >/dev/null
+wait_for "Sandboxes ("
+
+log "starting the demo scene"
+"$BIN" demo --replace-after 30s >"$WORK/demo.out" 2>"$WORK/demo.err" &
+DEMO_PID=$!
+
+# The sandbox screen, then the agent's log in the JSONL view, followed live through the
+# container replacement so its LOST marker lands in the log.
+wait_for "demo " "RUNNING"
+select_row "demo "
+keys Enter
+wait_for "Processes (" "demo agent"
+select_row "demo agent"
+keys Enter
+wait_for "Logs · demo"
+keys J
+wait_for "jsonl on" "assistant"
+log "waiting for the container replacement (about 30 s after the demo started)"
+wait_for "LOST: the process is gone"
+shot logs
+
+keys Escape
+wait_for "incarnation #2" "--resume" "LOST"
+shot sandbox
+
+keys Tab Tab
+wait_for "[Incarnations (2)]"
+shot incarnations
+
+keys Tab Tab
+wait_for "[Terminals ("
+select_row "RUNNING"
+keys Enter
+wait_for "focused"
+wait_for '$ '
+type_text 'mkdir -p src && printf "export const total = 81;\n" > src/checkout.ts && ls -l --color=always && cat src/checkout.ts && echo "exit $?"'
+keys Enter
+wait_for "exit 0"
+shot terminal
+keys C-]
+sleep 0.3
+keys Escape
+wait_for "[Terminals ("
+
+keys Escape
+wait_for "Sandboxes (2)" "nightly"
+shot sandboxes
+
+keys q
+wait_for "Quit sandscope?"
+keys y
+for _ in $(seq 100); do
+	[ "$(tmx display-message -p -t shot '#{pane_dead}' 2>/dev/null || echo 1)" = 1 ] && break
+	sleep 0.1
+done
+log "done: $(cd "$OUT" && ls ./*.png | tr '\n' ' ')"
