@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -23,31 +24,29 @@ type bridgeTarget struct {
 // errNoBridge says no bridge was configured and no local one runs.
 var errNoBridge = errors.New("no bridge configured and no local bridge running: start one with `sandscope serve` (or pass --url / set SANDSCOPE_URL)")
 
-// resolveBridge decides which bridge and token a command uses: --url, then --context, then
-// SANDSCOPE_URL, then the local bridge a running `sandscope serve` announced in its discovery file.
-// The token comes from --token-file, else SANDBOX_API_KEY, else (local bridge) its token file.
+// resolveBridge decides which bridge and token a command uses. The URL comes from the effective
+// configuration (--url, --context, SANDSCOPE_URL, the config file's current context — see
+// `sandscope config`), else from the local bridge a running `sandscope serve` announced in its
+// discovery file. The token comes from --token-file, else SANDBOX_API_KEY, else the context's token
+// source, else (local bridge) the bridge's own token file.
 func resolveBridge(g *globalOptions) (bridgeTarget, error) {
 	var t bridgeTarget
-	switch {
-	case g.url != "":
-		t.url, t.source = g.url, "--url"
-	case g.context != "":
-		u, tok, err := resolveContext(g.context)
-		if err != nil {
-			return t, fmt.Errorf("context %q: %w", g.context, err)
-		}
-		t.url, t.token, t.source = u, tok, "context "+g.context
-	case os.Getenv("SANDSCOPE_URL") != "":
-		t.url, t.source = os.Getenv("SANDSCOPE_URL"), "SANDSCOPE_URL"
+	eff, err := resolveSettings(g)
+	if err != nil {
+		return t, err
 	}
-	if t.url != "" {
-		tok, err := explicitToken(g)
+	if eff.URL != "" {
+		t.url, t.source = eff.URL, eff.URLSource.String()
+		if eff.Context != "" {
+			t.source = "context " + eff.Context
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+		defer cancel()
+		tok, err := eff.Token.Get(ctx)
 		if err != nil {
-			return t, err
+			return t, fmt.Errorf("token (%s): %w", eff.Token, err)
 		}
-		if tok != "" {
-			t.token = tok
-		}
+		t.token = tok
 		return t, nil
 	}
 
@@ -102,12 +101,6 @@ func readTokenFile(path string) (string, error) {
 		return "", fmt.Errorf("token file %s holds more than one line", path)
 	}
 	return tok, nil
-}
-
-// resolveContext maps a config context name to a bridge URL and token. Contexts live in the config
-// file; until it is wired in, naming one is an error.
-func resolveContext(name string) (url, token string, err error) {
-	return "", "", errors.New("contexts are not configured")
 }
 
 // newBridgeClient resolves the bridge and builds a client for it. Failures are usage errors (exit 2).

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -132,31 +131,4 @@ func writeConfigJSON(w io.Writer, eff *config.Effective) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(out)
-}
-
-// contextBridge resolves a context of the configuration file to its bridge URL and token, for
-// --context. The context's own token setting is used (tokenEnv, tokenFile, tokenCommand or the
-// inline token); --token-file and SANDBOX_API_KEY, when given, are applied by the caller.
-func contextBridge(ctx context.Context, name string) (url, token string, err error) {
-	path := config.DefaultPath(os.LookupEnv)
-	cfg, err := config.Load(path)
-	if err != nil {
-		return "", "", err
-	}
-	// Only the file decides here: hide the variables that would override the context.
-	env := func(k string) (string, bool) {
-		if k == config.EnvURL || k == config.EnvToken || k == config.EnvContext {
-			return "", false
-		}
-		return os.LookupEnv(k)
-	}
-	eff, err := cfg.Resolve(config.Flags{Context: name}, env)
-	if err != nil {
-		return "", "", err
-	}
-	tok, err := eff.Token.Get(ctx)
-	if err != nil {
-		return "", "", err
-	}
-	return eff.URL, tok, nil
 }

@@ -247,6 +247,9 @@ func FuzzBridgeFilePath(f *testing.F) {
 	if rec := do("PUT", "workspace/a.txt", []byte("inside")); rec == nil || rec.Code != 200 {
 		f.Fatalf("set-up write failed: %+v", rec)
 	}
+	if rec := do("GET", "workspace/a.txt", nil); rec == nil || rec.Body.String() != "inside" {
+		f.Fatalf("set-up read failed: %+v", rec)
+	}
 	ws := filepath.Join(root, sb, "workspace")
 	must := func(err error) {
 		if err != nil {

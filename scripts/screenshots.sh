@@ -137,12 +137,13 @@ wait_for() {
 keys() { tmx send-keys -t shot "$@"; }
 type_text() { tmx send-keys -t shot -l -- "$1"; }
 
-# select_row TEXT: move the list cursor ("> " at the start of a line) onto the row showing TEXT.
+# select_row TEXT: move the list cursor ("> " at the start of a line) onto the first list row
+# (a line starting with "> " or two spaces) showing TEXT.
 select_row() {
 	local want=$1 cap cur row i n
 	cap=$(pane)
 	cur=$(grep -n '^> ' <<<"$cap" | head -n1 | cut -d: -f1)
-	row=$(grep -nF -- "$want" <<<"$cap" | head -n1 | cut -d: -f1)
+	row=$(grep -n -e '^> ' -e '^  ' <<<"$cap" | grep -F -- "$want" | head -n1 | cut -d: -f1)
 	[ -n "$cur" ] || die "no list cursor on screen"
 	[ -n "$row" ] || die "no row showing $want"
 	n=$((row - cur))
@@ -175,7 +176,8 @@ shot() {
 ensure_tools
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/sandscope-shots.XXXXXX")
+# Short: the demo agent runs this build of sandscope, so its path shows in the process list.
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/sandscope.XXXXXX")
 TMUX_SOCK=$WORK/tmux.sock
 mkdir -p "$WORK/state" "$WORK/cache" "$WORK/config"
 
