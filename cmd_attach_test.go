@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,9 +15,9 @@ import (
 	"sandscope/localbridge/bridgetest"
 )
 
-// runCmd runs the command line in-process with the given stdin; it returns the exit status main
+// attachRunCmd runs the command line in-process with the given stdin; it returns the exit status main
 // would use and what went to stdout and stderr.
-func runCmd(t *testing.T, stdin io.Reader, args ...string) (int, string, string) {
+func attachRunCmd(t *testing.T, stdin io.Reader, args ...string) (int, string, string) {
 	t.Helper()
 	g := &globalOptions{}
 	root := newRootCmd(g)
@@ -49,7 +50,7 @@ func TestShellAttachUsageErrors(t *testing.T) {
 		{"attach", "abc", "t1", "--detach-key", "ctrl-a ctrl-a"},
 		{"shell", "abc", "--"},
 	} {
-		if code, _, _ := runCmd(t, strings.NewReader(""), args...); code != 2 {
+		if code, _, _ := attachRunCmd(t, strings.NewReader(""), args...); code != 2 {
 			t.Errorf("%v: exit %d, want 2", args, code)
 		}
 	}
@@ -70,7 +71,7 @@ func TestAttachExitCodesWithoutATTY(t *testing.T) {
 	flags := []string{"--url", b.URL, "--token-file", tok}
 
 	// The remote code becomes the exit status; output reaches stdout untouched.
-	code, out, errs := runCmd(t, strings.NewReader(""), append(flags, "shell", sb, "--", "sh", "-c", "echo from-remote; exit 4")...)
+	code, out, errs := attachRunCmd(t, strings.NewReader(""), append(flags, "shell", sb, "--", "sh", "-c", "echo from-remote; exit 4")...)
 	if code != 4 || !strings.Contains(out, "from-remote") || !strings.Contains(errs, "exited 4") {
 		t.Fatalf("shell: exit %d stdout %q stderr %q", code, out, errs)
 	}
@@ -79,19 +80,29 @@ func TestAttachExitCodesWithoutATTY(t *testing.T) {
 	}
 
 	// Input from a pipe reaches the shell.
-	code, out, _ = runCmd(t, strings.NewReader("echo piped-$((3*3))\nexit 6\n"), append(flags, "shell", sb, "--", "/bin/sh")...)
+	code, out, _ = attachRunCmd(t, strings.NewReader("echo piped-$((3*3))\nexit 6\n"), append(flags, "shell", sb, "--", "/bin/sh")...)
 	if code != 6 || !strings.Contains(out, "piped-9") {
 		t.Fatalf("piped shell: exit %d stdout %q", code, out)
 	}
 
+	// Without ARGV: a login shell, bash when the host has it.
+	want := "shell=sh"
+	if _, err := exec.LookPath("bash"); err == nil {
+		want = "shell=bash"
+	}
+	code, out, _ = attachRunCmd(t, strings.NewReader("echo shell=$(basename -- \"${0#-}\")\nexit 0\n"), append(flags, "shell", sb)...)
+	if code != 0 || !strings.Contains(out, want) {
+		t.Fatalf("default shell: exit %d stdout %q, want %s", code, out, want)
+	}
+
 	// Unknown terminal: a not-found error, exit 2.
-	if code, _, errs := runCmd(t, strings.NewReader(""), append(flags, "attach", sb, "nope")...); code != 2 || !strings.Contains(errs, "not_found") {
+	if code, _, errs := attachRunCmd(t, strings.NewReader(""), append(flags, "attach", sb, "nope")...); code != 2 || !strings.Contains(errs, "not_found") {
 		t.Fatalf("attach unknown: exit %d %q", code, errs)
 	}
 
 	// Unreachable bridge: exit 4.
 	dead := []string{"--url", "http://127.0.0.1:1", "--token-file", tok}
-	if code, _, errs := runCmd(t, strings.NewReader(""), append(dead, "attach", sb, "t1")...); code != 4 {
+	if code, _, errs := attachRunCmd(t, strings.NewReader(""), append(dead, "attach", sb, "t1")...); code != 4 {
 		t.Fatalf("unreachable: exit %d %q", code, errs)
 	}
 }

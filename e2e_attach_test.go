@@ -21,8 +21,8 @@ import (
 	"sandscope/localbridge/bridgetest"
 )
 
-// needTool skips without the tool, except under CI where a missing tool is a failure.
-func needTool(t *testing.T, name string) string {
+// attachNeedTool skips without the tool, except under CI where a missing tool is a failure.
+func attachNeedTool(t *testing.T, name string) string {
 	t.Helper()
 	p, err := exec.LookPath(name)
 	if err != nil {
@@ -34,16 +34,16 @@ func needTool(t *testing.T, name string) string {
 	return p
 }
 
-var sizeRE = regexp.MustCompile(`rows \d+; columns \d+;`)
+var attachSizeRE = regexp.MustCompile(`rows \d+; columns \d+;`)
 
-type tmuxSession struct {
+type attachTmux struct {
 	t      *testing.T
 	tmux   string
 	socket string
 	name   string
 }
 
-func (s *tmuxSession) run(args ...string) string {
+func (s *attachTmux) run(args ...string) string {
 	s.t.Helper()
 	out, err := exec.Command(s.tmux, append([]string{"-S", s.socket}, args...)...).CombinedOutput()
 	if err != nil {
@@ -53,24 +53,24 @@ func (s *tmuxSession) run(args ...string) string {
 }
 
 // line types a command line and presses Enter.
-func (s *tmuxSession) line(text string) {
+func (s *attachTmux) line(text string) {
 	s.t.Helper()
 	s.run("send-keys", "-t", s.name, "-l", text)
 	s.run("send-keys", "-t", s.name, "Enter")
 }
 
-func (s *tmuxSession) keys(keys ...string) {
+func (s *attachTmux) keys(keys ...string) {
 	s.t.Helper()
 	s.run(append([]string{"send-keys", "-t", s.name}, keys...)...)
 }
 
-func (s *tmuxSession) capture() string {
+func (s *attachTmux) capture() string {
 	return s.run("capture-pane", "-p", "-t", s.name, "-S", "-200")
 }
 
 // waitFor polls the pane until it shows want. The deadline is a guard against hangs on a loaded
 // machine, not a performance assertion.
-func (s *tmuxSession) waitFor(want string) string {
+func (s *attachTmux) waitFor(want string) string {
 	s.t.Helper()
 	deadline := time.Now().Add(45 * time.Second)
 	for {
@@ -85,14 +85,14 @@ func (s *tmuxSession) waitFor(want string) string {
 	}
 }
 
-func (s *tmuxSession) clear() {
+func (s *attachTmux) clear() {
 	s.t.Helper()
 	s.run("send-keys", "-t", s.name, "-R")
 	s.run("clear-history", "-t", s.name)
 }
 
-// childPID is the one child process of pid (the sandscope the pane's shell is running).
-func childPID(t *testing.T, pid string) int {
+// attachChildPID is the one child process of pid (the sandscope the pane's shell is running).
+func attachChildPID(t *testing.T, pid string) int {
 	t.Helper()
 	for i := 0; i < 100; i++ {
 		b, _ := os.ReadFile("/proc/" + pid + "/task/" + pid + "/children")
@@ -108,7 +108,7 @@ func childPID(t *testing.T, pid string) int {
 	return 0
 }
 
-func buildBinary(t *testing.T) string {
+func attachBuildBinary(t *testing.T) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "sandscope")
 	cmd := exec.Command("go", "build", "-o", bin, ".")
@@ -119,12 +119,12 @@ func buildBinary(t *testing.T) string {
 }
 
 func TestE2EShellAttachInTmux(t *testing.T) {
-	tmux := needTool(t, "tmux")
+	tmux := attachNeedTool(t, "tmux")
 	pager := "less"
 	if _, err := exec.LookPath("less"); err != nil {
 		pager = "vi"
 	}
-	bin := buildBinary(t)
+	bin := attachBuildBinary(t)
 	b := bridgetest.Start(t)
 	dir := t.TempDir()
 	tokenFile := filepath.Join(dir, "token")
@@ -138,7 +138,7 @@ func TestE2EShellAttachInTmux(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	s := &tmuxSession{t: t, tmux: tmux, socket: filepath.Join(dir, "tmux.sock"), name: "e2e"}
+	s := &attachTmux{t: t, tmux: tmux, socket: filepath.Join(dir, "tmux.sock"), name: "e2e"}
 	s.run("-f", "/dev/null", "new-session", "-d", "-s", s.name, "-x", "120", "-y", "40",
 		"env", "-i", "PATH="+os.Getenv("PATH"), "HOME="+dir, "TERM=xterm-256color", "PS1=local$ ", "/bin/sh")
 	t.Cleanup(func() { _ = exec.Command(tmux, "-S", s.socket, "kill-server").Run() })
@@ -157,7 +157,7 @@ func TestE2EShellAttachInTmux(t *testing.T) {
 		a, _ := os.ReadFile(before)
 		bb, _ := os.ReadFile(after)
 		// The window was resized on purpose; every mode and control character must match.
-		a, bb = sizeRE.ReplaceAll(a, nil), sizeRE.ReplaceAll(bb, nil)
+		a, bb = attachSizeRE.ReplaceAll(a, nil), attachSizeRE.ReplaceAll(bb, nil)
 		if len(a) == 0 || !bytes.Equal(a, bb) {
 			t.Fatalf("terminal modes changed after %s:\nbefore:\n%s\nafter:\n%s", step, a, bb)
 		}
@@ -222,7 +222,7 @@ func TestE2EShellAttachInTmux(t *testing.T) {
 	s.clear()
 	s.line(sscope + " shell " + sb + " -- env 'PS1=remote'5'$ ' /bin/sh")
 	s.waitFor("remote5$")
-	pid := childPID(t, strings.TrimSpace(s.run("display-message", "-p", "-t", s.name, "#{pane_pid}")))
+	pid := attachChildPID(t, strings.TrimSpace(s.run("display-message", "-p", "-t", s.name, "#{pane_pid}")))
 	if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}

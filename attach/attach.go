@@ -175,6 +175,9 @@ func Run(ctx context.Context, conn Conn, opts Options) (res Result, err error) {
 				n.leave(opts.Stdout, alt)
 			}
 			msg := "detached"
+			if opts.Label != "" {
+				msg += " from " + opts.Label
+			}
 			if opts.ReattachHint != "" {
 				msg += "; reattach with: " + opts.ReattachHint
 			}

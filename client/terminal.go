@@ -26,6 +26,10 @@ type ConnectOptions struct {
 
 	// DialTimeout bounds each WebSocket handshake and status lookup (default 10s).
 	DialTimeout time.Duration
+	// KeepAlive is how often a ping goes out on a quiet connection (default 20s; negative: never).
+	// A connection that answers nothing, not even a pong, for three intervals counts as dropped:
+	// a terminal may be silent for hours, a dead link must not look like one.
+	KeepAlive time.Duration
 	// MinBackoff and MaxBackoff bound the exponential reconnect backoff (defaults 250ms and 8s);
 	// up to 10% jitter is added to each wait.
 	MinBackoff, MaxBackoff time.Duration
@@ -57,8 +61,10 @@ type TerminalConn struct {
 	cancel context.CancelFunc
 	done   chan struct{}
 
-	mu          sync.Mutex // guards ws, cursor, cols, rows, incarnation
+	mu          sync.Mutex // guards ws, pending, ended, cursor, cols, rows, incarnation
 	ws          *websocket.Conn
+	pending     []byte // input written while reconnecting, sent after the resume
+	ended       bool   // no connection will come any more
 	cursor      string
 	cols, rows  int
 	incarnation int
@@ -90,11 +96,24 @@ func (t *TerminalConn) Command() []string {
 	return append([]string(nil), t.command...)
 }
 
-// Write sends input bytes to the terminal as one binary frame.
+// maxPendingInput bounds the input held while reconnecting.
+const maxPendingInput = 64 << 10
+
+// Write sends input bytes to the terminal as one binary frame. While the connection is being
+// resumed, input is held (up to 64 KiB) and sent first thing after the resume; it is discarded if
+// the terminal turns out lost or the budget runs out. Write fails with ErrTerminalDisconnected
+// once the connection ended, or when the held input would exceed the bound.
 func (t *TerminalConn) Write(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
+	t.mu.Lock()
+	if t.ws == nil && !t.ended && len(t.pending)+len(p) <= maxPendingInput {
+		t.pending = append(t.pending, p...)
+		t.mu.Unlock()
+		return len(p), nil
+	}
+	t.mu.Unlock()
 	if err := t.send(websocket.BinaryMessage, p); err != nil {
 		return 0, err
 	}
@@ -164,14 +183,17 @@ func (c *Client) ConnectTerminal(ctx context.Context, sandbox, terminal string, 
 	if opts.DialTimeout <= 0 {
 		opts.DialTimeout = 10 * time.Second
 	}
+	if opts.KeepAlive == 0 {
+		opts.KeepAlive = 20 * time.Second
+	}
 	if opts.MinBackoff <= 0 {
 		opts.MinBackoff = 250 * time.Millisecond
 	}
-	if opts.MaxBackoff < opts.MinBackoff {
+	if opts.MaxBackoff <= 0 {
 		opts.MaxBackoff = 8 * time.Second
-		if opts.MaxBackoff < opts.MinBackoff {
-			opts.MaxBackoff = opts.MinBackoff
-		}
+	}
+	if opts.MaxBackoff < opts.MinBackoff {
+		opts.MaxBackoff = opts.MinBackoff
 	}
 	cctx, cancel := context.WithCancel(ctx)
 	t := &TerminalConn{
@@ -272,6 +294,11 @@ func (t *TerminalConn) run(ws *websocket.Conn) {
 	defer close(t.done)
 	defer close(t.events)
 	defer t.cancel()
+	defer func() {
+		t.mu.Lock()
+		t.ws, t.ended, t.pending = nil, true, nil
+		t.mu.Unlock()
+	}()
 
 	attempt := 0 // consecutive failed or unproductive resume attempts
 	resumed := 0 // the attempt number that produced ws (0 for the first connection)
@@ -314,8 +341,26 @@ func (t *TerminalConn) run(ws *websocket.Conn) {
 				return
 			}
 		}
-		t.setWS(ws)
+		t.resume(ws)
 		resumed = attempt
+	}
+}
+
+// resume installs a new connection and sends the input held while reconnecting, before any
+// later Write can go out.
+func (t *TerminalConn) resume(ws *websocket.Conn) {
+	t.wmu.Lock()
+	defer t.wmu.Unlock()
+	t.mu.Lock()
+	t.ws = ws
+	pend := t.pending
+	t.pending = nil
+	t.mu.Unlock()
+	if len(pend) > 0 {
+		_ = ws.SetWriteDeadline(time.Now().Add(t.opts.DialTimeout))
+		// On failure the read side sees the broken link and resumes again; this input is then
+		// lost, as input sent into any dying connection would be.
+		_ = ws.WriteMessage(websocket.BinaryMessage, pend)
 	}
 }
 

@@ -29,6 +29,7 @@ type connFault struct {
 	closeCode       int    // 0 = abrupt TCP close (1006)
 	closeText       string // reason text
 	badLength       bool   // announce a wrong byteLength for the first chunk
+	noPong          bool   // ignore pings (a dead link that still holds the TCP connection)
 }
 
 type fakeTermServer struct {
@@ -189,6 +190,9 @@ func (f *fakeTermServer) connect(w http.ResponseWriter, r *http.Request) {
 		next = s + 1
 	}
 	var wmu sync.Mutex
+	if fl.noPong {
+		ws.SetPingHandler(func(string) error { return nil })
+	}
 	ready := map[string]any{"type": "ready"}
 	if c := q.Get("cursor"); c != "" {
 		ready["cursor"] = c

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"sync"
 	"time"
 
 	"github.com/gorilla/websocket"
@@ -68,6 +69,8 @@ const (
 func (t *TerminalConn) readLoop(ws *websocket.Conn, resumedAttempt int) (out readOutcome) {
 	stop := context.AfterFunc(t.ctx, func() { _ = ws.Close() })
 	defer stop()
+	alive := t.keepAlive(ws)
+	defer alive()
 
 	var (
 		pending    bool // a chunk header was read; its binary frame must come next
@@ -83,6 +86,9 @@ func (t *TerminalConn) readLoop(ws *websocket.Conn, resumedAttempt int) (out rea
 	}
 	for {
 		mt, p, err := ws.ReadMessage()
+		if err == nil && t.opts.KeepAlive > 0 {
+			_ = ws.SetReadDeadline(time.Now().Add(3 * t.opts.KeepAlive))
+		}
 		if err != nil {
 			if t.ctx.Err() != nil {
 				return readOutcome{final: true}
@@ -153,6 +159,41 @@ func (t *TerminalConn) readLoop(ws *websocket.Conn, resumedAttempt int) (out rea
 			}
 		}
 	}
+}
+
+// keepAlive pings ws every KeepAlive and lets reads time out after three silent intervals; pongs
+// (and any message) push the deadline back. The returned func stops the pinger.
+func (t *TerminalConn) keepAlive(ws *websocket.Conn) (stop func()) {
+	ka := t.opts.KeepAlive
+	if ka <= 0 {
+		return func() {}
+	}
+	_ = ws.SetReadDeadline(time.Now().Add(3 * ka))
+	ws.SetPongHandler(func(string) error {
+		return ws.SetReadDeadline(time.Now().Add(3 * ka))
+	})
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		tk := time.NewTicker(ka)
+		defer tk.Stop()
+		for {
+			select {
+			case <-tk.C:
+				// WriteControl may run alongside other writes.
+				if ws.WriteControl(websocket.PingMessage, nil, time.Now().Add(ka)) != nil {
+					return
+				}
+			case <-done:
+				return
+			case <-t.ctx.Done():
+				return
+			}
+		}
+	}()
+	return func() { close(done); wg.Wait() }
 }
 
 // closed decides what a read error means: a drop to resume from, or an end.

@@ -344,3 +344,61 @@ func FuzzDecodeTermControl(f *testing.F) {
 		}
 	})
 }
+
+func TestTerminalInputHeldWhileReconnecting(t *testing.T) {
+	f := newFakeTermServer(t)
+	conn, err := f.client().ConnectTerminal(context.Background(), "abc", "t1", fastOpts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	collect(t, conn, func(e TermEvent) bool { return e.Kind == TermReady })
+	f.mu.Lock()
+	f.refuse = true
+	f.mu.Unlock()
+	f.dropAll()
+	collect(t, conn, func(e TermEvent) bool { return e.Kind == TermInterrupted })
+	for _, s := range []string{"held ", "input"} {
+		if n, err := conn.Write([]byte(s)); err != nil || n != len(s) {
+			t.Fatalf("write while reconnecting: %d %v", n, err)
+		}
+	}
+	f.mu.Lock()
+	f.refuse = false
+	f.mu.Unlock()
+	out, evs := collect(t, conn, func(e TermEvent) bool { return e.Kind == TermOutput })
+	if string(out) != "held input" {
+		t.Fatalf("after resume got %q; events %s", out, kinds(evs))
+	}
+	if _, err := conn.Write(make([]byte, maxPendingInput+1)); err != nil {
+		t.Fatalf("a large write on a live connection: %v", err)
+	}
+}
+
+// A link that stays open but answers nothing (not even pongs) is treated as a drop.
+func TestTerminalSilentDeadLinkIsADrop(t *testing.T) {
+	f := newFakeTermServer(t)
+	f.setFault(1, connFault{noPong: true})
+	opts := fastOpts()
+	opts.KeepAlive = 20 * time.Millisecond
+	conn, err := f.client().ConnectTerminal(context.Background(), "abc", "t1", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	_, evs := collect(t, conn, func(e TermEvent) bool { return e.Kind == TermResumed })
+	var timedOut bool
+	for _, e := range evs {
+		timedOut = timedOut || e.Kind == TermInterrupted && e.Reason == "connection timed out"
+	}
+	if !timedOut {
+		t.Fatalf("events %s", kinds(evs))
+	}
+	// The healthy second connection answers pings: it stays up through several intervals.
+	f.output([]byte("still here"))
+	out, evs := collect(t, conn, func(e TermEvent) bool { return e.Kind == TermOutput })
+	time.Sleep(150 * time.Millisecond)
+	if string(out) != "still here" || len(conn.Events()) != 0 {
+		t.Fatalf("out %q events %s, then %d more", out, kinds(evs), len(conn.Events()))
+	}
+}

@@ -6,4 +6,27 @@
 // messages, status codes, SSE framing, cursors, WebSocket protocol and close codes), bind loopback
 // unless told otherwise, always require its token, and never let a path escape a sandbox workspace.
 // Extensions beyond the real API are marked as such in the OpenAPI document it serves.
+//
+// Use: New(Config) then Start (or mount Handler), URL, and Close(ctx), which ends every process
+// group and PTY. Tests start one with localbridge/bridgetest. Each sandbox is <Root>/<id>/workspace,
+// which plays /workspace; it survives stop and replace (unlike a real new container) and is removed
+// by DELETE /v1/sandbox/{id}.
+//
+// Extensions (marked "x-sandscope-extension" in /v1/openapi.json):
+//   - GET /v1/sandbox lists sandboxes (the JSON of client.SandboxInfo);
+//   - POST /v1/sandbox/{id}/stop ends the incarnation as idle sleep would (204); lookups then
+//     answer as with no assignment; the next allocating call starts incarnation n+1;
+//   - POST /v1/sandbox/{id}/replace starts a new incarnation at once (200 {"running":true,
+//     "incarnation":n}); old IDs answer 404, open log streams are aborted, terminal sockets close
+//     with 1012;
+//   - status JSON of processes, terminals and /running carries an integer "incarnation".
+//
+// Not supported: bucket mounts, tunnels and the warm pool routes answer
+// 501 {"error":"the local bridge does not support …","code":"not_supported"} (after the same ID
+// check, auth and pool allocation as the real routes). A Host header that is neither a loopback
+// name nor the listen address is refused with 421 {"code":"host_not_allowed"} (DNS rebinding).
+// Process launch bodies are limited to 1 MiB of JSON.
+//
+// Test hooks: StopSandbox, ReplaceSandbox and SetCapacityExceeded (allocating calls then answer
+// 503 capacity_exceeded with the pool's message).
 package localbridge

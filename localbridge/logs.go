@@ -1,6 +1,7 @@
 package localbridge
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -66,24 +67,35 @@ func (s *Server) handleLogs(w http.ResponseWriter, r *http.Request, inc *incarna
 // aborted by a stop or replacement aborts the HTTP response (no clean end), as on the bridge.
 func streamLog(ctx context.Context, w io.Writer, rc *http.ResponseController, log *seqlog.Log, reader *seqlog.Reader) {
 	var evs []seqlog.Event
-	buf := make([]byte, 0, 256<<10)
+	const chunk = 512 << 10
+	buf := make([]byte, 0, chunk+256<<10)
 	for {
 		var err error
 		evs, err = reader.NextBatch(ctx, evs[:0], 64)
-		buf = buf[:0]
-		for _, ev := range evs {
+		wrote := false
+		for i, ev := range evs {
 			buf = appendSSE(buf, log, ev)
+			evs[i] = seqlog.Event{} // drop the reference to the log's data early
+			if len(buf) >= chunk {
+				if _, werr := w.Write(buf); werr != nil {
+					return
+				}
+				buf, wrote = buf[:0], true
+			}
 		}
 		if len(buf) > 0 {
 			if _, werr := w.Write(buf); werr != nil {
 				return
 			}
+			buf, wrote = buf[:0], true
+		}
+		if wrote {
 			if ferr := rc.Flush(); ferr != nil {
 				return
 			}
 		}
 		if cap(buf) > 4<<20 {
-			buf = make([]byte, 0, 256<<10)
+			buf = make([]byte, 0, chunk+256<<10)
 		}
 		switch {
 		case err == nil:
@@ -122,14 +134,12 @@ func appendSSE(b []byte, log *seqlog.Log, ev seqlog.Event) []byte {
 		b = append(b, '"')
 		b = appendTimestamp(b, ev)
 		if fe.exit != nil {
-			j, _ := json.Marshal(fe.exit)
 			b = append(b, ",\"exit\":"...)
-			b = append(b, j...)
+			b = appendCompactJSON(b, fe.exit)
 		}
 		if fe.err != nil {
-			j, _ := json.Marshal(fe.err)
 			b = append(b, ",\"error\":"...)
-			b = append(b, j...)
+			b = appendCompactJSON(b, fe.err)
 		}
 	}
 	return append(b, "}\n\n"...)
@@ -139,4 +149,15 @@ func appendTimestamp(b []byte, ev seqlog.Event) []byte {
 	b = append(b, ",\"timestamp\":\""...)
 	b = ev.Time.UTC().AppendFormat(b, "2006-01-02T15:04:05.000Z")
 	return append(b, '"')
+}
+
+// appendCompactJSON appends v as JSON.stringify would write it (no HTML escaping).
+func appendCompactJSON(b []byte, v any) []byte {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return append(b, "null"...)
+	}
+	return append(b, bytes.TrimSuffix(buf.Bytes(), []byte("\n"))...)
 }

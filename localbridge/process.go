@@ -17,6 +17,8 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"sandscope/localbridge/seqlog"
 )
 
@@ -376,6 +378,8 @@ func (s *Server) launch(inc *incarnation, argv []string, cwd string, overlay map
 		outW.Close()
 		return nil, err
 	}
+	growPipe(outR)
+	growPipe(errR)
 	devnull, err := os.Open(os.DevNull)
 	if err != nil {
 		outR.Close()
@@ -450,7 +454,7 @@ func (s *Server) supervise(p *process, cmd *exec.Cmd, outR, errR *os.File, timeo
 	var pumps sync.WaitGroup
 	pump := func(f *os.File, kind seqlog.Kind) {
 		defer pumps.Done()
-		buf := make([]byte, 64<<10)
+		buf := make([]byte, 256<<10)
 		for {
 			n, err := f.Read(buf)
 			if n > 0 {
@@ -681,4 +685,16 @@ func readLimited(r *http.Request, limit int64) ([]byte, error) {
 		return nil, errors.New("body too large")
 	}
 	return b, nil
+}
+
+// growPipe raises a pipe's capacity (best effort) so a fast writer is read in large chunks, which
+// keeps the event count, and so the per-event cost, low.
+func growPipe(f *os.File) {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return
+	}
+	_ = rc.Control(func(fd uintptr) {
+		_, _ = unix.FcntlInt(fd, unix.F_SETPIPE_SZ, 1<<20)
+	})
 }

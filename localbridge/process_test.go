@@ -1,7 +1,6 @@
 package localbridge_test
 
 import (
-	"encoding/base64"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -242,6 +241,13 @@ func TestProcessLifecycle(t *testing.T) {
 		}
 	})
 
+	t.Run("JSON written like JSON.stringify", func(t *testing.T) {
+		r := call(t, b, "POST", "/v1/sandbox/"+sb+"/processes", `{"argv":["sh","-c","true && echo '<x>'"]}`, true)
+		if r.Status != 200 || !strings.Contains(string(r.Body), `"command":["sh","-c","true && echo '<x>'"]`) {
+			t.Fatalf("launch: %s", r)
+		}
+	})
+
 	t.Run("list and percent-decoded id", func(t *testing.T) {
 		st := launch(t, b, sb, map[string]any{"argv": []string{"true"}})
 		enc := strings.ReplaceAll(st.ID, "-", "%2D")
@@ -253,7 +259,6 @@ func TestProcessLifecycle(t *testing.T) {
 			t.Fatalf("list: %s", r)
 		}
 	})
-	_ = base64.StdEncoding
 }
 
 // TestFinishedRetention: at most 64 finished processes are kept; the oldest by endedAt go.

@@ -1,6 +1,7 @@
 package localbridge
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/subtle"
@@ -528,11 +529,15 @@ func writeError(w http.ResponseWriter, status int, msg, code string) {
 
 // writeJSON writes v as application/json (no charset) with status.
 func writeJSON(w http.ResponseWriter, status int, v any) {
-	b, err := json.Marshal(v)
-	if err != nil {
+	// Like JSON.stringify: no HTML escaping of <, > and &.
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
 		writeInternalError(w)
 		return
 	}
+	b := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Content-Length", fmt.Sprint(len(b)))
 	w.WriteHeader(status)

@@ -33,7 +33,18 @@ func newTermHarness(t *testing.T) *termHarness {
 	inc := &incarnation{number: 1, sandbox: "abc", workspace: t.TempDir(), ctx: ctx}
 	inc.terms = newTerminalTable(inc)
 	h := &termHarness{t: t, inc: inc, terms: inc.terms}
-	h.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	h.srv = newSocketServer(inc)
+	t.Cleanup(func() {
+		inc.terms.shutdown(false)
+		cancel()
+		h.srv.Close()
+	})
+	return h
+}
+
+// newSocketServer serves only /connect/{id}?cursor=&cols=&rows= for inc's terminals.
+func newSocketServer(inc *incarnation) *httptest.Server {
+	return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id := strings.TrimPrefix(r.URL.Path, "/connect/")
 		term := inc.terms.get(id)
 		if term == nil {
@@ -45,12 +56,6 @@ func newTermHarness(t *testing.T) *termHarness {
 		rows, _ := positiveInt(q.Get("rows"))
 		serveTerminalSocket(w, r, term, q.Get("cursor"), cols, rows)
 	}))
-	t.Cleanup(func() {
-		inc.terms.shutdown(false)
-		cancel()
-		h.srv.Close()
-	})
-	return h
 }
 
 func (h *termHarness) create(argv ...string) *terminal {
@@ -579,5 +584,60 @@ func TestTerminalRetention(t *testing.T) {
 	}
 	if h.terms.get(first.id) != nil {
 		t.Fatal("oldest finished terminal still retained")
+	}
+}
+
+func FuzzParseControl(f *testing.F) {
+	for _, s := range []string{`{"type":"resize","cols":80,"rows":24}`, `{"type":"interrupt"}`, `{"type":"terminate"}`,
+		`{"type":"resize","cols":"80","rows":24}`, `{"type":"resize","cols":1e3,"rows":2.0}`, `nope`, `{}`, `[]`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		ctl, ok := parseControl(data)
+		if !ok {
+			return
+		}
+		switch ctl.kind {
+		case "resize":
+			if ctl.cols < 1 || ctl.rows < 1 || ctl.cols > 65535 || ctl.rows > 65535 {
+				t.Fatalf("accepted size %dx%d from %q", ctl.cols, ctl.rows, data)
+			}
+		case "interrupt", "terminate":
+		default:
+			t.Fatalf("accepted kind %q from %q", ctl.kind, data)
+		}
+	})
+}
+
+func FuzzParseTerminalSpec(f *testing.F) {
+	for _, s := range []string{`{"argv":["sh"],"cols":80,"rows":24,"env":{"A":"b"},"cwd":"/tmp"}`, `{`, `null`, `{"argv":[1]}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		spec, msg := parseTerminalSpec(data)
+		if msg == "" && len(spec.argv) == 0 {
+			t.Fatalf("accepted a spec without argv from %q", data)
+		}
+	})
+}
+
+func TestParseControl(t *testing.T) {
+	for in, want := range map[string]bool{
+		`{"type":"resize","cols":80,"rows":24}`:    true,
+		`{"type":"resize","cols":80.0,"rows":24}`:  true,
+		`{"type":"resize","cols":"80","rows":24}`:  false,
+		`{"type":"resize","cols":80}`:              false,
+		`{"type":"resize","cols":0,"rows":24}`:     false,
+		`{"type":"resize","cols":-1,"rows":24}`:    false,
+		`{"type":"resize","cols":70000,"rows":24}`: false,
+		`{"type":"interrupt"}`:                     true,
+		`{"type":"terminate","extra":1}`:           true,
+		`{"type":"INTERRUPT"}`:                     false,
+		`"interrupt"`:                              false,
+		``:                                         false,
+	} {
+		if _, ok := parseControl([]byte(in)); ok != want {
+			t.Errorf("parseControl(%s) = %v, want %v", in, ok, want)
+		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -385,31 +386,57 @@ func (c *termConn) readLoop() {
 
 // control applies one control message; false means it was not a valid one.
 func (c *termConn) control(data []byte) bool {
+	ctl, ok := parseControl(data)
+	if !ok {
+		return false
+	}
+	switch ctl.kind {
+	case "resize":
+		return c.term.resize(ctl.cols, ctl.rows) == nil
+	case "interrupt":
+		_ = c.term.interrupt()
+	case "terminate":
+		_ = c.term.terminate()
+	}
+	return true
+}
+
+// controlMsg is a decoded client control message.
+type controlMsg struct {
+	kind       string // "resize", "interrupt" or "terminate"
+	cols, rows int    // resize only, both > 0
+}
+
+// parseControl decodes a text frame; ok is false for anything that is not a valid control.
+func parseControl(data []byte) (controlMsg, bool) {
 	var msg struct {
-		Type string   `json:"type"`
-		Cols *float64 `json:"cols"`
-		Rows *float64 `json:"rows"`
+		Type string          `json:"type"`
+		Cols json.RawMessage `json:"cols"`
+		Rows json.RawMessage `json:"rows"`
 	}
 	if err := json.Unmarshal(data, &msg); err != nil {
-		return false
+		return controlMsg{}, false
 	}
 	switch msg.Type {
 	case "resize":
-		if msg.Cols == nil || msg.Rows == nil {
-			return false
-		}
-		cols, ok1 := positiveInt(strconv.FormatFloat(*msg.Cols, 'f', -1, 64))
-		rows, ok2 := positiveInt(strconv.FormatFloat(*msg.Rows, 'f', -1, 64))
+		cols, ok1 := positiveInt(jsonNumber(msg.Cols))
+		rows, ok2 := positiveInt(jsonNumber(msg.Rows))
 		if !ok1 || !ok2 {
-			return false
+			return controlMsg{}, false
 		}
-		return c.term.resize(cols, rows) == nil
-	case "interrupt":
-		_ = c.term.interrupt()
-		return true
-	case "terminate":
-		_ = c.term.terminate()
-		return true
+		return controlMsg{kind: "resize", cols: cols, rows: rows}, true
+	case "interrupt", "terminate":
+		return controlMsg{kind: msg.Type}, true
 	}
-	return false
+	return controlMsg{}, false
+}
+
+// jsonNumber returns raw when it is a JSON number literal, else "" (strings, null, objects are
+// not sizes).
+func jsonNumber(raw json.RawMessage) string {
+	s := strings.TrimSpace(string(raw))
+	if s == "" || !(s[0] == '-' || (s[0] >= '0' && s[0] <= '9')) {
+		return ""
+	}
+	return s
 }

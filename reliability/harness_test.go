@@ -6,7 +6,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	mrand "math/rand/v2"
 	"net"
 	"strings"
 	"sync"
@@ -16,6 +15,7 @@ import (
 	"sandscope/client"
 	"sandscope/faultproxy"
 	"sandscope/localbridge"
+	"sandscope/reliability/internal/seeded"
 )
 
 // caseTimeout bounds one matrix case: a follower or terminal connection that has not reached a final
@@ -153,20 +153,8 @@ type source struct {
 	chunks [][]byte
 }
 
-var hostilePrefix = []byte("\xff\xfe\x00\x1b]52;c;cHduZWQ=\x07\xc3\x28\x9b2J\r\n")
-
 func newSource(seed uint64, n, size int) *source {
-	rng := mrand.New(mrand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
-	s := &source{seed: seed}
-	for i := 0; i < n; i++ {
-		c := make([]byte, size)
-		for j := range c {
-			c[j] = byte(rng.Uint32())
-		}
-		copy(c, hostilePrefix)
-		s.chunks = append(s.chunks, c)
-	}
-	return s
+	return &source{seed: seed, chunks: seeded.Chunks(seed, n, size)}
 }
 
 func (s *source) all() []byte { return bytes.Join(s.chunks, nil) }
@@ -279,8 +267,13 @@ func (r *followResult) summary() string {
 // collect drains a follower until it ends or caseTimeout passes. onData runs after every Data event
 // with the total bytes delivered; slow, when set, is slept after every event (a slow reader).
 func collectFollow(f *client.Follower, cancel context.CancelFunc, onData func(total int), slow time.Duration) *followResult {
+	return collectFollowWithin(f, cancel, onData, slow, caseTimeout)
+}
+
+// collectFollowWithin is collectFollow with its own hang limit.
+func collectFollowWithin(f *client.Follower, cancel context.CancelFunc, onData func(total int), slow, limit time.Duration) *followResult {
 	r := &followResult{}
-	timer := time.NewTimer(caseTimeout)
+	timer := time.NewTimer(limit)
 	defer timer.Stop()
 	total := 0
 	for {

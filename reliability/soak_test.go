@@ -8,8 +8,8 @@ package reliability
 //
 //	go test -tags soak -run '^TestSoak$' -timeout 20m -v ./reliability/ -soak.duration=5m
 //
-// It is bounded (counts and duration are flags) and loopback only. Output is produced by this test
-// binary itself, re-executed as a generator inside the sandbox (no fork per chunk).
+// It is bounded (counts and duration are flags) and loopback only. Output comes from cmd/soakgen,
+// built by the test and run inside the sandbox (one process per stream, no fork per chunk).
 
 import (
 	"context"
@@ -18,8 +18,11 @@ import (
 	"io"
 	mrand "math/rand/v2"
 	"net"
-	"os"
+	"net/http"
+	"os/exec"
+	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"sort"
 	"strconv"
 	"strings"
@@ -29,7 +32,6 @@ import (
 
 	"sandscope/client"
 	"sandscope/faultproxy"
-	"sandscope/localbridge"
 )
 
 var (
@@ -38,40 +40,6 @@ var (
 	soakTerminals = flag.Int("soak.terminals", 5, "attached terminals")
 	soakSeed      = flag.Uint64("soak.seed", 20261129, "seed of output and faults")
 )
-
-const genEnv = "RELIABILITY_SOAK_GEN" // seed,chunks,size,pauseMillis,mixed
-
-// TestMain turns the test binary into the output generator when the soak launches it.
-func TestMain(m *testing.M) {
-	if spec := os.Getenv(genEnv); spec != "" {
-		os.Exit(generate(spec))
-	}
-	os.Exit(m.Run())
-}
-
-func generate(spec string) int {
-	f := strings.Split(spec, ",")
-	if len(f) != 5 {
-		return 2
-	}
-	seed, _ := strconv.ParseUint(f[0], 10, 64)
-	n, _ := strconv.Atoi(f[1])
-	size, _ := strconv.Atoi(f[2])
-	pause, _ := strconv.Atoi(f[3])
-	mixed := f[4] == "1"
-	src := newSource(seed, n, size)
-	for i, c := range src.chunks {
-		w := io.Writer(os.Stdout)
-		if mixed && i%2 == 1 {
-			w = os.Stderr
-		}
-		if _, err := w.Write(c); err != nil {
-			return 1
-		}
-		time.Sleep(time.Duration(pause) * time.Millisecond)
-	}
-	return 0
-}
 
 // chaos is a TCP relay that can reset any live connection (RST), the way a network path dies under
 // a stream that is already open.
@@ -186,9 +154,9 @@ func heapInUse() uint64 {
 
 func TestSoak(t *testing.T) {
 	dur := *soakDuration
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
+	exe := filepath.Join(t.TempDir(), "soakgen")
+	if out, err := exec.Command("go", "build", "-o", exe, "sandscope/reliability/cmd/soakgen").CombinedOutput(); err != nil {
+		t.Fatalf("build soakgen: %v\n%s", err, out)
 	}
 	br := startBridge(t, nil)
 	fp, err := faultproxy.Start(br.url())
@@ -197,7 +165,9 @@ func TestSoak(t *testing.T) {
 	}
 	t.Cleanup(fp.Close)
 	ch := startChaos(t, strings.TrimPrefix(fp.URL(), "http://"))
-	c, err := client.New("http://"+ch.ln.Addr().String(), client.WithToken(br.token), client.WithRequestTimeout(5*time.Second))
+	tr := &http.Transport{Proxy: nil, MaxIdleConnsPerHost: 64, IdleConnTimeout: 30 * time.Second}
+	c, err := client.New("http://"+ch.ln.Addr().String(), client.WithToken(br.token), client.WithRequestTimeout(5*time.Second),
+		client.WithHTTPClient(&http.Client{Transport: tr}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -213,12 +183,12 @@ func TestSoak(t *testing.T) {
 
 	const size, pauseMS = 1024, 100
 	chunks := int(dur / (pauseMS * time.Millisecond))
-	gen := func(seed uint64, mixed bool) string {
+	gen := func(seed uint64, mixed bool) []string {
 		m := "0"
 		if mixed {
 			m = "1"
 		}
-		return fmt.Sprintf("%d,%d,%d,%d,%s", seed, chunks, size, pauseMS, m)
+		return []string{strconv.FormatUint(seed, 10), strconv.Itoa(chunks), strconv.Itoa(size), strconv.Itoa(pauseMS), m}
 	}
 	type followJob struct {
 		src *source
@@ -227,7 +197,7 @@ func TestSoak(t *testing.T) {
 	var follows []followJob
 	for i := 0; i < *soakFollowers; i++ {
 		seed := *soakSeed + uint64(i)
-		p, err := direct.StartProcess(ctx, sb, client.ExecRequest{Argv: []string{exe}, Env: map[string]string{genEnv: gen(seed, true)}})
+		p, err := direct.StartProcess(ctx, sb, client.ExecRequest{Argv: append([]string{exe}, gen(seed, true)...)})
 		if err != nil {
 			t.Fatalf("start generator %d: %v", i, err)
 		}
@@ -241,7 +211,7 @@ func TestSoak(t *testing.T) {
 	for i := 0; i < *soakTerminals; i++ {
 		seed := *soakSeed + 500 + uint64(i)
 		term, err := direct.CreateTerminal(ctx, sb, client.TerminalRequest{
-			Argv: []string{"sh", "-c", `stty raw -echo; exec "$0"`, exe}, Env: map[string]string{genEnv: gen(seed, false)}})
+			Argv: append([]string{"sh", "-c", `stty raw -echo; exec "$0" "$@"`, exe}, gen(seed, false)...)})
 		if err != nil {
 			t.Fatalf("create terminal %d: %v", i, err)
 		}
@@ -256,9 +226,11 @@ func TestSoak(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			f := c.Follow(ctx, sb, job.p.ID, client.FollowOptions{Status: &job.p, RetryBudget: 100,
+			fctx, fcancel := context.WithCancel(ctx)
+			defer fcancel()
+			f := c.Follow(fctx, sb, job.p.ID, client.FollowOptions{Status: &job.p, RetryBudget: 100,
 				MinBackoff: 50 * time.Millisecond, MaxBackoff: time.Second})
-			r := collectFollow(f, cancel, nil, 0)
+			r := collectFollowWithin(f, fcancel, nil, 0, dur+2*time.Minute)
 			st := &streamStat{name: fmt.Sprintf("follow %02d", i)}
 			for _, ev := range r.events {
 				switch ev.Kind {
@@ -322,6 +294,10 @@ func TestSoak(t *testing.T) {
 			d := checkSegments(r.out, job.src.all(), nil, true)
 			st.exact = d == "" && r.final != nil && r.final.Kind == client.TermExited
 			st.problem = d
+			if d != "" {
+				n := min(len(r.out), 48)
+				st.problem += fmt.Sprintf(" (first bytes %q, want %q)", r.out[:n], job.src.all()[:48])
+			}
 		}()
 	}
 
@@ -385,8 +361,18 @@ func TestSoak(t *testing.T) {
 	wg.Wait()
 	elapsed := time.Since(start)
 
-	// Settle: every stream has ended; let connections and process supervisors wind down.
-	c = nil
+	// Settle: every stream has ended. Close the test's own idle connections and its relays (proxy
+	// and chaos layer are test infrastructure), then let the bridge wind down.
+	follows, terms = nil, nil
+	retainedHeap := heapInUse() // the bridge still holds every finished stream's retained log
+	dctx, dcancel := context.WithTimeout(context.Background(), 10*time.Second)
+	if err := direct.DeleteSandbox(dctx, sb); err != nil {
+		t.Errorf("delete sandbox: %v", err)
+	}
+	dcancel()
+	tr.CloseIdleConnections()
+	fp.Close()
+	ch.close()
 	var endG int
 	for i := 0; i < 100; i++ {
 		endG = runtime.NumGoroutine()
@@ -420,9 +406,9 @@ func TestSoak(t *testing.T) {
 	}
 	ps := fp.Stats()
 	fmt.Fprintf(&b, "| total | %d (proxy applied %d rule faults; %d requests, %d WebSockets) |\n", total, ps.Faults, ps.Requests, ps.WebSockets)
-	fmt.Fprintf(&b, "\n| measure | baseline | peak | after settle |\n|---|---|---|---|\n")
-	fmt.Fprintf(&b, "| goroutines | %d | %d | %d |\n", baseG, peakG, endG)
-	fmt.Fprintf(&b, "| heap in use (MiB) | %.1f | %.1f | %.1f |\n", mib(baseHeap), mib(peakHeap), mib(endHeap))
+	fmt.Fprintf(&b, "\n| measure | baseline | peak (test buffers included) | streams ended, logs retained | sandbox deleted, settled |\n|---|---|---|---|---|\n")
+	fmt.Fprintf(&b, "| goroutines | %d | %d | – | %d |\n", baseG, peakG, endG)
+	fmt.Fprintf(&b, "| heap in use (MiB) | %.1f | %.1f | %.1f | %.1f |\n", mib(baseHeap), mib(peakHeap), mib(retainedHeap), mib(endHeap))
 	fmt.Fprintf(&b, "\nstreams byte-exact: %d/%d\n", exact, len(stats))
 	t.Log(b.String())
 
@@ -432,7 +418,9 @@ func TestSoak(t *testing.T) {
 		}
 	}
 	if endG > baseG+2 {
-		t.Errorf("goroutines did not settle: baseline %d, after %d", baseG, endG)
+		var dump strings.Builder
+		_ = pprof.Lookup("goroutine").WriteTo(&dump, 1)
+		t.Errorf("goroutines did not settle: baseline %d, after %d\n%s", baseG, endG, dump.String())
 	}
 	if endHeap > 2*baseHeap+8<<20 {
 		t.Errorf("heap did not settle: baseline %.1f MiB, after %.1f MiB", mib(baseHeap), mib(endHeap))
@@ -440,5 +428,3 @@ func TestSoak(t *testing.T) {
 }
 
 func mib(b uint64) float64 { return float64(b) / (1 << 20) }
-
-var _ = localbridge.DefaultProcessLogBytes

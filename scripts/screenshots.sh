@@ -242,12 +242,24 @@ keys Tab Tab
 wait_for "[Incarnations (2)]"
 shot incarnations
 
-keys Tab Tab
+keys Escape
+wait_for "Sandboxes (2)" "nightly" "#2"
+shot sandboxes
+
+# The embedded terminal pane on the new container's shell.
+select_row "demo "
+keys Enter
+wait_for "Sandbox demo"
+for _ in 1 2 3; do
+	pane | grep -qF "[Terminals (" && break
+	keys Tab
+	sleep 0.3
+done
 wait_for "[Terminals ("
 select_row "RUNNING"
 keys Enter
 wait_for "focused"
-wait_for '$ '
+wait_for 'demo$'
 type_text 'mkdir -p src && printf "export const total = 81;\n" > src/checkout.ts && ls -l --color=always && cat src/checkout.ts && echo "exit $?"'
 keys Enter
 wait_for "exit 0"
@@ -257,15 +269,14 @@ sleep 0.3
 keys Escape
 wait_for "[Terminals ("
 
-keys Escape
-wait_for "Sandboxes (2)" "nightly"
-shot sandboxes
-
+# Quit: sandscope asks first when something is still open; either way the pane must end.
 keys q
-wait_for "Quit sandscope?"
-keys y
-for _ in $(seq 100); do
-	[ "$(tmx display-message -p -t shot '#{pane_dead}' 2>/dev/null || echo 1)" = 1 ] && break
-	sleep 0.1
+deadline=$((SECONDS + WAIT))
+until [ "$(tmx display-message -p -t shot '#{pane_dead}' 2>/dev/null || echo 1)" = 1 ]; do
+	if pane | grep -qF "Quit sandscope?"; then
+		keys y
+	fi
+	[ $SECONDS -ge $deadline ] && die "sandscope did not quit"
+	sleep 0.2
 done
 log "done: $(cd "$OUT" && ls ./*.png | tr '\n' ' ')"

@@ -3,6 +3,7 @@ package termpane
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"testing"
 
@@ -123,4 +124,28 @@ func TestMarginTracker(t *testing.T) {
 	if !tr.safe(false) {
 		t.Fatal("RIS did not reset")
 	}
+}
+
+// Whatever bytes a process prints, feeding the emulator never takes the program down.
+func FuzzEmulatorFeed(f *testing.F) {
+	f.Add([]byte("\x1b[5;20r\x1b[?1049h plain\r\n\x1b]0;t\x07\x1b[6n"))
+	f.Add([]byte("\x1bP+q544e\x1b\\\x1b[?69h\x1b[2;5s\x1b[99999;99999H\xff\xfe"))
+	f.Fuzz(func(t *testing.T, p []byte) {
+		em := vt.NewEmulator(20, 5)
+		go func() { // replies must be drained or Write blocks
+			buf := make([]byte, 256)
+			for {
+				if _, err := em.Read(buf); err != nil {
+					return
+				}
+			}
+		}()
+		if err := safeWrite(em, p); err != nil {
+			t.Logf("contained: %v", err)
+		}
+		var tr marginTracker
+		tr.feed(p, 5)
+		_ = skippable(p, 5)
+		em.InputPipe().(*io.PipeWriter).Close()
+	})
 }

@@ -62,6 +62,13 @@ func (m *Model) header() string {
 		label = st.Badge(badge).Render(label)
 	}
 	parts = append(parts, label)
+	if f := m.snap.Failure; f != "" {
+		txt := "DISPLAY FAILED: " + sanitize.Title(f) + " (output still arrives; attach full screen to see it)"
+		if st != nil {
+			txt = st.Error.Render(txt)
+		}
+		parts = append(parts, txt)
+	}
 	if behind := m.snap.Behind(); behind > 0 {
 		txt := "catching up: " + humanBytes(behind) + " behind"
 		if st != nil {

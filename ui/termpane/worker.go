@@ -2,6 +2,7 @@ package termpane
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"strings"
 	"sync"
@@ -37,6 +38,7 @@ type Snapshot struct {
 	Cursor        string // bridge cursor of the last output chunk received
 	Rendered      int64  // Digested when these lines were rendered
 	Skipped       int64  // bytes the catch-up fast path digested without drawing them
+	Failure       string // the emulator failed on the output (it is then no longer fed)
 }
 
 // Behind is how many received bytes the emulator has not processed yet.
@@ -84,6 +86,7 @@ type worker struct {
 	skipped  atomic.Int64 // bytes the fast path digested without drawing
 	cursor   atomic.Pointer[string]
 	eof      atomic.Bool // the connection's event stream ended
+	failure  atomic.Pointer[string]
 
 	smu  sync.Mutex
 	snap Snapshot
@@ -286,7 +289,12 @@ func (w *worker) run(em *vt.Emulator, cols, rows int) {
 		}
 		if p := w.take(digestSlice); p != nil {
 			tr.feed(p, rows)
-			_, _ = em.Write(p)
+			if w.failure.Load() == nil {
+				if err := safeWrite(em, p); err != nil {
+					msg := err.Error()
+					w.failure.Store(&msg)
+				}
+			}
 			w.digested.Add(int64(len(p)))
 			dirty = true
 			if time.Since(lastRender) >= w.frame {
@@ -330,6 +338,15 @@ func (w *worker) apply(em *vt.Emulator, pw io.Writer, in input) {
 }
 
 func (w *worker) render(em *vt.Emulator, title string) {
+	if w.failure.Load() != nil {
+		return // the emulator's state cannot be trusted any more: keep the last good picture
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			msg := fmt.Sprintf("terminal emulator failed while drawing: %v", r)
+			w.failure.Store(&msg)
+		}
+	}()
 	cols, rows := em.Width(), em.Height()
 	lines := make([]string, rows)
 	if w.plain {
@@ -394,6 +411,9 @@ func (w *worker) Snapshot() Snapshot {
 	s := w.snap
 	w.smu.Unlock()
 	s.Received, s.Digested, s.Skipped = w.received.Load(), w.digested.Load(), w.skipped.Load()
+	if f := w.failure.Load(); f != nil {
+		s.Failure = *f
+	}
 	if c := w.cursor.Load(); c != nil {
 		s.Cursor = *c
 	}
@@ -429,6 +449,18 @@ func (w *worker) setSize(cols, rows int) {
 func (w *worker) close() {
 	w.cancel()
 	w.wg.Wait()
+}
+
+// safeWrite feeds the emulator, turning a panic inside it (hostile bytes meeting an emulator bug)
+// into an error instead of taking the whole program down.
+func safeWrite(em *vt.Emulator, p []byte) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("terminal emulator failed: %v", r)
+		}
+	}()
+	_, _ = em.Write(p)
+	return nil
 }
 
 // scrollOut is what replaces a skipped run: back to column 0, then enough line feeds to scroll
