@@ -38,7 +38,9 @@ directory (created on first use, mode 0600). The token itself is never printed. 
 commands find the running server through <state>/serve.json.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runServe(cmd, o)
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return runServe(ctx, cmd, o)
 		},
 	}
 	f := cmd.Flags()
@@ -49,7 +51,8 @@ commands find the running server through <state>/serve.json.`,
 	return cmd
 }
 
-func runServe(cmd *cobra.Command, o *serveOptions) error {
+// runServe serves until ctx ends (SIGINT/SIGTERM), then shuts down cleanly.
+func runServe(ctx context.Context, cmd *cobra.Command, o *serveOptions) error {
 	out, errOut := cmd.OutOrStdout(), cmd.ErrOrStderr()
 	if o.idleSleep < 0 {
 		return &exitError{code: 2, err: errors.New("serve: --idle-sleep must not be negative")}
@@ -107,10 +110,7 @@ func runServe(cmd *cobra.Command, o *serveOptions) error {
 	}
 	fmt.Fprintf(out, "stop with Ctrl-C\n")
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	<-ctx.Done()
-	stop()
 	fmt.Fprintf(errOut, "sandscope: shutting down: ending every process and terminal\n")
 	cctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()

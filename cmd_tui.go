@@ -4,10 +4,15 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/adrg/xdg"
@@ -15,10 +20,25 @@ import (
 	"github.com/muesli/termenv"
 	"github.com/spf13/cobra"
 
+	"sandscope/attach"
 	"sandscope/client"
+	"sandscope/config"
+	"sandscope/demo"
 	"sandscope/localbridge"
 	"sandscope/ui"
 )
+
+// localContextName is how the context switcher names the embedded local bridge.
+const localContextName = "local (embedded)"
+
+// firstRunFile records, in the state directory, that the TUI ran and how the demo offer was
+// answered, so the offer is made once.
+const firstRunFile = "tui-first-run.json"
+
+// registerTUIFlags adds the TUI's own flags to the root command.
+func registerTUIFlags(root *cobra.Command) {
+	root.Flags().Bool("demo", false, "start the demo scene (sandbox \"demo\") in the background when the TUI opens")
+}
 
 // runTUI opens the terminal UI: on a remote bridge when one is configured (--url, --context,
 // SANDSCOPE_URL), else on a local bridge started in this process with a fresh random token. The
@@ -28,72 +48,105 @@ func runTUI(cmd *cobra.Command, g *globalOptions) error {
 	if err != nil {
 		return err
 	}
+	cfg, err := config.Load(config.DefaultPath(os.LookupEnv))
+	if err != nil {
+		return &exitError{code: 2, err: err}
+	}
+	wantDemo := false
+	if f := cmd.Flags().Lookup("demo"); f != nil {
+		wantDemo = f.Value.String() == "true"
+	}
 	stateDir := localbridge.DefaultStateDir()
 	theme := eff.Theme
 	if v := os.Getenv("SANDSCOPE_THEME"); v != "" {
 		theme = v
+	}
+	if _, err := attach.ParseDetachKey(eff.DetachKey); err != nil {
+		return &exitError{code: 2, err: fmt.Errorf("detachKey (%s): %w", eff.DetachKeySource, err)}
 	}
 	opts := ui.Options{
 		StateDir:     stateDir,
 		CacheDir:     filepath.Join(xdg.CacheHome, "sandscope", "logs"),
 		Theme:        theme,
 		ThemeDir:     filepath.Join(xdg.ConfigHome, "sandscope", "themes"),
-		KeyOverrides: eff.Keys,
+		KeyOverrides: paneKeyOverrides(eff.Keys, eff.DetachKey),
 		WatchFast:    eff.PollFast,
 		WatchSlow:    eff.PollSlow,
 		LogMemLines:  eff.LogMemoryLines,
 		ContextName:  eff.Context,
+		DetachKey:    eff.DetachKey,
 	}
-	var srv *localbridge.Server
+	emb := &embedded{stateDir: stateDir}
+	defer emb.close()
 	if !eff.Local() {
-		ctx, cancel := context.WithTimeout(cmd.Context(), 30*time.Second)
-		tok, err := eff.Token.Get(ctx)
-		cancel()
+		t, err := remoteTarget(cmd.Context(), eff)
 		if err != nil {
-			return &exitError{code: 2, err: fmt.Errorf("token (%s): %w", eff.Token, err)}
+			return &exitError{code: 2, err: err}
 		}
-		c, err := client.New(eff.URL, client.WithToken(tok), client.WithUserAgent("sandscope/"+version),
-			client.WithRequestTimeout(30*time.Second))
-		if err != nil {
-			return &exitError{code: 2, err: fmt.Errorf("bridge %s: %w", safeURL(eff.URL), err)}
-		}
-		opts.Client, opts.BridgeURL, opts.BridgeLabel = c, eff.URL, safeURL(eff.URL)
+		opts.Client, opts.BridgeURL, opts.BridgeLabel = t.Client, t.BridgeURL, t.BridgeLabel
 	} else {
-		tok, err := randomToken()
+		t, err := emb.target()
 		if err != nil {
 			return &exitError{code: 1, err: err}
 		}
-		root := filepath.Join(stateDir, "sandboxes")
-		srv, err = localbridge.New(localbridge.Config{Root: root, Token: tok})
-		if err != nil {
-			return &exitError{code: 1, err: fmt.Errorf("local bridge: %w", err)}
-		}
-		if err := srv.Start(); err != nil {
-			return &exitError{code: 1, err: fmt.Errorf("local bridge: %w", err)}
-		}
-		defer func() {
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			defer cancel()
-			if err := srv.Close(ctx); err != nil {
-				fmt.Fprintf(os.Stderr, "sandscope: %v\n", err)
-			}
-		}()
-		c, err := client.New(srv.URL(), client.WithToken(tok), client.WithUserAgent("sandscope/"+version))
-		if err != nil {
-			return &exitError{code: 1, err: fmt.Errorf("local bridge client: %w", err)}
-		}
-		opts.Client = c
-		// the embedded bridge's port changes every run; its sandboxes live under root
-		opts.BridgeURL = "local:" + root
-		opts.BridgeLabel = safeURL(srv.URL()) + " (embedded)"
-		opts.Local = true
+		opts.Client, opts.BridgeURL, opts.BridgeLabel, opts.Local = t.Client, t.BridgeURL, t.BridgeLabel, true
 	}
+	embeddedRun := opts.Local
 	if !opts.Local {
 		ctx, cancel := context.WithTimeout(cmd.Context(), 5*time.Second)
 		caps, err := opts.Client.Capabilities(ctx)
 		cancel()
 		opts.Local = err == nil && caps.Local
 	}
+
+	// Contexts: the config's, plus the embedded bridge.
+	opts.Contexts = append(cfg.ContextNames(), localContextName)
+	opts.Switch = func(ctx context.Context, name string) (ui.Target, error) {
+		if name == localContextName {
+			return emb.target()
+		}
+		e, err := cfg.Resolve(config.Flags{Context: name}, os.LookupEnv)
+		if err != nil {
+			return ui.Target{}, err
+		}
+		if e.Local() {
+			return emb.target()
+		}
+		t, err := remoteTarget(ctx, e)
+		if err != nil {
+			return t, err
+		}
+		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		caps, err := t.Client.Capabilities(cctx)
+		cancel()
+		t.Local = err == nil && caps.Local
+		return t, nil
+	}
+
+	// The demo: started at once with --demo, offered on the embedded bridge's first run.
+	marker := filepath.Join(stateDir, firstRunFile)
+	_, statErr := os.Stat(marker)
+	firstRun := errors.Is(statErr, fs.ErrNotExist)
+	if wantDemo || (embeddedRun && firstRun) {
+		c, local := opts.Client, opts.Local
+		d := &ui.DemoOptions{Offer: !wantDemo, Sandbox: demo.DefaultSandbox}
+		d.Start = func(ctx context.Context) error {
+			o := demo.Options{}
+			if local {
+				// the local bridge runs real local processes, so the agent can be this binary
+				if exe, err := os.Executable(); err == nil {
+					o.Executable = exe
+				}
+			}
+			return demo.Run(ctx, c, o)
+		}
+		d.Decided = func(accepted bool) error { return writeFirstRun(marker, accepted) }
+		opts.Demo = d
+	}
+	if embeddedRun && firstRun && opts.Demo == nil {
+		_ = writeFirstRun(marker, false)
+	}
+
 	out := termenv.NewOutput(os.Stdout)
 	opts.Clipboard = func(s string) error { out.Copy(s); return nil }
 
@@ -105,6 +158,119 @@ func runTUI(cmd *cobra.Command, g *globalOptions) error {
 	p := tea.NewProgram(m, tea.WithAltScreen(), tea.WithMouseCellMotion(), tea.WithContext(cmd.Context()))
 	if _, err := p.Run(); err != nil && err != tea.ErrProgramKilled {
 		return &exitError{code: 1, err: fmt.Errorf("tui: %w", err)}
+	}
+	return nil
+}
+
+// paneKeyOverrides adds the configured detach key as the embedded pane's leave key, unless the
+// keys section sets leave_terminal itself. A two-key detach ("ctrl-a d") applies to full-screen
+// attach only; the pane keeps its own leave key.
+func paneKeyOverrides(keys map[string][]string, detachKey string) map[string][]string {
+	out := make(map[string][]string, len(keys)+1)
+	for k, v := range keys {
+		out[k] = v
+	}
+	if _, set := out["leave_terminal"]; set {
+		return out
+	}
+	f := strings.Fields(detachKey)
+	if len(f) != 1 {
+		return out
+	}
+	k := strings.ToLower(f[0])
+	for _, p := range []string{"ctrl-", "c-", "^"} {
+		if strings.HasPrefix(k, p) && len(k) > len(p) {
+			k = "ctrl+" + k[len(p):]
+		}
+	}
+	out["leave_terminal"] = []string{k}
+	return out
+}
+
+// remoteTarget builds the client for a configured remote bridge.
+func remoteTarget(ctx context.Context, eff *config.Effective) (ui.Target, error) {
+	tctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	tok, err := eff.Token.Get(tctx)
+	cancel()
+	if err != nil {
+		return ui.Target{}, fmt.Errorf("token (%s): %w", eff.Token, err)
+	}
+	c, err := client.New(eff.URL, client.WithToken(tok), client.WithUserAgent("sandscope/"+version),
+		client.WithRequestTimeout(30*time.Second))
+	if err != nil {
+		return ui.Target{}, fmt.Errorf("bridge %s: %w", safeURL(eff.URL), err)
+	}
+	return ui.Target{Client: c, BridgeURL: eff.URL, BridgeLabel: safeURL(eff.URL), ContextName: eff.Context}, nil
+}
+
+// embedded is the in-process local bridge, started on first use (at start, or when the context
+// switcher picks it) and closed when the TUI exits.
+type embedded struct {
+	stateDir string
+	mu       sync.Mutex
+	srv      *localbridge.Server
+	t        ui.Target
+}
+
+func (e *embedded) target() (ui.Target, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.srv != nil {
+		return e.t, nil
+	}
+	tok, err := randomToken()
+	if err != nil {
+		return ui.Target{}, err
+	}
+	root := filepath.Join(e.stateDir, "sandboxes")
+	srv, err := localbridge.New(localbridge.Config{Root: root, Token: tok})
+	if err != nil {
+		return ui.Target{}, fmt.Errorf("local bridge: %w", err)
+	}
+	if err := srv.Start(); err != nil {
+		return ui.Target{}, fmt.Errorf("local bridge: %w", err)
+	}
+	c, err := client.New(srv.URL(), client.WithToken(tok), client.WithUserAgent("sandscope/"+version))
+	if err != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = srv.Close(ctx)
+		return ui.Target{}, fmt.Errorf("local bridge client: %w", err)
+	}
+	e.srv = srv
+	// the embedded bridge's port changes every run; its sandboxes live under root
+	e.t = ui.Target{Client: c, BridgeURL: "local:" + root, BridgeLabel: safeURL(srv.URL()) + " (embedded)", Local: true}
+	return e.t, nil
+}
+
+func (e *embedded) close() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.srv == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := e.srv.Close(ctx); err != nil {
+		fmt.Fprintf(os.Stderr, "sandscope: %v\n", err)
+	}
+	e.srv = nil
+}
+
+// writeFirstRun records that the TUI ran and the demo answer.
+func writeFirstRun(path string, demoAccepted bool) error {
+	data, err := json.Marshal(struct {
+		At           time.Time `json:"at"`
+		DemoAccepted bool      `json:"demoAccepted"`
+	}{time.Now().UTC(), demoAccepted})
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return fmt.Errorf("first-run record: %w", err)
+	}
+	if err := os.WriteFile(path, append(data, '\n'), 0o600); err != nil {
+		return fmt.Errorf("first-run record: %w", err)
 	}
 	return nil
 }

@@ -224,7 +224,8 @@ func TestE2EDemoFirstRun(t *testing.T) {
 	p := &firstRunPane{t: t, tmux: tmuxPath, socket: filepath.Join(dir, "tmux.sock"), env: env}
 	t.Cleanup(func() { _, _ = p.run("kill-server") })
 	p.must("-f", "/dev/null", "new-session", "-d", "-s", "first", "-x", "160", "-y", "48",
-		fmt.Sprintf("%q --url %q; echo \"sandscope ended: status $?\"", bin, url))
+		// the shell stays (until the server is killed) so its last line reliably reaches the pane
+		fmt.Sprintf("%q --url %q; echo \"sandscope ended: status $?\"; exec sleep 600", bin, url))
 	p.must("set-option", "-t", "first", "remain-on-exit", "on")
 
 	// First run: nothing known yet, and the screen says how to start.

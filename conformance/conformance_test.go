@@ -29,13 +29,6 @@ var deliberate = map[string]string{
 	"outside the API":          "outside /v1 and /health the deployer's own Worker answers (the bare bridge: 404 \"Not Found\", text/plain;charset=UTF-8); the local bridge has no such Worker and answers like the router (404 \"404 Not Found\")",
 }
 
-// pending lists differences that are bugs in the local bridge, reported and awaiting a fix. They
-// are logged, not failed, unless SANDSCOPE_CONFORMANCE_STRICT is set; a pending row that agrees
-// again is reported so the entry can go.
-var pending = map[string]string{
-	"empty id": "GET /v1/sandbox//processes (empty sandbox ID segment): the published bridge answers Hono's text 404, the local bridge 400 Invalid sandbox ID format",
-}
-
 const sandbox = "conformance" // has a container: the setup launches processes in it
 const nobody = "nobody"       // never touched: lookups answer "no assignment"
 
@@ -152,7 +145,6 @@ func TestConformance(t *testing.T) {
 	}
 	var dump []pair
 	differences := 0
-	strict := os.Getenv("SANDSCOPE_CONFORMANCE_STRICT") != ""
 	statuses := map[int]int{}
 	for i, row := range rows {
 		local, err := Send(ctx, hc, b.URL, row)
@@ -164,16 +156,11 @@ func TestConformance(t *testing.T) {
 		dump = append(dump, pair{row, published[i], local})
 		statuses[published[i].Status]++
 		reason, isDeliberate := deliberate[row.Name]
-		known, isPending := pending[row.Name]
 		switch {
 		case isDeliberate:
 			if d == "" {
 				t.Logf("%s: listed as a deliberate difference (%s) but the answers agree now; the entry can go", row.Name, reason)
 			}
-		case isPending && d != "" && !strict:
-			t.Logf("KNOWN DIFFERENCE, to fix in localbridge: %s: %s", row.Name, redact(d, b.Token))
-		case isPending && d == "":
-			t.Logf("%s: listed as pending (%s) but the answers agree now; the entry can go", row.Name, known)
 		case d != "":
 			differences++
 			t.Errorf("%s (%s %s): %s", row.Name, methodOf(row), redact(row.Path, b.Token), redact(d, b.Token))
@@ -188,8 +175,8 @@ func TestConformance(t *testing.T) {
 			t.Errorf("dump: %v", err)
 		}
 	}
-	t.Logf("%d rows compared, %d unexpected differences, %d deliberate, %d pending; published statuses %v",
-		len(rows), differences, len(deliberate), len(pending), statuses)
+	t.Logf("%d rows compared, %d unexpected differences, %d deliberate; published statuses %v",
+		len(rows), differences, len(deliberate), statuses)
 	// The table must exercise more than one kind of answer (a harness that answers everything
 	// with one status would compare nothing).
 	if len(statuses) < 6 {

@@ -16,17 +16,19 @@ const (
 	Sandboxes Screen = "sandboxes"
 	Sandbox   Screen = "sandbox"
 	Logs      Screen = "logs"
+	Terminal  Screen = "terminal"
 	Prompt    Screen = "prompt"
 )
 
 // Screens lists the groups in the order help and the Markdown table show them.
-var screenOrder = []Screen{Global, Sandboxes, Sandbox, Logs, Prompt}
+var screenOrder = []Screen{Global, Sandboxes, Sandbox, Logs, Terminal, Prompt}
 
 // KeyMap is every binding sandscope knows.
 type KeyMap struct {
 	// Global: work on every screen.
 	Up, Down, PageUp, PageDown, Top, Bottom key.Binding
 	Open, Back, Quit, Help, Refresh         key.Binding
+	Contexts                                key.Binding
 
 	// Sandboxes screen.
 	Create, Add, Forget, Delete, Stop, Replace key.Binding
@@ -37,6 +39,11 @@ type KeyMap struct {
 	// Log view.
 	Follow, Timestamps, Wrap, Search, NextMatch, PrevMatch  key.Binding
 	Filter, NextMarker, PrevMarker, Save, CopyCursor, JSONL key.Binding
+
+	// Terminals: the embedded pane, and the Terminals tab of the sandbox screen (attach, interrupt,
+	// terminate act on the selected terminal there). LeavePane is the detach key: it is never sent
+	// to the remote terminal.
+	FocusPane, LeavePane, Attach, Interrupt, Terminate key.Binding
 
 	// Prompts and confirmations.
 	Confirm, Cancel, Yes, No, NextField, PrevField key.Binding
@@ -55,7 +62,8 @@ func (k *KeyMap) entries() []entry {
 		{"page_up", Global, &k.PageUp}, {"page_down", Global, &k.PageDown},
 		{"top", Global, &k.Top}, {"bottom", Global, &k.Bottom},
 		{"open", Global, &k.Open}, {"back", Global, &k.Back},
-		{"refresh", Global, &k.Refresh}, {"help", Global, &k.Help}, {"quit", Global, &k.Quit},
+		{"refresh", Global, &k.Refresh}, {"contexts", Global, &k.Contexts},
+		{"help", Global, &k.Help}, {"quit", Global, &k.Quit},
 
 		{"create", Sandboxes, &k.Create}, {"add", Sandboxes, &k.Add},
 		{"forget", Sandboxes, &k.Forget}, {"delete", Sandboxes, &k.Delete},
@@ -70,6 +78,10 @@ func (k *KeyMap) entries() []entry {
 		{"search", Logs, &k.Search}, {"next_match", Logs, &k.NextMatch}, {"prev_match", Logs, &k.PrevMatch},
 		{"filter", Logs, &k.Filter}, {"next_marker", Logs, &k.NextMarker}, {"prev_marker", Logs, &k.PrevMarker},
 		{"save", Logs, &k.Save}, {"copy_cursor", Logs, &k.CopyCursor}, {"jsonl", Logs, &k.JSONL},
+
+		{"focus_terminal", Terminal, &k.FocusPane}, {"leave_terminal", Terminal, &k.LeavePane},
+		{"attach", Terminal, &k.Attach}, {"interrupt", Terminal, &k.Interrupt},
+		{"terminate", Terminal, &k.Terminate},
 
 		{"confirm", Prompt, &k.Confirm}, {"cancel", Prompt, &k.Cancel},
 		{"yes", Prompt, &k.Yes}, {"no", Prompt, &k.No},
@@ -94,6 +106,7 @@ func New() *KeyMap {
 		Back:     b([]string{"esc"}, "esc", "back"),
 		Refresh:  b([]string{"ctrl+r"}, "ctrl+r", "refresh now"),
 		Help:     b([]string{"?"}, "?", "toggle help"),
+		Contexts: b([]string{"C"}, "C", "switch context"),
 		Quit:     b([]string{"q", "ctrl+c"}, "q", "quit"),
 
 		Create:  b([]string{"c"}, "c", "create sandbox"),
@@ -109,7 +122,7 @@ func New() *KeyMap {
 		Kill:     b([]string{"x"}, "x", "kill (pick signal)"),
 		Relaunch: b([]string{"r"}, "r", "relaunch here"),
 		Select:   b([]string{" "}, "space", "select for multi-follow"),
-		Shell:    b([]string{"s"}, "s", "open a new terminal"),
+		Shell:    b([]string{"s"}, "s", "new terminal"),
 
 		Follow:     b([]string{"f"}, "f", "toggle follow"),
 		Timestamps: b([]string{"t"}, "t", "toggle timestamps"),
@@ -123,6 +136,12 @@ func New() *KeyMap {
 		Save:       b([]string{"s"}, "s", "save raw bytes"),
 		CopyCursor: b([]string{"y"}, "y", "copy cursor (OSC 52)"),
 		JSONL:      b([]string{"J"}, "J", "toggle JSONL view"),
+
+		FocusPane: b([]string{"enter"}, "enter", "focus terminal"),
+		LeavePane: b([]string{"ctrl+]"}, "ctrl+]", "leave terminal"),
+		Attach:    b([]string{"A"}, "A", "attach full screen"),
+		Interrupt: b([]string{"i"}, "i", "interrupt (SIGINT)"),
+		Terminate: b([]string{"T"}, "T", "terminate"),
 
 		Confirm:   b([]string{"enter"}, "enter", "confirm"),
 		Cancel:    b([]string{"esc"}, "esc", "cancel"),
@@ -206,6 +225,8 @@ func (k *KeyMap) ShortHelp(s Screen) []key.Binding {
 		return []key.Binding{k.Open, k.NextTab, k.Exec, k.Kill, k.Relaunch, k.Select, k.Back, k.Help}
 	case Logs:
 		return []key.Binding{k.Follow, k.Search, k.NextMarker, k.Save, k.CopyCursor, k.Back, k.Help}
+	case Terminal:
+		return []key.Binding{k.LeavePane, k.FocusPane, k.Attach, k.Interrupt, k.Terminate, k.Back}
 	case Prompt:
 		return []key.Binding{k.Confirm, k.Cancel, k.NextField}
 	}
@@ -217,6 +238,10 @@ func (k *KeyMap) FullHelp(s Screen) [][]key.Binding {
 	var cols [][]key.Binding
 	if s != Global {
 		own := k.Bindings(s)
+		if s == Sandbox {
+			// the Terminals tab acts on the selected terminal with the pane's keys
+			own = append(own, k.Attach, k.Interrupt, k.Terminate)
+		}
 		for len(own) > 6 {
 			cols = append(cols, own[:6])
 			own = own[6:]

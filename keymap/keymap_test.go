@@ -95,3 +95,51 @@ func TestNoDuplicateKeysWithinAScreen(t *testing.T) {
 		}
 	}
 }
+
+// The Terminals tab of the sandbox screen uses the pane's attach/interrupt/terminate keys, so they
+// must not collide with the sandbox screen's own keys or the global ones.
+func TestTerminalActionsFreeOnSandboxScreen(t *testing.T) {
+	k := New()
+	used := map[string]string{}
+	for _, e := range k.entries() {
+		if e.screen == Sandbox || e.screen == Global {
+			for _, kk := range e.b.Keys() {
+				used[kk] = e.name
+			}
+		}
+	}
+	for name, b := range map[string]key.Binding{"attach": k.Attach, "interrupt": k.Interrupt, "terminate": k.Terminate} {
+		for _, kk := range b.Keys() {
+			if prev, ok := used[kk]; ok {
+				t.Errorf("%s key %q already means %s on the sandbox screen", name, kk, prev)
+			}
+		}
+	}
+	var inHelp int
+	for _, col := range k.FullHelp(Sandbox) {
+		for _, b := range col {
+			if b.Help().Desc == k.Attach.Help().Desc || b.Help().Desc == k.Terminate.Help().Desc {
+				inHelp++
+			}
+		}
+	}
+	if inHelp != 2 {
+		t.Fatalf("sandbox help lists %d of attach/terminate, want 2", inHelp)
+	}
+}
+
+func TestLeaveTerminalOverride(t *testing.T) {
+	k := New()
+	if !key.Matches(tea.KeyMsg{Type: tea.KeyCtrlCloseBracket}, k.LeavePane) {
+		t.Fatal("ctrl+] should leave the pane by default")
+	}
+	if err := k.ApplyOverrides(map[string][]string{"leave_terminal": {"ctrl+g"}}); err != nil {
+		t.Fatal(err)
+	}
+	if !key.Matches(tea.KeyMsg{Type: tea.KeyCtrlG}, k.LeavePane) || key.Matches(tea.KeyMsg{Type: tea.KeyCtrlCloseBracket}, k.LeavePane) {
+		t.Fatal("leave_terminal override not applied")
+	}
+	if !strings.Contains(k.Markdown(), "| `ctrl+g` | leave terminal") {
+		t.Fatalf("markdown does not show the override:\n%s", k.Markdown())
+	}
+}

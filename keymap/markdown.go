@@ -9,6 +9,7 @@ var screenTitles = map[Screen]string{
 	Sandboxes: "Sandboxes screen",
 	Sandbox:   "Sandbox screen",
 	Logs:      "Log view",
+	Terminal:  "Terminals (embedded pane; attach, interrupt and terminate also on the Terminals tab)",
 	Prompt:    "Prompts and confirmations",
 }
 

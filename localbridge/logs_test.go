@@ -81,15 +81,15 @@ func TestLogQueryMatrix(t *testing.T) {
 	}
 
 	// Live: replay=false&follow=true sees only what comes after it connected.
-	live := launch(t, b, sb, map[string]any{"argv": []string{"sh", "-c", "echo before; sleep 0.5; echo after"}})
-	time.Sleep(200 * time.Millisecond)
+	live := launch(t, b, sb, map[string]any{"argv": []string{"sh", "-c", "echo before; sleep 2; echo after"}})
+	waitOutput(t, b, live.ID)
 	_, evs, err := readSSE(t, b, "/v1/sandbox/"+sb+"/processes/"+live.ID+"/logs?replay=false&follow=true")
 	if err != nil || types(evs) != "stdout,terminal" || string(evs[0].bytes(t)) != "after\n" {
 		t.Fatalf("live: %s %v", types(evs), err)
 	}
 	// A non-follow snapshot of a running process ends cleanly without a terminal event.
 	run := launch(t, b, sb, map[string]any{"argv": []string{"sh", "-c", "echo hi; sleep 30"}})
-	time.Sleep(200 * time.Millisecond)
+	waitOutput(t, b, run.ID)
 	_, evs, err = readSSE(t, b, "/v1/sandbox/"+sb+"/processes/"+run.ID+"/logs")
 	if err != nil || types(evs) != "stdout" {
 		t.Fatalf("snapshot of running: %s %v", types(evs), err)
@@ -345,15 +345,33 @@ func TestStopReplace(t *testing.T) {
 		t.Fatalf("running: %s", r)
 	}
 	// An open follow stream is aborted by the stop.
+	req, _ := http.NewRequest("GET", b.URL+"/v1/sandbox/"+sb+"/processes/"+p1.ID+"/logs?follow=true", nil)
+	req.Header.Set("Authorization", "Bearer "+b.Token)
+	res, err := hc.Do(req)
+	if err != nil || res.StatusCode != 200 {
+		t.Fatalf("follow: %v", err)
+	}
+	defer res.Body.Close()
+	first := make(chan struct{})
 	errc := make(chan error, 1)
 	go func() {
-		_, evs, err := readSSE(t, b, "/v1/sandbox/"+sb+"/processes/"+p1.ID+"/logs?follow=true")
+		n := 0
+		err := scanSSE(res.Body, func(string, string, []byte) bool {
+			if n++; n == 1 {
+				close(first)
+			}
+			return true
+		})
 		if err == nil {
-			err = fmt.Errorf("stream ended cleanly after %s", types(evs))
+			err = fmt.Errorf("stream ended cleanly after %d events", n)
 		}
 		errc <- err
 	}()
-	time.Sleep(200 * time.Millisecond)
+	select {
+	case <-first:
+	case <-time.After(30 * time.Second):
+		t.Fatal("no output")
+	}
 	if err := b.Server.StopSandbox(sb); err != nil {
 		t.Fatal(err)
 	}
@@ -426,8 +444,8 @@ func TestCapacityExceeded(t *testing.T) {
 
 func TestIdleSleep(t *testing.T) {
 	b := bridgetest.Start(t, bridgetest.WithIdleSleep(150*time.Millisecond))
-	st := launch(t, b, sb, map[string]any{"argv": []string{"sleep", "0.4"}})
-	time.Sleep(250 * time.Millisecond)
+	st := launch(t, b, sb, map[string]any{"argv": []string{"sleep", "1.5"}})
+	time.Sleep(400 * time.Millisecond)
 	if _, code := getProc(t, b, sb, st.ID); code != 200 {
 		t.Fatal("slept while a process was running")
 	}
@@ -442,4 +460,17 @@ func TestIdleSleep(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// waitOutput polls a process's log until it has some output.
+func waitOutput(t *testing.T, b *bridgetest.Bridge, id string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		if _, evs, err := readSSE(t, b, "/v1/sandbox/"+sb+"/processes/"+id+"/logs"); err == nil && len(evs) > 0 && evs[0].Type == "stdout" {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("process %s wrote nothing", id)
 }

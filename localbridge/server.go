@@ -714,6 +714,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if i := strings.IndexByte(tail, '/'); i >= 0 {
 			id, rest = tail[:i], tail[i:]
 		}
+		if id == "" {
+			// The real router's ":id" never matches an empty segment: no middleware runs, text 404.
+			writeNotFoundText(w)
+			return
+		}
 		if !sandboxIDPattern.MatchString(id) {
 			writeError(w, http.StatusBadRequest, "Invalid sandbox ID format", "invalid_request")
 			return

@@ -6,7 +6,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	"net"
 	"strings"
 	"sync"
 	"testing"
@@ -445,15 +444,4 @@ func describeDiff(got, want []byte) string {
 		i++
 	}
 	return fmt.Sprintf("got %d bytes, want %d; first difference at offset %d", len(got), len(want), i)
-}
-
-// freeAddr reserves nothing: it reports a loopback address that was free a moment ago.
-func freeAddr(t testing.TB) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	a := ln.Addr().String()
-	ln.Close()
-	return a
 }

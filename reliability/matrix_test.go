@@ -96,6 +96,16 @@ var followMatrix = []followRow{
 		mustNot: []client.LogEventKind{client.Gap},
 	},
 	{
+		name: "text 500 on resume after the log head was evicted", want: "INTERRUPTED → RESUMED → ENDED, byte-exact; no GAP marker (the evicted bytes were already shown)",
+		tweak: func(c *localbridge.Config) { c.ProcessLogBytes = 16 << 10 },
+		faults: func(e *env, rng *mrand.Rand, _ client.Process) {
+			e.proxy.Add(onLogs(faultproxy.CutAfter(45000+rng.Int64N(10000)), 1))
+			e.proxy.Add(onLogs(faultproxy.InternalError(), 1))
+		},
+		final: client.Ended, complete: true, must: []client.LogEventKind{client.Interrupted, client.Resumed},
+		mustNot: []client.LogEventKind{client.Gap},
+	},
+	{
 		name: "JSON 502 pool_error on open and resume", want: "INTERRUPTED → RESUMED → ENDED, byte-exact",
 		faults: func(e *env, rng *mrand.Rand, _ client.Process) {
 			e.proxy.Add(onLogs(faultproxy.PoolError("Failed to start container"), 1))

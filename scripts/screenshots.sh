@@ -65,7 +65,7 @@ ensure_tools() {
 	export PATH="$gobin:$PATH"
 	if ! freeze --version 2>/dev/null | grep -qF "$FREEZE_VERSION"; then
 		log "installing freeze $FREEZE_VERSION"
-		GOFLAGS= go install "github.com/charmbracelet/freeze@$FREEZE_VERSION"
+		GOFLAGS='' go install "github.com/charmbracelet/freeze@$FREEZE_VERSION"
 	fi
 	freeze --version 2>/dev/null | grep -qF "$FREEZE_VERSION" || die "freeze $FREEZE_VERSION not found on PATH after install"
 }
@@ -140,7 +140,7 @@ type_text() { tmx send-keys -t shot -l -- "$1"; }
 # select_row TEXT: move the list cursor ("> " at the start of a line) onto the first list row
 # (a line starting with "> " or two spaces) showing TEXT.
 select_row() {
-	local want=$1 cap cur row i n
+	local want=$1 cap cur row n
 	cap=$(pane)
 	cur=$(grep -n '^> ' <<<"$cap" | head -n1 | cut -d: -f1)
 	row=$(grep -n -e '^> ' -e '^  ' <<<"$cap" | grep -F -- "$want" | head -n1 | cut -d: -f1)
@@ -148,9 +148,9 @@ select_row() {
 	[ -n "$row" ] || die "no row showing $want"
 	n=$((row - cur))
 	if [ $n -gt 0 ]; then
-		for i in $(seq $n); do keys j; done
+		for _ in $(seq $n); do keys j; done
 	elif [ $n -lt 0 ]; then
-		for i in $(seq $((-n))); do keys k; done
+		for _ in $(seq $((-n))); do keys k; done
 	fi
 	local deadline=$((SECONDS + 10))
 	until pane | grep '^> ' | grep -qF -- "$want"; do
@@ -279,4 +279,4 @@ until [ "$(tmx display-message -p -t shot '#{pane_dead}' 2>/dev/null || echo 1)"
 	[ $SECONDS -ge $deadline ] && die "sandscope did not quit"
 	sleep 0.2
 done
-log "done: $(cd "$OUT" && ls ./*.png | tr '\n' ' ')"
+log "done: $OUT/{sandboxes,sandbox,incarnations,logs,terminal}.png"

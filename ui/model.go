@@ -16,13 +16,18 @@ import (
 // status area and the help overlay.
 type Model struct {
 	ctx    *common.Context
-	cancel context.CancelFunc
-	stack  []common.Component
-	width  int
-	height int
+	cancel context.CancelFunc // ends the current bridge's streams (a context switch starts anew)
+	opts   Options
+	// baseCtx lives as long as the program: the demo scene and context switches derive from it.
+	baseCtx    context.Context
+	baseCancel context.CancelFunc
+	stack      []common.Component
+	width      int
+	height     int
 
 	help    bool
 	confirm *common.Dialog // quit confirmation
+	dialog  *common.Dialog // the root's own prompts: context switcher, first-run demo offer
 
 	status      string
 	statusLevel common.Level
@@ -35,6 +40,10 @@ type Model struct {
 	quitting bool
 
 	terminalPane TerminalPaneFunc
+	// panes maps each open terminal pane to the terminal it shows (for its attach, interrupt and
+	// terminate keys).
+	panes     map[int64]common.OpenTerminalMsg
+	detachKey string
 
 	// sandboxes keeps each opened sandbox screen (and its watcher, slowed down) after the user
 	// leaves it, so its history — stale entries, losses, the incarnation timeline — survives.
@@ -46,13 +55,17 @@ type Model struct {
 
 // New builds the root model. Its context lives until the program quits (Close).
 func New(o Options) (*Model, error) {
-	ctx, cancel := context.WithCancel(context.Background())
+	base, baseCancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(base)
 	c, err := newContext(ctx, o)
 	if err != nil {
 		cancel()
+		baseCancel()
 		return nil, err
 	}
-	m := &Model{ctx: c, cancel: cancel, sandboxes: map[string]*sandbox.Model{}, logs: map[string]*logview.Model{}}
+	m := &Model{ctx: c, cancel: cancel, opts: o, baseCtx: base, baseCancel: baseCancel,
+		sandboxes: map[string]*sandbox.Model{}, logs: map[string]*logview.Model{},
+		panes: map[int64]common.OpenTerminalMsg{}, detachKey: o.DetachKey}
 	m.stack = []common.Component{sandboxes.New(c)}
 	return m, nil
 }
@@ -60,11 +73,29 @@ func New(o Options) (*Model, error) {
 // Context exposes the shared context (tests).
 func (m *Model) Context() *common.Context { return m.ctx }
 
-// Init starts the sandboxes screen.
-func (m *Model) Init() tea.Cmd { return m.stack[0].Init() }
+// Init starts the sandboxes screen, and the demo scene when asked (offered first on a first run).
+func (m *Model) Init() tea.Cmd {
+	cmd := m.stack[0].Init()
+	if d := m.opts.Demo; d != nil {
+		if d.Offer {
+			m.offerDemo()
+		} else {
+			cmd = tea.Batch(cmd, m.startDemo())
+		}
+	}
+	return cmd
+}
 
-// Close stops every stream the screens hold. The program calls it after Run returns.
+// Close stops every stream the screens hold and the demo scene. The program calls it after Run
+// returns.
 func (m *Model) Close() {
+	m.closeScreens()
+	m.cancel()
+	m.baseCancel()
+}
+
+// closeScreens closes every screen, kept or on the stack, and their streams.
+func (m *Model) closeScreens() {
 	for _, c := range m.stack {
 		if cl, ok := c.(interface{ Close() }); ok {
 			cl.Close()
@@ -76,7 +107,9 @@ func (m *Model) Close() {
 	for _, lv := range m.logs {
 		lv.Close()
 	}
-	m.cancel()
+	m.sandboxes = map[string]*sandbox.Model{}
+	m.logs = map[string]*logview.Model{}
+	m.panes = map[int64]common.OpenTerminalMsg{}
 }
 
 func (m *Model) top() common.Component { return m.stack[len(m.stack)-1] }

@@ -37,6 +37,45 @@ type Options struct {
 	Now func() time.Time
 	// WatchFast/WatchSlow tune the sandbox watcher (zero: client defaults).
 	WatchFast, WatchSlow time.Duration
+
+	// DetachKey ends a full-screen attach ("ctrl-]" or a prefix and a key, "ctrl-a d"; empty:
+	// ctrl-]). The embedded pane's leave key is the key map's leave_terminal.
+	DetachKey string
+
+	// Contexts are the bridges the context switcher offers (the config's contexts, plus the
+	// embedded local bridge); Switch opens one. Without Switch the switcher is unavailable.
+	Contexts []string
+	Switch   SwitchFunc
+
+	// Demo, when set, starts the demo scene on the embedded bridge: offered in a dialog on the first
+	// run, or started at once.
+	Demo *DemoOptions
+}
+
+// Target is a bridge the TUI can switch to: its client and how the header names it.
+type Target struct {
+	Client      *client.Client
+	Bridge      common.Bridge // a bridge seam (tests); takes precedence over Client
+	BridgeLabel string
+	BridgeURL   string
+	Local       bool
+	ContextName string
+}
+
+// SwitchFunc opens the bridge of a context (one of Options.Contexts). It may take a while (a
+// token command); ctx bounds it.
+type SwitchFunc func(ctx context.Context, name string) (Target, error)
+
+// DemoOptions start the demo scene in the background; it is cancelled when the TUI quits.
+type DemoOptions struct {
+	// Offer asks first (the first run on the embedded bridge); false starts it at once.
+	Offer bool
+	// Start runs the scene until it is set up (ctx ends with the TUI).
+	Start func(ctx context.Context) error
+	// Decided records the answer so the offer is made only once (nil: nothing recorded).
+	Decided func(accepted bool) error
+	// Sandbox is the sandbox the scene fills (shown in the status line).
+	Sandbox string
 }
 
 // newContext builds the shared context from options.

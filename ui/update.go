@@ -38,7 +38,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.KeyMsg:
 		return m, m.key(msg)
 	case tea.MouseMsg:
-		if m.help || m.confirm != nil {
+		if m.help || m.confirm != nil || m.dialog != nil {
 			return m, nil
 		}
 		msg.Y -= headerHeight
@@ -68,6 +68,20 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.push(lv)
 	case common.OpenTerminalMsg:
 		return m, m.openTerminal(msg)
+	case common.AttachTerminalMsg:
+		return m, m.attachFull(msg.Sandbox, msg.Terminal)
+	case attachConnMsg:
+		return m, m.runAttach(msg)
+	case attachDoneMsg:
+		m.attachDone(msg)
+		return m, nil
+	case termpane.ActionMsg:
+		return m, m.paneAction(msg)
+	case contextTargetMsg:
+		return m, m.switchTo(msg)
+	case demoDoneMsg:
+		m.demoDone(msg)
+		return m, nil
 	case common.BackMsg:
 		m.pop()
 		return m, nil
@@ -110,6 +124,22 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 		}
 		return nil
 	}
+	if m.dialog != nil {
+		res, cmd := m.dialog.Update(msg, k)
+		if res == nil {
+			return cmd
+		}
+		m.dialog = nil
+		switch res.ID {
+		case "demo":
+			return m.answerDemo(res.OK)
+		case "context":
+			if res.OK {
+				return m.chooseContext(res.Choice)
+			}
+		}
+		return nil
+	}
 	if m.help {
 		if key.Matches(msg, k.Help) || key.Matches(msg, k.Back) || key.Matches(msg, k.Quit) {
 			m.help = false
@@ -129,11 +159,8 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 		case key.Matches(msg, k.Back) && len(m.stack) > 1:
 			m.pop()
 			return nil
-		case key.Matches(msg, k.Open):
-			if p, ok := m.top().(paneFocus); ok && !p.Focused() {
-				p.Focus()
-				return nil
-			}
+		case key.Matches(msg, k.Contexts):
+			return m.openContexts()
 		}
 	}
 	return m.toTop(msg)
@@ -270,6 +297,9 @@ func (m *Model) pop() {
 	} else if cl, ok := top.(interface{ Close() }); ok {
 		cl.Close()
 	}
+	if p, ok := top.(interface{ ID() int64 }); ok {
+		delete(m.panes, p.ID())
+	}
 	m.stack = m.stack[:len(m.stack)-1]
 	if f, ok := m.top().(focuser); ok {
 		f.SetFocus(true)
@@ -321,11 +351,15 @@ func (m *Model) attachPane(msg termConnectedMsg) tea.Cmd {
 		Styles:     m.ctx.Styles,
 		Plain:      m.ctx.Styles.Renderer.ColorProfile() == termenv.Ascii,
 		Ctx:        m.ctx.BaseCtx(),
+		Keys:       m.ctx.Keys,
 	})
+	m.panes[pane.ID()] = msg.open
 	pane.SetOrigin(0, headerHeight)
 	pane.Focus()
 	cmd := m.push(pane.AsComponent())
-	m.status = "keys go to the terminal; " + pane.ShortHelp()[0].Help().Key + " gives them back, then esc closes the pane and enter refocuses it"
+	k := m.ctx.Keys
+	m.status = fmt.Sprintf("keys go to the terminal; %s gives them back, then %s refocuses, %s attaches full screen, %s closes the pane",
+		pane.LeaveBinding().Help().Key, k.FocusPane.Help().Key, k.Attach.Help().Key, k.Back.Help().Key)
 	m.statusLevel = common.Info
 	return cmd
 }

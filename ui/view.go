@@ -25,6 +25,9 @@ func (m *Model) View() string {
 	if m.help {
 		body = common.Overlay(body, m.helpView(), m.width, bh)
 	}
+	if m.dialog != nil {
+		body = common.Overlay(body, m.dialog.View(st, m.ctx.Keys, m.width), m.width, bh)
+	}
 	if m.confirm != nil {
 		body = common.Overlay(body, m.confirm.View(st, m.ctx.Keys, m.width), m.width, bh)
 	}

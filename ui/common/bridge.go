@@ -24,6 +24,8 @@ type Bridge interface {
 	Watch(ctx context.Context, sandbox string, opts client.WatchOptions) WatchHandle
 	CreateTerminal(ctx context.Context, sandbox string, req client.TerminalRequest) (client.Terminal, error)
 	ConnectTerminal(ctx context.Context, sandbox, terminal string, cols, rows int) (TermConn, error)
+	InterruptTerminal(ctx context.Context, sandbox, terminal string) error
+	TerminateTerminal(ctx context.Context, sandbox, terminal string) error
 }
 
 // TermConn is a live terminal connection (*client.TerminalConn).
@@ -92,6 +94,13 @@ func (b clientBridge) ConnectTerminal(ctx context.Context, s, t string, cols, ro
 		return nil, err
 	}
 	return c, nil
+}
+
+func (b clientBridge) InterruptTerminal(ctx context.Context, s, t string) error {
+	return b.c.InterruptTerminal(ctx, s, t)
+}
+func (b clientBridge) TerminateTerminal(ctx context.Context, s, t string) error {
+	return b.c.TerminateTerminal(ctx, s, t)
 }
 
 // CallTimeout bounds every one-shot bridge call made from the UI.

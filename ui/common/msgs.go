@@ -27,6 +27,13 @@ type OpenTerminalMsg struct {
 	Terminal client.Terminal
 }
 
+// AttachTerminalMsg asks the root to hand the whole screen to a terminal (full-screen attach); the
+// TUI comes back, on the same screen, when the user detaches or the terminal ends.
+type AttachTerminalMsg struct {
+	Sandbox  string
+	Terminal client.Terminal
+}
+
 // BackMsg asks the root to close the current screen.
 type BackMsg struct{}
 

@@ -145,7 +145,13 @@ func (m *Model) Attached() int {
 }
 
 // ShortHelp is the one-line help.
-func (m *Model) ShortHelp() []key.Binding { return m.ctx.Keys.ShortHelp(keymap.Sandbox) }
+func (m *Model) ShortHelp() []key.Binding {
+	k := m.ctx.Keys
+	if m.tab == TerminalsTab {
+		return []key.Binding{k.Open, k.NextTab, k.Shell, k.Attach, k.Interrupt, k.Terminate, k.Back, k.Help}
+	}
+	return k.ShortHelp(keymap.Sandbox)
+}
 
 // FullHelp is the help overlay.
 func (m *Model) FullHelp() [][]key.Binding { return m.ctx.Keys.FullHelp(keymap.Sandbox) }

@@ -328,3 +328,62 @@ func TestServerStringsAreSanitised(t *testing.T) {
 		t.Fatalf("escape reached the screen: %q", v)
 	}
 }
+
+func TestTerminalsTabActions(t *testing.T) {
+	m, br := newModel(t)
+	history(m)
+	press(t, m, "tab")
+	if m.tab != TerminalsTab {
+		t.Fatalf("tab = %v", m.tab)
+	}
+	press(t, m, "i")
+	press(t, m, "T")
+	if !br.Called("interrupt sandboxaaaaaaaaaaaaaaaaa t1") || !br.Called("terminate sandboxaaaaaaaaaaaaaaaaa t1") {
+		t.Fatalf("calls: %v", br.Calls)
+	}
+	up := press(t, m, "A")
+	var att *common.AttachTerminalMsg
+	for _, msg := range up {
+		if a, ok := msg.(common.AttachTerminalMsg); ok {
+			att = &a
+		}
+	}
+	if att == nil || att.Terminal.ID != "t1" || att.Sandbox != m.id {
+		t.Fatalf("A did not ask for a full-screen attach: %+v", up)
+	}
+	// a new terminal: the form asks for argv, cwd, env and size
+	press(t, m, "s")
+	if m.dialog == nil || m.dialog.ID != "terminal" {
+		t.Fatalf("s did not open the new-terminal form: %+v", m.dialog)
+	}
+	for _, k := range uitest.Type(" -l") {
+		m.Update(k)
+	}
+	press(t, m, "tab", "tab", "tab")
+	for _, k := range uitest.Type("90x20") {
+		m.Update(k)
+	}
+	up = press(t, m, "enter")
+	if len(br.Terminals) != 1 {
+		t.Fatalf("terminal requests: %+v (msgs %+v)", br.Terminals, up)
+	}
+	r := br.Terminals[0]
+	if !reflect.DeepEqual(r.Argv, []string{"bash", "-l"}) || r.Cols != 90 || r.Rows != 20 {
+		t.Fatalf("request: %+v", r)
+	}
+}
+
+func TestParseTerminal(t *testing.T) {
+	r, err := parseTerminal([]string{"sh", " /tmp ", "A=1 B='x y'", ""}, 80, 23)
+	if err != nil || r.Cols != 80 || r.Rows != 23 || r.Cwd != "/tmp" || r.Env["B"] != "x y" {
+		t.Fatalf("%+v %v", r, err)
+	}
+	for _, bad := range []string{"80", "0x10", "axb", "5000x10", "10x"} {
+		if _, err := parseTerminal([]string{"sh", "", "", bad}, 80, 23); err == nil {
+			t.Errorf("size %q accepted", bad)
+		}
+	}
+	if _, err := parseTerminal([]string{"sh", "", "NOEQ", ""}, 80, 23); err == nil {
+		t.Error("env without = accepted")
+	}
+}

@@ -3,6 +3,7 @@ package sandbox
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -365,16 +366,65 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 	case key.Matches(msg, k.Relaunch):
 		return m.relaunch()
 	case key.Matches(msg, k.Shell):
-		br, base, id := m.ctx.Bridge, m.ctx.BaseCtx(), m.id
-		cols, rows := m.width, m.height
-		return func() tea.Msg {
-			ctx, cancel := context.WithTimeout(base, common.CallTimeout)
-			defer cancel()
-			t, err := br.CreateTerminal(ctx, id, client.TerminalRequest{Argv: []string{"bash"}, Cols: cols, Rows: max(rows-1, 1)})
-			return termMsg{t: t, err: err}
+		m.dialog = common.NewForm("terminal", "New terminal in "+m.id,
+			[]string{"Command", "Working dir", "Env", "Size"},
+			[]string{"bash", "", "", ""},
+			[]string{"e.g. bash -l", "/workspace", "KEY=value KEY2=value", "COLSxROWS, e.g. 120x40 (empty: fit the pane)"})
+	case m.tab == TerminalsTab && key.Matches(msg, k.Attach):
+		e, refused := m.actionTerm("attach")
+		if e == nil {
+			return refused
 		}
+		return msgCmd(common.AttachTerminalMsg{Sandbox: m.id, Terminal: e.t})
+	case m.tab == TerminalsTab && key.Matches(msg, k.Interrupt):
+		return m.signalTerm("interrupt")
+	case m.tab == TerminalsTab && key.Matches(msg, k.Terminate):
+		return m.signalTerm("terminate")
 	}
 	return nil
+}
+
+// actionTerm is the selected terminal for an action, or a refusal when its handle is stale or lost.
+func (m *Model) actionTerm(what string) (*termEntry, tea.Cmd) {
+	e := m.curTerm()
+	if e == nil {
+		return nil, nil
+	}
+	switch m.termCond(e) {
+	case common.Stale, common.Lost:
+		return nil, status(common.Warn, fmt.Sprintf("refused: %s: terminal %s belonged to incarnation #%d; its container is gone and the handle is stale", what, e.t.ID, e.incarnation))
+	}
+	if e.t.Status != "" && e.t.Status != "running" {
+		return nil, status(common.Info, fmt.Sprintf("terminal %s already ended (%s); nothing to %s", e.t.ID, common.SanitizeText(e.t.Status), what))
+	}
+	return e, nil
+}
+
+// signalTerm interrupts (SIGINT) or terminates (SIGTERM, then SIGKILL) the selected terminal's
+// process tree through the bridge.
+func (m *Model) signalTerm(what string) tea.Cmd {
+	e, refused := m.actionTerm(what)
+	if e == nil {
+		return refused
+	}
+	br, base, id, tid := m.ctx.Bridge, m.ctx.BaseCtx(), m.id, e.t.ID
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(base, common.CallTimeout)
+		defer cancel()
+		var err error
+		if what == "interrupt" {
+			err = br.InterruptTerminal(ctx, id, tid)
+		} else {
+			err = br.TerminateTerminal(ctx, id, tid)
+		}
+		if err != nil {
+			return common.StatusMsg{Level: common.Error, Text: common.Describe(what+" terminal "+tid, err)}
+		}
+		if what == "interrupt" {
+			return common.StatusMsg{Level: common.Info, Text: "sent SIGINT to terminal " + tid}
+		}
+		return common.StatusMsg{Level: common.Info, Text: "terminating terminal " + tid + "; its ending shows once the bridge confirms it"}
+	}
 }
 
 func entryKey(e *procEntry) string { return fmt.Sprintf("%s@%d", e.p.ID, e.incarnation) }
@@ -559,6 +609,18 @@ func (m *Model) answer(res *common.DialogResult) tea.Cmd {
 			defer cancel()
 			return killMsg{process: pid, signal: sig, err: br.KillProcess(ctx, id, pid, sig)}
 		}
+	case "terminal":
+		req, err := parseTerminal(res.Values, m.width, max(m.height-1, 1))
+		if err != nil {
+			return status(common.Error, "new terminal: "+err.Error())
+		}
+		br, base, id := m.ctx.Bridge, m.ctx.BaseCtx(), m.id
+		return func() tea.Msg {
+			ctx, cancel := context.WithTimeout(base, common.CallTimeout)
+			defer cancel()
+			t, err := br.CreateTerminal(ctx, id, req)
+			return termMsg{t: t, err: err}
+		}
 	case "exec":
 		req, err := parseExec(res.Values)
 		if err != nil {
@@ -605,6 +667,43 @@ func parseExec(v []string) (client.ExecRequest, error) {
 		if req.Timeout < 1 {
 			req.Timeout = 1
 		}
+	}
+	return req, nil
+}
+
+// parseTerminal turns the new-terminal form (command, cwd, env, size) into a request; an empty
+// size fits the pane (cols × rows).
+func parseTerminal(v []string, cols, rows int) (client.TerminalRequest, error) {
+	for len(v) < 4 {
+		v = append(v, "")
+	}
+	argv, err := SplitArgs(v[0])
+	if err != nil {
+		return client.TerminalRequest{}, err
+	}
+	req := client.TerminalRequest{Argv: argv, Cwd: strings.TrimSpace(v[1]), Cols: max(cols, 1), Rows: max(rows, 1)}
+	envs, err := SplitArgs(v[2])
+	if err != nil {
+		return client.TerminalRequest{}, fmt.Errorf("env: %w", err)
+	}
+	for _, kv := range envs {
+		k, val, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return client.TerminalRequest{}, fmt.Errorf("env: %q is not KEY=value", kv)
+		}
+		if req.Env == nil {
+			req.Env = map[string]string{}
+		}
+		req.Env[k] = val
+	}
+	if sz := strings.TrimSpace(v[3]); sz != "" {
+		cs, rs, ok := strings.Cut(strings.ToLower(sz), "x")
+		c, err1 := strconv.Atoi(strings.TrimSpace(cs))
+		r, err2 := strconv.Atoi(strings.TrimSpace(rs))
+		if !ok || err1 != nil || err2 != nil || c < 1 || r < 1 || c > 1000 || r > 1000 {
+			return client.TerminalRequest{}, fmt.Errorf("size %q: want COLSxROWS like 120x40 (1…1000 each)", sz)
+		}
+		req.Cols, req.Rows = c, r
 	}
 	return req, nil
 }

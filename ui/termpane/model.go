@@ -9,6 +9,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"sandscope/client"
+	"sandscope/keymap"
 	"sandscope/themes"
 )
 
@@ -37,7 +38,11 @@ type Options struct {
 	TerminalID string
 	Command    []string
 	// LeaveKey gives focus back to the TUI ("ctrl-]" by default). It is never sent to the PTY.
+	// Keys.LeavePane, when Keys is set, takes precedence.
 	LeaveKey string
+	// Keys are the user's bindings: the leave key and the keys that act on the pane while it is
+	// not focused (focus, full-screen attach, interrupt, terminate). Nil: only the leave key.
+	Keys *keymap.KeyMap
 	// Styles to draw with; nil draws without colours.
 	Styles *themes.Styles
 	// Plain renders the emulator's cells without SGR styling (golden tests, no-colour themes).
@@ -89,10 +94,13 @@ func New(conn Conn, width, height int, opts Options) *Model {
 	if opts.Ctx == nil {
 		opts.Ctx = context.Background()
 	}
-	lk := normalizeKey(opts.LeaveKey)
+	leave := key.NewBinding(key.WithKeys(normalizeKey(opts.LeaveKey)), key.WithHelp(opts.LeaveKey, "leave terminal"))
+	if opts.Keys != nil {
+		leave = opts.Keys.LeavePane
+	}
 	m := &Model{
 		id: nextID.Add(1), opts: opts, conn: conn,
-		leave:  key.NewBinding(key.WithKeys(lk), key.WithHelp(opts.LeaveKey, "leave terminal")),
+		leave:  leave,
 		width:  max(width, 1),
 		height: max(height, headerLines+1),
 	}
@@ -160,11 +168,26 @@ func (m *Model) Close() {
 	_ = m.conn.Close()
 }
 
-// ShortHelp lists the pane's keys for the help bar.
-func (m *Model) ShortHelp() []key.Binding { return []key.Binding{m.leave} }
+// LeaveBinding is the key that gives focus back to the TUI.
+func (m *Model) LeaveBinding() key.Binding { return m.leave }
+
+// ShortHelp lists the pane's keys for the help bar: the leave key while focused, else the keys
+// that act on the pane.
+func (m *Model) ShortHelp() []key.Binding {
+	k := m.opts.Keys
+	if m.focused || k == nil {
+		return []key.Binding{m.leave}
+	}
+	return []key.Binding{k.FocusPane, k.Attach, k.Interrupt, k.Terminate, k.Back, k.Help}
+}
 
 // FullHelp lists the pane's keys for the help screen.
-func (m *Model) FullHelp() [][]key.Binding { return [][]key.Binding{{m.leave}} }
+func (m *Model) FullHelp() [][]key.Binding {
+	if m.opts.Keys == nil {
+		return [][]key.Binding{{m.leave}}
+	}
+	return m.opts.Keys.FullHelp(keymap.Terminal)
+}
 
 // Messages. Each carries the pane ID so a root with several panes can route them.
 type (
@@ -178,6 +201,20 @@ type (
 	frameMsg struct{ id int64 }
 	// FocusLeftMsg says the user pressed the leave key: the root takes focus back.
 	FocusLeftMsg struct{ ID int64 }
+	// ActionMsg asks the root to act on the pane's terminal (the pane holds no bridge client).
+	ActionMsg struct {
+		ID     int64
+		Action Action
+	}
+)
+
+// Action is what an unfocused pane's keys ask of the root.
+type Action int
+
+const (
+	AttachAction    Action = iota // hand the whole screen to the terminal
+	InterruptAction               // SIGINT to the terminal's process tree
+	TerminateAction               // SIGTERM, then SIGKILL
 )
 
 // Init starts draining connection events and the frame ticker.

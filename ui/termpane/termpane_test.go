@@ -15,6 +15,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"sandscope/client"
+	"sandscope/keymap"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -332,5 +333,46 @@ func TestCloseEndsWorker(t *testing.T) {
 			t.Fatalf("worker goroutines remain:\n%s", s)
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// With the user's key map, the leave key comes from it (config overrides included), and the
+// unfocused pane's keys ask the root for actions instead of reaching the terminal.
+func TestKeyMapLeaveAndActions(t *testing.T) {
+	f := newFake()
+	km := keymap.New()
+	if err := km.ApplyOverrides(map[string][]string{"leave_terminal": {"ctrl+g"}}); err != nil {
+		t.Fatal(err)
+	}
+	m := New(f, 40, 6, Options{Plain: true, Keys: km})
+	defer m.Close()
+	for key, want := range map[string]Action{"A": AttachAction, "i": InterruptAction, "T": TerminateAction} {
+		_, cmd := m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(key)})
+		if cmd == nil {
+			t.Fatalf("%s: no action", key)
+		}
+		if msg, ok := cmd().(ActionMsg); !ok || msg.Action != want || msg.ID != m.ID() {
+			t.Fatalf("%s: got %#v", key, cmd())
+		}
+	}
+	if m.ShortHelp()[0].Help().Desc != km.FocusPane.Help().Desc {
+		t.Fatalf("unfocused help: %+v", m.ShortHelp())
+	}
+	m.Update(kt(tea.KeyEnter))
+	if !m.Focused() {
+		t.Fatal("enter did not focus the pane")
+	}
+	if got := m.ShortHelp(); len(got) != 1 || got[0].Help().Key != "ctrl+g" {
+		t.Fatalf("focused help: %+v", got)
+	}
+	m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("A")}) // focused: typed into the terminal
+	f.waitWritten(t, "A")
+	_, cmd := m.Update(kt(tea.KeyCtrlG))
+	if m.Focused() || cmd == nil {
+		t.Fatal("the overridden leave key did not leave")
+	}
+	time.Sleep(20 * time.Millisecond)
+	if f.written() != "A" {
+		t.Fatalf("wrote %q", f.written())
 	}
 }

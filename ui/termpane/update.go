@@ -39,7 +39,7 @@ func (m *Model) Update(msg tea.Msg) (*Model, tea.Cmd) {
 		return m, m.tick()
 	case tea.KeyMsg:
 		if !m.focused {
-			return m, nil
+			return m, m.unfocusedKey(msg)
 		}
 		if key.Matches(msg, m.leave) {
 			m.focused = false
@@ -65,6 +65,33 @@ func (m *Model) Update(msg tea.Msg) (*Model, tea.Cmd) {
 		return m, nil
 	}
 	return m, nil
+}
+
+// unfocusedKey handles the keys that act on the pane while the TUI has the keyboard.
+func (m *Model) unfocusedKey(msg tea.KeyMsg) tea.Cmd {
+	k := m.opts.Keys
+	if k == nil {
+		return nil
+	}
+	var a Action
+	switch {
+	case key.Matches(msg, k.FocusPane):
+		if m.closed || m.state.Final() {
+			return nil
+		}
+		m.focused = true
+		return nil
+	case key.Matches(msg, k.Attach):
+		a = AttachAction
+	case key.Matches(msg, k.Interrupt):
+		a = InterruptAction
+	case key.Matches(msg, k.Terminate):
+		a = TerminateAction
+	default:
+		return nil
+	}
+	id := m.id
+	return func() tea.Msg { return ActionMsg{ID: id, Action: a} }
 }
 
 // input hands one input to the worker without ever blocking the UI: if the worker cannot take it

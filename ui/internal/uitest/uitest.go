@@ -32,6 +32,7 @@ type Bridge struct {
 	Started   []client.ExecRequest
 	StartErr  error
 	Killed    []int
+	Terminals []client.TerminalRequest
 	Follows   map[string]chan client.LogEvent
 	Watches   map[string]chan client.SandboxEvent
 	NextID    string
@@ -118,7 +119,19 @@ func (b *Bridge) Watch(ctx context.Context, s string, o client.WatchOptions) com
 // CreateTerminal returns terminal t9.
 func (b *Bridge) CreateTerminal(ctx context.Context, s string, r client.TerminalRequest) (client.Terminal, error) {
 	b.rec("terminal " + s)
+	b.mu.Lock()
+	b.Terminals = append(b.Terminals, r)
+	b.mu.Unlock()
 	return client.Terminal{ID: "t9", PID: 9, Command: r.Argv, Status: "running"}, nil
+}
+
+func (b *Bridge) InterruptTerminal(ctx context.Context, s, t string) error {
+	b.rec("interrupt " + s + " " + t)
+	return nil
+}
+func (b *Bridge) TerminateTerminal(ctx context.Context, s, t string) error {
+	b.rec("terminate " + s + " " + t)
+	return nil
 }
 
 // ConnectTerminal always fails: terminal panes are tested in their own package.

@@ -1,0 +1,114 @@
+package ui
+
+import (
+	"context"
+	"fmt"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"sandscope/attach"
+	"sandscope/client"
+	"sandscope/ui/common"
+	"sandscope/ui/termpane"
+)
+
+// Full-screen attach: the TUI hands the whole terminal to a sandbox terminal (tea.Exec leaves the
+// alternate screen and raw mode to the attachment) and comes back on the same screen when the
+// user detaches or the terminal ends. Its bytes go straight to the user's terminal, so it has none
+// of the embedded pane's emulator limits.
+
+// attachConnMsg is the answer to connecting for a full-screen attach.
+type attachConnMsg struct {
+	sandbox  string
+	terminal client.Terminal
+	conn     common.TermConn
+	err      error
+}
+
+// attachDoneMsg says a full-screen attach returned.
+type attachDoneMsg struct {
+	sandbox, terminal string
+	res               attach.Result
+	err               error
+}
+
+// attachFull connects to a terminal for a full-screen attach.
+func (m *Model) attachFull(sandbox string, t client.Terminal) tea.Cmd {
+	br, base := m.ctx.Bridge, m.ctx.BaseCtx()
+	cols, rows := max(m.width, 1), max(m.height, 1)
+	m.status, m.statusLevel = "attaching to terminal "+common.SanitizeText(t.ID)+"…", common.Info
+	return func() tea.Msg {
+		conn, err := br.ConnectTerminal(base, sandbox, t.ID, cols, rows)
+		return attachConnMsg{sandbox: sandbox, terminal: t, conn: conn, err: err}
+	}
+}
+
+func (m *Model) runAttach(msg attachConnMsg) tea.Cmd {
+	id := common.SanitizeText(msg.terminal.ID)
+	if msg.err != nil {
+		m.status, m.statusLevel = common.Describe("attach terminal "+id, msg.err), common.Error
+		return nil
+	}
+	cmd := attach.NewCommand(m.ctx.BaseCtx(), msg.conn, attach.Options{
+		DetachKey:    m.detachKey,
+		Label:        "sandbox " + msg.sandbox + " terminal " + id,
+		ReattachHint: "sandscope attach " + msg.sandbox + " " + id,
+	})
+	conn := msg.conn
+	return tea.Exec(cmd, func(err error) tea.Msg {
+		_ = conn.Close()
+		return attachDoneMsg{sandbox: msg.sandbox, terminal: id, res: cmd.Result, err: err}
+	})
+}
+
+func (m *Model) attachDone(msg attachDoneMsg) {
+	lvl := common.Info
+	text := ""
+	switch msg.res.Ending {
+	case attach.Detached:
+		text = fmt.Sprintf("detached from terminal %s; it keeps running", msg.terminal)
+	case attach.Exited:
+		text = fmt.Sprintf("terminal %s exited (%d)", msg.terminal, msg.res.ExitStatus())
+	case attach.Lost:
+		lvl, text = common.Warn, fmt.Sprintf("terminal %s is LOST: it vanished with its container", msg.terminal)
+	case attach.Failed:
+		lvl, text = common.Error, fmt.Sprintf("terminal %s: reconnecting failed; the bridge stayed unreachable", msg.terminal)
+	default:
+		lvl, text = common.Warn, fmt.Sprintf("attachment to terminal %s ended: %s", msg.terminal, msg.res.Ending)
+	}
+	if msg.err != nil {
+		lvl, text = common.Error, common.Describe("attach terminal "+msg.terminal, msg.err)
+	}
+	m.status, m.statusLevel, m.statusAt = text, lvl, m.ctx.Clock()
+}
+
+// paneAction acts on the terminal of an unfocused pane.
+func (m *Model) paneAction(msg termpane.ActionMsg) tea.Cmd {
+	open, ok := m.panes[msg.ID]
+	if !ok {
+		return nil
+	}
+	switch msg.Action {
+	case termpane.AttachAction:
+		return m.attachFull(open.Sandbox, open.Terminal)
+	case termpane.InterruptAction, termpane.TerminateAction:
+		br, base := m.ctx.Bridge, m.ctx.BaseCtx()
+		sb, tid := open.Sandbox, open.Terminal.ID
+		interrupt := msg.Action == termpane.InterruptAction
+		return func() tea.Msg {
+			ctx, cancel := context.WithTimeout(base, common.CallTimeout)
+			defer cancel()
+			if interrupt {
+				if err := br.InterruptTerminal(ctx, sb, tid); err != nil {
+					return common.StatusMsg{Level: common.Error, Text: common.Describe("interrupt terminal "+tid, err)}
+				}
+				return common.StatusMsg{Level: common.Info, Text: "sent SIGINT to terminal " + tid}
+			}
+			if err := br.TerminateTerminal(ctx, sb, tid); err != nil {
+				return common.StatusMsg{Level: common.Error, Text: common.Describe("terminate terminal "+tid, err)}
+			}
+			return common.StatusMsg{Level: common.Info, Text: "terminating terminal " + tid + "; the pane shows its ending"}
+		}
+	}
+	return nil
+}

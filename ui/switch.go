@@ -1,0 +1,96 @@
+package ui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"sandscope/ui/common"
+	"sandscope/ui/sandboxes"
+)
+
+// switchTimeout bounds opening another context's bridge (a token command may run).
+const switchTimeout = time.Minute
+
+// contextTargetMsg is the answer to opening a context's bridge.
+type contextTargetMsg struct {
+	name   string
+	target Target
+	err    error
+}
+
+// openContexts shows the context picker.
+func (m *Model) openContexts() tea.Cmd {
+	if m.opts.Switch == nil || len(m.opts.Contexts) == 0 {
+		m.status, m.statusLevel = "no contexts to switch to: add some to the config file (sandscope config path)", common.Info
+		return nil
+	}
+	opts := make([]string, len(m.opts.Contexts))
+	choice := 0
+	for i, n := range m.opts.Contexts {
+		opts[i] = "  " + common.SanitizeText(n)
+		if common.SanitizeText(n) == m.ctx.ContextName {
+			opts[i] = "● " + common.SanitizeText(n)
+			choice = i
+		}
+	}
+	m.dialog = common.NewPick("context", "Switch context",
+		"Open another bridge. Every screen closes; processes keep running where they are.", opts)
+	m.dialog.Choice = choice
+	return nil
+}
+
+func (m *Model) chooseContext(i int) tea.Cmd {
+	if i < 0 || i >= len(m.opts.Contexts) {
+		return nil
+	}
+	name := m.opts.Contexts[i]
+	sw, base := m.opts.Switch, m.baseCtx
+	m.status, m.statusLevel = "opening context "+common.SanitizeText(name)+"…", common.Info
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(base, switchTimeout)
+		defer cancel()
+		t, err := sw(ctx, name)
+		return contextTargetMsg{name: name, target: t, err: err}
+	}
+}
+
+// switchTo closes every screen and stream of the current bridge and starts over on t.
+func (m *Model) switchTo(msg contextTargetMsg) tea.Cmd {
+	name := common.SanitizeText(msg.name)
+	if msg.err == nil && msg.target.Bridge == nil && msg.target.Client == nil {
+		msg.err = errors.New("no bridge client")
+	}
+	if msg.err != nil {
+		m.status, m.statusLevel = common.Describe("context "+name, msg.err), common.Error
+		return nil
+	}
+	m.closeScreens()
+	m.cancel()
+	ctx, cancel := context.WithCancel(m.baseCtx)
+	c := *m.ctx // styles, keys, sizes, dirs and clock carry over
+	c.Ctx = ctx
+	c.Bridge = msg.target.Bridge
+	if c.Bridge == nil {
+		c.Bridge = common.FromClient(msg.target.Client)
+	}
+	label := msg.target.BridgeLabel
+	if label == "" {
+		label = msg.target.BridgeURL
+	}
+	c.BridgeLabel = common.SanitizeText(label)
+	c.BridgeURL = msg.target.BridgeURL
+	c.Local = msg.target.Local
+	c.ContextName = common.SanitizeText(msg.target.ContextName)
+	m.ctx, m.cancel = &c, cancel
+	m.connErr, m.help = nil, false
+	sb := sandboxes.New(m.ctx)
+	w, h := m.bodySize()
+	sb.SetSize(w, h)
+	m.stack = []common.Component{sb}
+	m.status, m.statusLevel, m.statusAt = fmt.Sprintf("switched to context %s: %s", name, c.BridgeLabel), common.Info, m.ctx.Clock()
+	return sb.Init()
+}

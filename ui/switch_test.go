@@ -1,0 +1,145 @@
+package ui
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"sandscope/client"
+	"sandscope/themes"
+	"sandscope/ui/internal/uitest"
+)
+
+func newRootWith(t *testing.T, br *uitest.Bridge, o Options) *Model {
+	t.Helper()
+	p, _ := themes.Builtin("dark")
+	o.Bridge, o.BridgeLabel, o.BridgeURL, o.Local = br, "http://127.0.0.1:7681 (embedded)", "local:/tmp/x", true
+	o.StateDir, o.CacheDir = t.TempDir(), t.TempDir()
+	o.Styles = themes.New(p, themes.AsciiRenderer())
+	o.Now = func() time.Time { return uitest.T0 }
+	m, err := New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(m.Close)
+	m.Update(tea.WindowSizeMsg{Width: 100, Height: 30})
+	return m
+}
+
+func TestContextSwitchResetsScreens(t *testing.T) {
+	local := uitest.NewBridge()
+	local.Sandboxes = []client.SandboxInfo{{ID: "localbox", Running: true}}
+	remote := uitest.NewBridge()
+	remote.Sandboxes = []client.SandboxInfo{{ID: "cloudbox", Running: true}}
+	var asked []string
+	m := newRootWith(t, local, Options{
+		Contexts: []string{"local (embedded)", "cloud"},
+		Switch: func(ctx context.Context, name string) (Target, error) {
+			asked = append(asked, name)
+			if name == "broken" {
+				return Target{}, errors.New("token command failed")
+			}
+			return Target{Bridge: remote, BridgeLabel: "http://127.0.0.1:9999", BridgeURL: "http://127.0.0.1:9999", Local: true, ContextName: name}, nil
+		},
+	})
+	for _, msg := range uitest.Exec(m.Init(), wait) {
+		step(m, msg, 2)
+	}
+	step(m, uitest.Key("enter"), 2) // open localbox
+	if len(m.stack) != 2 {
+		t.Fatalf("stack %d", len(m.stack))
+	}
+	step(m, uitest.Key("C"), 0)
+	v := m.View()
+	if !strings.Contains(v, "Switch context") || !strings.Contains(v, "cloud") {
+		t.Fatalf("no picker:\n%s", v)
+	}
+	step(m, uitest.Key("down"), 0)
+	step(m, uitest.Key("enter"), 3)
+	if len(asked) != 1 || asked[0] != "cloud" {
+		t.Fatalf("switch asked %v", asked)
+	}
+	if len(m.stack) != 1 || len(m.sandboxes) != 0 {
+		t.Fatalf("screens not reset: stack %d, kept %d", len(m.stack), len(m.sandboxes))
+	}
+	v = m.View()
+	for _, want := range []string{"context cloud", "local bridge http://127.0.0.1:9999", "cloudbox"} {
+		if !strings.Contains(v, want) {
+			t.Errorf("after the switch the screen lacks %q:\n%s", want, v)
+		}
+	}
+	if strings.Contains(v, "localbox") {
+		t.Errorf("the old bridge's sandboxes are still shown:\n%s", v)
+	}
+}
+
+func TestContextSwitchFailureKeepsScreens(t *testing.T) {
+	br := uitest.NewBridge()
+	m := newRootWith(t, br, Options{
+		Contexts: []string{"broken"},
+		Switch: func(ctx context.Context, name string) (Target, error) {
+			return Target{}, errors.New("token command failed")
+		},
+	})
+	old := m.ctx
+	step(m, uitest.Key("C"), 0)
+	step(m, uitest.Key("enter"), 2)
+	if m.ctx != old {
+		t.Fatal("a failed switch replaced the context")
+	}
+	if v := m.View(); !strings.Contains(v, "token command failed") {
+		t.Fatalf("the failure is not shown:\n%s", v)
+	}
+}
+
+func TestFirstRunDemoOffer(t *testing.T) {
+	for _, yes := range []bool{true, false} {
+		br := uitest.NewBridge()
+		var mu sync.Mutex
+		var decided []bool
+		started := make(chan context.Context, 1)
+		m := newRootWith(t, br, Options{Demo: &DemoOptions{
+			Offer: true, Sandbox: "demo",
+			Start: func(ctx context.Context) error { started <- ctx; return nil },
+			Decided: func(a bool) error {
+				mu.Lock()
+				decided = append(decided, a)
+				mu.Unlock()
+				return nil
+			},
+		}})
+		m.Init()
+		if v := m.View(); !strings.Contains(v, "Start the demo scene?") {
+			t.Fatalf("no offer on the first run:\n%s", v)
+		}
+		k := "n"
+		if yes {
+			k = "y"
+		}
+		step(m, uitest.Key(k), 2)
+		mu.Lock()
+		if len(decided) != 1 || decided[0] != yes {
+			t.Fatalf("answer %v recorded as %v", yes, decided)
+		}
+		mu.Unlock()
+		select {
+		case ctx := <-started:
+			if !yes {
+				t.Fatal("the demo started after n")
+			}
+			m.Close()
+			if ctx.Err() == nil {
+				t.Fatal("the demo's context outlives the TUI")
+			}
+		default:
+			if yes {
+				t.Fatal("the demo did not start after y")
+			}
+		}
+	}
+}
