@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -182,12 +183,44 @@ func TestREADMECommandLine(t *testing.T) {
 
 var readmeLinkRE = regexp.MustCompile(`!?\[[^\]]*\]\(([^)\s]+)[^)]*\)`)
 
+// readmeAnchor is the anchor GitHub gives a heading: lower case, punctuation other than '-' and
+// '_' dropped, spaces turned into '-'.
+func readmeAnchor(heading string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(strings.TrimSpace(heading)) {
+		switch {
+		case r == ' ':
+			b.WriteRune('-')
+		case r == '-' || r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r):
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
 // TestREADMELinks checks that every relative link and image in the README points to a file or
-// folder in the repository.
+// folder in the repository, and every in-page link to a heading.
 func TestREADMELinks(t *testing.T) {
-	for _, m := range readmeLinkRE.FindAllStringSubmatch(readREADME(t), -1) {
+	readme := readREADME(t)
+	anchors := map[string]bool{}
+	inFence := false
+	for _, l := range strings.Split(readme, "\n") {
+		if strings.HasPrefix(strings.TrimSpace(l), "```") {
+			inFence = !inFence
+		}
+		if !inFence && strings.HasPrefix(l, "#") {
+			anchors[readmeAnchor(strings.TrimLeft(l, "#"))] = true
+		}
+	}
+	for _, m := range readmeLinkRE.FindAllStringSubmatch(readme, -1) {
 		target := m[1]
-		if strings.Contains(target, "://") || strings.HasPrefix(target, "#") || strings.HasPrefix(target, "mailto:") {
+		if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+			continue
+		}
+		if a, ok := strings.CutPrefix(target, "#"); ok {
+			if !anchors[a] {
+				t.Errorf("README links to #%s, but no heading has that anchor", a)
+			}
 			continue
 		}
 		target, _, _ = strings.Cut(target, "#")

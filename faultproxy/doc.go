@@ -6,7 +6,7 @@
 // Without rules it is transparent: plain HTTP, Server-Sent Events (flushed through as they
 // arrive, never buffered) and WebSockets (upgraded on both sides, then relayed frame by frame).
 //
-//	p := faultproxy.New(bridgeURL) // listens on 127.0.0.1:0
+//	p := faultproxy.New(bridgeURL) // listens on 127.0.0.1:0; Start returns an error instead of panicking
 //	defer p.Close()
 //	c := client.New(p.URL(), …)
 //

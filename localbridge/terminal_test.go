@@ -641,3 +641,57 @@ func TestParseControl(t *testing.T) {
 		}
 	}
 }
+
+// Connections opened while output is flowing replay what exists and then get live chunks; the
+// chunk sequence must have no gap and no repeat across that hand-over.
+func TestTerminalReplayToLiveHandoff(t *testing.T) {
+	h := newTermHarness(t)
+	term := h.create("sh", "-c", "i=0; while [ $i -lt 4000 ]; do i=$((i+1)); echo n-$i; done")
+	a := h.dial(term.id, nil)
+	var sa stream
+	a.readUntil(&sa, contains("n-300\r\n"))
+	// Several late joiners, each starting from a different point, while output continues.
+	var late []*wsClient
+	for i := 0; i < 3; i++ {
+		q := url.Values{}
+		if i > 0 && len(sa.cursors) > i {
+			q.Set("cursor", sa.cursors[i])
+		}
+		late = append(late, h.dial(term.id, q))
+	}
+	a.readUntil(&sa, nil)
+	checkContiguous(t, term, &sa)
+	for i, c := range late {
+		var s stream
+		c.readUntil(&s, nil)
+		if s.truncated != 0 || s.exit == nil {
+			t.Fatalf("joiner %d: truncated %d exit %v", i, s.truncated, s.exit)
+		}
+		checkContiguous(t, term, &s)
+		if !bytes.HasSuffix(sa.out.Bytes(), s.out.Bytes()) {
+			t.Fatalf("joiner %d got bytes that are not a suffix of the full output", i)
+		}
+		if i == 0 && !bytes.Equal(s.out.Bytes(), sa.out.Bytes()) {
+			t.Fatal("joiner without cursor did not get the full output")
+		}
+	}
+	if !strings.Contains(sa.out.String(), "n-4000\r\n") {
+		t.Fatal("output incomplete")
+	}
+}
+
+// checkContiguous verifies that the chunk cursors of s count up by one, and the exit follows.
+func checkContiguous(t *testing.T, term *terminal, s *stream) {
+	t.Helper()
+	var prev uint64
+	for i, cur := range append(append([]string(nil), s.cursors...), s.exit.Cursor) {
+		seq, err := term.log.ParseCursor(cur)
+		if err != nil {
+			t.Fatalf("cursor %d: %v", i, err)
+		}
+		if prev != 0 && seq != prev+1 {
+			t.Fatalf("cursor %d: seq %d after %d", i, seq, prev)
+		}
+		prev = seq
+	}
+}

@@ -65,9 +65,9 @@ type outFrame struct {
 
 func (f outFrame) size() int { return len(f.text) + len(f.bin) }
 
-// termConn is one WebSocket client of a terminal. Three goroutines serve it: the pump moves log
-// events into the bounded send queue (it never waits for the client), the writer drains the queue
-// with a deadline on every write, and the reader handles input and controls.
+// termConn is one WebSocket client of a terminal. Output enters its bounded send queue first from
+// the log replay (catchUp), then straight from the PTY reader; the writer goroutine drains the
+// queue with a deadline on every write, and the reader goroutine handles input and controls.
 type termConn struct {
 	term   *terminal
 	ws     *websocket.Conn
@@ -120,7 +120,6 @@ func serveTerminalSocket(w http.ResponseWriter, r *http.Request, term *terminal,
 		}
 		after = seq
 	}
-	reader := term.log.Subscribe(after, true)
 	ready := []byte(`{"type":"ready"}`)
 	if cursor != "" {
 		ready, _ = json.Marshal(struct {
@@ -131,7 +130,7 @@ func serveTerminalSocket(w http.ResponseWriter, r *http.Request, term *terminal,
 	if !c.enqueue(outFrame{text: ready}) {
 		return
 	}
-	c.pump(reader)
+	c.catchUp(after)
 }
 
 // failOpen reports an open failure: an error message, then close 1011 with the message as reason.
@@ -152,51 +151,81 @@ func errorMessage(msg, cursor, code string) []byte {
 
 var invalidControl = []byte(`{"type":"error","message":"Invalid control message"}`)
 
-// pump streams log events to the send queue until the terminal's log ends or the connection does.
-func (c *termConn) pump(reader *seqlog.Reader) {
-	log := c.term.log
+// catchUp replays the retained output after seq after, then hands the connection to the PTY
+// reader, which pushes each new chunk into the send queue as it is stored. The hand-over happens
+// under the terminal's feed lock, where no chunk can be stored in between, so nothing is sent
+// twice or skipped; and the PTY reader never waits for a client (a full queue means 1013).
+func (c *termConn) catchUp(after uint64) {
+	term := c.term
+	log := term.log
 	batch := make([]seqlog.Event, 0, termBatch)
-	for {
-		evs, err := reader.NextBatch(c.ctx, batch[:0], termBatch)
-		for _, ev := range evs {
-			switch ev.Kind {
-			case seqlog.Truncated:
-				if !c.enqueue(outFrame{text: []byte(`{"type":"truncated"}`)}) {
+	for c.ctx.Err() == nil {
+		reader := log.Subscribe(after, false) // what exists now
+		for {
+			evs, err := reader.NextBatch(c.ctx, batch[:0], termBatch)
+			for _, ev := range evs {
+				switch ev.Kind {
+				case seqlog.Truncated:
+					after = ev.Seq - 1
+					if !c.enqueue(outFrame{text: truncatedMsg}) {
+						return
+					}
+				case seqlog.Stdout, seqlog.Stderr:
+					after = ev.Seq
+					if !c.enqueue(chunkFrame(log, ev.Seq, ev.Data)) {
+						return
+					}
+				case seqlog.Final:
+					c.sendFinal(log.Cursor(ev.Seq), ev.Final)
 					return
 				}
-			case seqlog.Stdout, seqlog.Stderr:
-				text := make([]byte, 0, 128)
-				text = append(text, `{"type":"chunk","cursor":"`...)
-				text = log.AppendCursor(text, ev.Seq)
-				text = append(text, `","byteLength":`...)
-				text = strconv.AppendInt(text, int64(len(ev.Data)), 10)
-				text = append(text, '}')
-				if !c.enqueue(outFrame{text: text, bin: ev.Data}) {
-					return
-				}
-			case seqlog.Final:
-				c.sendFinal(log.Cursor(ev.Seq), ev.Final)
-				return
 			}
-		}
-		if err != nil {
-			switch {
-			case errors.Is(err, io.EOF):
-				c.closeAfterQueue(closeComplete)
-			case c.ctx.Err() != nil:
-			default:
-				// The log was aborted: the incarnation ended, and its shutdown closes this
-				// connection the right way (1012 or a drop). Make sure it ends even if not.
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				// Aborted: the incarnation ended, and its shutdown closes this connection the
+				// right way (1012 or a drop). Make sure it ends even if not.
 				c.mu.Lock()
 				closing := c.closing != nil
 				c.mu.Unlock()
 				if !closing {
 					c.drop()
 				}
+				return
 			}
+		}
+		term.feedMu.Lock()
+		st := log.Stats()
+		switch {
+		case st.Aborted:
+			term.feedMu.Unlock()
+			return
+		case st.Last == after && st.Finished:
+			// Resumed at (or after) the end: nothing more will come.
+			term.feedMu.Unlock()
+			c.closeAfterQueue(closeComplete)
+			return
+		case st.Last == after:
+			term.live[c] = struct{}{}
+			term.feedMu.Unlock()
 			return
 		}
+		term.feedMu.Unlock() // more arrived meanwhile: replay it too
 	}
+}
+
+var truncatedMsg = []byte(`{"type":"truncated"}`)
+
+// chunkFrame is a chunk header and its bytes as one queue item.
+func chunkFrame(log *seqlog.Log, seq uint64, data []byte) outFrame {
+	text := make([]byte, 0, 128)
+	text = append(text, `{"type":"chunk","cursor":"`...)
+	text = log.AppendCursor(text, seq)
+	text = append(text, `","byteLength":`...)
+	text = strconv.AppendInt(text, int64(len(data)), 10)
+	text = append(text, '}')
+	return outFrame{text: text, bin: data}
 }
 
 // sendFinal queues the exit (or error) message and the close that follows it.

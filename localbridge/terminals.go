@@ -196,6 +196,10 @@ type terminal struct {
 	killed    bool // the incarnation ended; no new connections
 	conns     map[*termConn]struct{}
 	killTimer *time.Timer
+
+	// feedMu orders storing output with handing connections over from replay to live push.
+	feedMu sync.Mutex
+	live   map[*termConn]struct{} // connections fed directly by the PTY reader
 }
 
 // create starts a terminal in this incarnation.
@@ -249,6 +253,7 @@ func (t *terminalTable) create(spec termSpec) (*terminal, error) {
 		done:    make(chan struct{}),
 		status:  termRunning,
 		conns:   make(map[*termConn]struct{}),
+		live:    make(map[*termConn]struct{}),
 	}
 	t.mu.Lock()
 	if t.ended {
@@ -338,11 +343,45 @@ func (term *terminal) readLoop(done chan<- struct{}) {
 	for {
 		n, err := term.ptmx.Read(buf)
 		if n > 0 {
-			term.log.Append(seqlog.Stdout, buf[:n])
+			term.feed(buf[:n])
 		}
 		if err != nil {
 			return
 		}
+	}
+}
+
+// feed stores one output chunk and pushes it to every live connection. Pushing never blocks: a
+// connection whose queue is full is closed for backpressure and leaves the live set.
+func (term *terminal) feed(p []byte) {
+	data := append([]byte(nil), p...) // shared, read-only, by every connection's queue
+	term.feedMu.Lock()
+	defer term.feedMu.Unlock()
+	seq := term.log.Append(seqlog.Stdout, data)
+	if seq == 0 || len(term.live) == 0 {
+		return
+	}
+	f := chunkFrame(term.log, seq, data)
+	for c := range term.live {
+		if !c.enqueue(f) {
+			delete(term.live, c)
+		}
+	}
+}
+
+// finishLog stores the terminal event and sends it to every live connection, which then close.
+func (term *terminal) finishLog(final termFinal) {
+	term.feedMu.Lock()
+	defer term.feedMu.Unlock()
+	seq := term.log.Finish(final)
+	live := term.live
+	term.live = map[*termConn]struct{}{}
+	if seq == 0 {
+		return // aborted: the incarnation's shutdown closes the connections
+	}
+	cursor := term.log.Cursor(seq)
+	for c := range live {
+		c.sendFinal(cursor, final)
 	}
 }
 
@@ -372,7 +411,7 @@ func (term *terminal) waitLoop(cmd *exec.Cmd, readDone <-chan struct{}) {
 	}
 	term.mu.Unlock()
 	_ = term.ptmx.Close()
-	term.log.Finish(final)
+	term.finishLog(final)
 	term.table.prune()
 	close(term.done)
 }
@@ -515,6 +554,9 @@ func (term *terminal) removeConn(c *termConn) {
 	term.mu.Lock()
 	delete(term.conns, c)
 	term.mu.Unlock()
+	term.feedMu.Lock()
+	delete(term.live, c)
+	term.feedMu.Unlock()
 }
 
 // pathErrText strips the host path from a stat error so messages name the requested cwd.

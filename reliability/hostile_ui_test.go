@@ -196,14 +196,14 @@ func TestHostileBytesOnScreen(t *testing.T) {
 	// Log view.
 	lv := logview.New(uctx, []common.LogTarget{{Sandbox: e.sb, Process: p, Incarnation: 1}}, logview.Options{QuietAfter: time.Second})
 	lv.SetSize(120, 40)
-	pump(func(m tea.Msg) tea.Cmd { _, c := lv.Update(m); return c }, lv.Init(), 1500*time.Millisecond)
+	pump(func(m tea.Msg) tea.Cmd { _, c := lv.Update(m); return c }, lv.Init(), time.Second)
 	check("log view", lv.View(), "VISIBLE-MARKER")
 	lv.Close()
 
 	// Sandbox screen: process and terminal lists with the hostile argv.
 	sv := sandbox.New(uctx, e.sb)
 	sv.SetSize(120, 40)
-	pump(func(m tea.Msg) tea.Cmd { _, c := sv.Update(m); return c }, sv.Init(), 1500*time.Millisecond)
+	pump(func(m tea.Msg) tea.Cmd { _, c := sv.Update(m); return c }, sv.Init(), time.Second)
 	check("sandbox screen", sv.View(), "ARGV-MARKER")
 	sv.Close()
 
@@ -221,7 +221,7 @@ func TestHostileBytesOnScreen(t *testing.T) {
 		t.Fatal(err)
 	}
 	tp := termpane.New(tc, 120, 32, termpane.Options{TerminalID: term.ID, Command: term.Command, Styles: uctx.Styles, Plain: true, Ctx: ctx})
-	pump(func(m tea.Msg) tea.Cmd { _, c := tp.Update(m); return c }, tp.Init(), 2*time.Second)
+	pump(func(m tea.Msg) tea.Cmd { _, c := tp.Update(m); return c }, tp.Init(), 1500*time.Millisecond)
 	check("terminal pane", tp.View(), "ARGV-MARKER", "TITLE-MARKER")
 	tp.Close()
 	_ = tc.Close()

@@ -385,7 +385,7 @@ var termMatrix = []termRow{
 	},
 	{
 		name: "stall with no bytes (socket open, silent) while the terminal exits", want: "notices (status check or ping) → EXITED 0 or INTERRUPTED → RESUMED → EXITED 0; no hang",
-		timeout: 8 * time.Second,
+		timeout: 5 * time.Second,
 		faults: func(e *env, rng *mrand.Rand) {
 			e.proxy.Add(onConnect(faultproxy.WSStall(4+rng.IntN(10), 0), 1))
 		},

@@ -61,7 +61,10 @@ ensure_tools() {
 
 	local gobin
 	gobin=$(go env GOBIN)
-	[ -n "$gobin" ] || gobin=$(go env GOPATH)/bin
+	if [ -z "$gobin" ]; then
+		gobin=$(go env GOPATH)
+		gobin=${gobin%%:*}/bin # go install writes to the first GOPATH entry
+	fi
 	export PATH="$gobin:$PATH"
 	if ! freeze --version 2>/dev/null | grep -qF "$FREEZE_VERSION"; then
 		log "installing freeze $FREEZE_VERSION"

@@ -96,7 +96,7 @@ func (m *Model) header() string {
 		parts = append(parts, faint("“")+t+faint("”"))
 	}
 	if m.focused {
-		parts = append(parts, faint("focused ("+m.opts.LeaveKey+" leaves)"))
+		parts = append(parts, faint("focused ("+m.leave.Help().Key+" leaves)"))
 	}
 	return strings.Join(parts, sep)
 }

@@ -1,0 +1,444 @@
+package main
+
+// End-to-end tests of the TUI: the real sandscope binary in tmux, pointed at a local bridge the
+// test controls (--url and --token-file), driven with send-keys and read back with capture-pane the
+// way a person would look at it. The test replaces the sandbox's container "from another client"
+// (the bridge's own ReplaceSandbox) while the TUI watches.
+//
+// Every wait is a poll with a generous deadline (a guard against hangs on a loaded machine, never a
+// timing assertion). Without tmux the tests skip, or fail when CI is set.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"sandscope/client"
+	"sandscope/localbridge/bridgetest"
+)
+
+// tuiWait bounds each wait for the screen.
+const tuiWait = 90 * time.Second
+
+var (
+	tuiBinOnce sync.Once
+	tuiBinDir  string
+	tuiBinPath string
+	tuiBinErr  error
+)
+
+// tuiBinary builds the real binary once per test run, into a temporary directory.
+func tuiBinary(t *testing.T) string {
+	t.Helper()
+	tuiBinOnce.Do(func() {
+		tuiBinDir, tuiBinErr = os.MkdirTemp("", "sandscope-tui-e2e-")
+		if tuiBinErr != nil {
+			return
+		}
+		tuiBinPath = filepath.Join(tuiBinDir, "sandscope")
+		if out, err := exec.Command("go", "build", "-o", tuiBinPath, ".").CombinedOutput(); err != nil {
+			tuiBinErr = fmt.Errorf("go build: %w\n%s", err, out)
+		}
+	})
+	if tuiBinErr != nil {
+		t.Fatal(tuiBinErr)
+	}
+	return tuiBinPath
+}
+
+// tuiSession is one tmux server (private socket) running sandscope in a 160×48 window.
+type tuiSession struct {
+	t      *testing.T
+	tmux   string
+	socket string
+	env    []string
+	pid    int // the pane's process: sandscope itself
+}
+
+// startTUI starts a bridge and sandscope on it in tmux. The sandbox "e2e" exists beforehand (a
+// process ran in it), so the sandboxes list shows it.
+func startTUI(t *testing.T) (*tuiSession, *bridgetest.Bridge, *client.Client) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds the binary and drives it in tmux")
+	}
+	tmuxPath, err := exec.LookPath("tmux")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("tmux is required under CI: %v", err)
+		}
+		t.Skip("tmux not installed")
+	}
+	bin := tuiBinary(t)
+	b := bridgetest.Start(t)
+	c, err := client.New(b.URL, client.WithToken(b.Token))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := c.StartProcess(ctx, "e2e", client.ExecRequest{Argv: []string{"true"}}); err != nil {
+		t.Fatalf("create sandbox e2e: %v", err)
+	}
+
+	dir := t.TempDir()
+	tok := filepath.Join(dir, "token")
+	if err := os.WriteFile(tok, []byte(b.Token+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var env []string
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(name, "SANDSCOPE_") || strings.HasPrefix(name, "XDG_") ||
+			name == "SANDBOX_API_KEY" || name == "TMUX" || name == "TMUX_PANE" || name == "NO_COLOR" {
+			continue
+		}
+		env = append(env, kv)
+	}
+	for _, sub := range []string{"state", "cache", "config"} {
+		if err := os.MkdirAll(filepath.Join(dir, sub), 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env = append(env,
+		"XDG_STATE_HOME="+filepath.Join(dir, "state"),
+		"XDG_CACHE_HOME="+filepath.Join(dir, "cache"),
+		"XDG_CONFIG_HOME="+filepath.Join(dir, "config"),
+	)
+	s := &tuiSession{t: t, tmux: tmuxPath, socket: filepath.Join(dir, "tmux.sock"), env: env}
+	t.Cleanup(s.stop)
+	launch := fmt.Sprintf("exec %q --url %q --token-file %q", bin, b.URL, tok)
+	s.must("-f", "/dev/null", "new-session", "-d", "-s", "tui", "-x", "160", "-y", "48", launch)
+	// OSC 52 from programs would create tmux paste buffers (the default only forwards them)
+	s.must("set-option", "-g", "set-clipboard", "on")
+	s.must("set-option", "-g", "allow-rename", "on")
+	pid, err := strconv.Atoi(strings.TrimSpace(s.must("display-message", "-p", "-t", "tui", "#{pane_pid}")))
+	if err != nil {
+		t.Fatalf("pane pid: %v", err)
+	}
+	s.pid = pid
+	s.waitFor("the sandboxes screen", "sandscope │", "Sandboxes (1)", "e2e")
+	return s, b, c
+}
+
+func (s *tuiSession) run(args ...string) (string, error) {
+	cmd := exec.Command(s.tmux, append([]string{"-S", s.socket}, args...)...)
+	cmd.Env = s.env
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return string(out), fmt.Errorf("tmux %s: %w: %s", strings.Join(args, " "), err, out)
+	}
+	return string(out), nil
+}
+
+func (s *tuiSession) must(args ...string) string {
+	s.t.Helper()
+	out, err := s.run(args...)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return out
+}
+
+// keys sends tmux key names (Enter, Escape, C-]) or words.
+func (s *tuiSession) keys(keys ...string) {
+	s.t.Helper()
+	s.must(append([]string{"send-keys", "-t", "tui"}, keys...)...)
+}
+
+// typeText sends text literally.
+func (s *tuiSession) typeText(text string) {
+	s.t.Helper()
+	s.must("send-keys", "-t", "tui", "-l", text)
+}
+
+func (s *tuiSession) screen() string {
+	s.t.Helper()
+	return s.must("capture-pane", "-p", "-t", "tui")
+}
+
+// waitFor polls the screen until it shows every want.
+func (s *tuiSession) waitFor(what string, wants ...string) string {
+	s.t.Helper()
+	return s.waitUntil(what, func(sc string) bool {
+		for _, w := range wants {
+			if !strings.Contains(sc, w) {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+func (s *tuiSession) waitUntil(what string, ok func(string) bool) string {
+	s.t.Helper()
+	deadline := time.Now().Add(tuiWait)
+	for {
+		sc := s.screen()
+		if ok(sc) {
+			return sc
+		}
+		if time.Now().After(deadline) {
+			s.t.Fatalf("waiting for %s; the screen shows:\n%s", what, sc)
+		}
+		time.Sleep(150 * time.Millisecond)
+	}
+}
+
+// stop kills the tmux server and makes sure sandscope is gone.
+func (s *tuiSession) stop() {
+	_, _ = s.run("kill-server")
+	if s.pid <= 0 {
+		return
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for syscall.Kill(s.pid, 0) == nil {
+		if time.Now().After(deadline) {
+			_ = syscall.Kill(s.pid, syscall.SIGKILL)
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// lines splits a screen into its rows.
+func lines(sc string) []string { return strings.Split(strings.TrimRight(sc, "\n"), "\n") }
+
+// checkFrame checks that the header is on the first row and the key hints on the last: nothing
+// the processes printed moved or wiped sandscope's own frame.
+func (s *tuiSession) checkFrame(sc string) {
+	s.t.Helper()
+	ls := strings.Split(sc, "\n")
+	if len(ls) < 48 || !strings.HasPrefix(ls[0], " sandscope │") {
+		s.t.Errorf("the header is not on the first row:\n%s", sc)
+	}
+	if !strings.Contains(ls[47], "? toggle help") && !strings.Contains(ls[47], "esc back") {
+		s.t.Errorf("the key hints are not on the last row (%q):\n%s", ls[47], sc)
+	}
+}
+
+// openSandbox opens sandbox e2e from the sandboxes screen.
+func (s *tuiSession) openSandbox() {
+	s.t.Helper()
+	s.keys("Enter")
+	s.waitFor("the sandbox screen", "Sandbox e2e", "Processes (")
+}
+
+// execInTUI runs argv through the exec prompt and opens its log.
+func (s *tuiSession) execInTUI(command string) {
+	s.t.Helper()
+	s.keys("e")
+	s.waitFor("the exec prompt", "Run a process in e2e")
+	s.typeText(command)
+	s.keys("Enter")
+	s.waitFor("the process started", "started ")
+	s.keys("Enter")
+	s.waitFor("the log view", "Logs · e2e")
+}
+
+var numbered = regexp.MustCompile(`\bn=(\d+)\b`)
+
+// TestE2ETUILogLostMidStream follows a process in the log view, replaces the container under it,
+// and checks that the screen says LOST (log, process list, incarnation timeline) and that what the
+// log shows is exactly what the process printed, in order, once, with nothing after the marker.
+func TestE2ETUILogLostMidStream(t *testing.T) {
+	s, b, _ := startTUI(t)
+	out := filepath.Join(t.TempDir(), "printed")
+	s.openSandbox()
+	// each line goes to stdout and, as a witness of what was really printed, to a file
+	s.execInTUI(fmt.Sprintf(`sh -c 'i=0; while [ $i -lt 600 ]; do i=$((i+1)); echo "n=$i"; echo "n=$i" >> %s; sleep 0.1; done'`, out))
+	s.waitFor("live numbered lines", "n=5", "LIVE")
+
+	if err := b.Server.ReplaceSandbox("e2e"); err != nil {
+		t.Fatal(err)
+	}
+	sc := s.waitFor("the loss in the log view", "LOST")
+	s.checkFrame(sc)
+	// the printed witness stops growing once the process is gone with its container
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	printed := map[int]bool{}
+	maxPrinted := 0
+	for _, m := range numbered.FindAllStringSubmatch(string(data), -1) {
+		n, _ := strconv.Atoi(m[1])
+		printed[n] = true
+		maxPrinted = max(maxPrinted, n)
+	}
+	if maxPrinted == 0 || maxPrinted >= 600 {
+		t.Fatalf("the process printed up to n=%d; want it cut by the replacement", maxPrinted)
+	}
+
+	// Scroll to the top, then read the whole log page by page: every numbered line the process
+	// printed, in order, once; the loss marker after the last of them.
+	s.keys("g")
+	s.waitUntil("the log scrolled to the top", func(sc string) bool { return strings.Contains(sc, "n=1\n") || strings.Contains(sc, "n=1 ") })
+	var shown []int
+	marker := -1
+	seenRows := map[string]bool{}
+	for page := 0; page < 100; page++ {
+		sc := s.screen()
+		rows := lines(sc)
+		for _, r := range rows[2 : len(rows)-4] { // header and title; status, mode and hint rows
+			key := strings.TrimSpace(r)
+			if key == "" {
+				continue
+			}
+			if m := numbered.FindStringSubmatch(r); m != nil && !strings.Contains(r, "LOST") {
+				if seenRows[key] {
+					continue // a row seen on the previous page (pages overlap at their edges)
+				}
+				seenRows[key] = true
+				n, _ := strconv.Atoi(m[1])
+				shown = append(shown, n)
+				continue
+			}
+			if strings.Contains(r, "LOST") && marker < 0 {
+				marker = len(shown)
+			}
+		}
+		if marker >= 0 {
+			break
+		}
+		s.keys("PageDown")
+		time.Sleep(200 * time.Millisecond)
+	}
+	if marker < 0 {
+		t.Fatalf("no LOST marker in the log; shown %v", shown)
+	}
+	if len(shown) == 0 {
+		t.Fatal("no numbered lines shown")
+	}
+	for i, n := range shown {
+		if !printed[n] {
+			t.Errorf("the log shows n=%d, which the process never printed", n)
+		}
+		if n != i+1 {
+			t.Fatalf("line %d of the log is n=%d: lines missing, repeated or out of order: %v", i, n, shown)
+		}
+	}
+	if marker != len(shown) {
+		t.Errorf("numbered lines after the LOST marker (marker after %d of %d lines)", marker, len(shown))
+	}
+	if len(shown) != maxPrinted {
+		t.Logf("the log shows n=1…%d; the process printed up to n=%d before it was lost (the rest never reached the bridge's log)", len(shown), maxPrinted)
+	}
+
+	// The sandbox screen: the sandbox runs incarnation #2, the process stays listed with its
+	// incarnation and last known state, and the timeline shows both incarnations.
+	s.keys("Escape")
+	s.waitFor("the lost process in the list", "Sandbox e2e", "incarnation #2", "STALE #1 · was RUNNING")
+	s.keys("Tab")
+	s.keys("Tab")
+	sc = s.waitFor("the incarnation timeline", "#1", "#2")
+	s.checkFrame(sc)
+}
+
+// TestE2ETUIHostileOutput prints title, clipboard and cursor-movement sequences: tmux's pane title
+// and paste buffers stay as they were, sandscope's frame stays in place, and the sequences show
+// as visible text in the log.
+func TestE2ETUIHostileOutput(t *testing.T) {
+	s, _, _ := startTUI(t)
+	title := strings.TrimSpace(s.must("display-message", "-p", "-t", "tui", "#{pane_title}"))
+	buffers := s.must("list-buffers")
+	s.openSandbox()
+	s.execInTUI(`sh -c 'printf "start\033]2;PWNED\007mid\033]52;c;cHduZWQ=\007\033[2J\033[H\033[10;10H\033[?1049hend\n"; echo done-marker; sleep 600'`)
+	sc := s.waitFor("the hostile line in the log", "start", "done-marker")
+	s.checkFrame(sc)
+	if got := strings.TrimSpace(s.must("display-message", "-p", "-t", "tui", "#{pane_title}")); got != title || strings.Contains(got, "PWNED") {
+		t.Errorf("the pane title changed from %q to %q", title, got)
+	}
+	if got := s.must("list-buffers"); got != buffers {
+		t.Errorf("tmux paste buffers changed: %q (was %q)", got, buffers)
+	}
+	// the sequences are made visible, on the line they were printed on
+	var line string
+	for _, r := range lines(sc) {
+		if strings.Contains(r, "start") {
+			line = r
+		}
+	}
+	for _, want := range []string{"PWNED", "mid", "end"} {
+		if !strings.Contains(line, want) {
+			t.Errorf("the log line lacks %q: %q", want, line)
+		}
+	}
+	if strings.Index(line, "start") > strings.Index(line, "end") {
+		t.Errorf("the text was reordered: %q", line)
+	}
+	// a frame later, still intact
+	time.Sleep(500 * time.Millisecond)
+	s.checkFrame(s.screen())
+}
+
+// TestE2ETUITerminalPaneAndAttach opens a terminal in the embedded pane, runs a command in it,
+// leaves focus, attaches full screen and detaches back to the same screen, then replaces the
+// container under the open pane: LOST.
+func TestE2ETUITerminalPaneAndAttach(t *testing.T) {
+	s, b, _ := startTUI(t)
+	s.openSandbox()
+	s.keys("s")
+	s.waitFor("the new-terminal form", "New terminal in e2e", "Size")
+	s.keys("Enter")
+	s.waitFor("the focused pane", "▌term ", "LIVE", "focused (")
+	s.typeText("echo hi-$((6*7))")
+	s.keys("Enter")
+	sc := s.waitFor("the command's output in the pane", "hi-42")
+	s.checkFrame(sc)
+
+	// The leave key gives the keyboard back: ? opens sandscope's help instead of typing.
+	s.keys("C-]")
+	s.waitUntil("focus left", func(sc string) bool { return !strings.Contains(sc, "focused (") })
+	s.keys("?")
+	s.waitFor("the help overlay over the pane", "Keys ·", "attach full screen")
+	s.keys("Escape")
+	s.waitUntil("the help closed", func(sc string) bool { return !strings.Contains(sc, "Keys ·") })
+
+	// Full-screen attach and back.
+	s.keys("A")
+	s.waitUntil("the full-screen attachment", func(sc string) bool { return !strings.Contains(sc, "sandscope │") })
+	s.typeText("echo att-$((5*5))")
+	s.keys("Enter")
+	s.waitFor("the command's output attached", "att-25")
+	s.keys("C-]")
+	sc = s.waitFor("back in the TUI on the same screen", "sandscope │", "› terminal", "▌term ", "detached from terminal")
+	s.checkFrame(sc)
+
+	// The container goes away under the open pane.
+	if err := b.Server.ReplaceSandbox("e2e"); err != nil {
+		t.Fatal(err)
+	}
+	sc = s.waitFor("the pane's terminal lost", "LOST")
+	s.checkFrame(sc)
+	s.keys("Escape")
+	s.waitFor("the sandbox screen", "Sandbox e2e", "incarnation #2")
+}
+
+// TestE2ETUIQuitEndsProcess checks that q (confirmed) ends sandscope: nothing is left running.
+func TestE2ETUIQuitEndsProcess(t *testing.T) {
+	s, _, _ := startTUI(t)
+	s.keys("q")
+	deadline := time.Now().Add(tuiWait)
+	for syscall.Kill(s.pid, 0) == nil {
+		if time.Now().After(deadline) {
+			t.Fatalf("sandscope still runs after q:\n%s", s.screen())
+		}
+		if sc, err := s.run("capture-pane", "-p", "-t", "tui"); err == nil && strings.Contains(sc, "Quit sandscope?") {
+			s.keys("y")
+		} else if err != nil && !errors.Is(err, exec.ErrNotFound) {
+			break // the pane closed with the program
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
