@@ -65,6 +65,15 @@ The file is $XDG_CONFIG_HOME/sandscope/config.yaml ($SANDSCOPE_CONFIG overrides;
 
 Precedence: flag, then environment (SANDSCOPE_URL, SANDBOX_API_KEY, SANDSCOPE_CONTEXT,
 SANDSCOPE_THEME), then the file, then defaults.`,
+		Example: `  # where each setting comes from
+  sandscope config
+
+  # the same as JSON, also checking that the token can be obtained (its value is never shown)
+  sandscope config --json --check-token
+
+  # another context, and the file's location
+  sandscope --context staging config
+  sandscope config path`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			eff, err := resolveSettings(g)

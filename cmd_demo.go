@@ -26,6 +26,14 @@ incarnations and a LOST agent, and the agent is relaunched in the new container.
 
 It uses the same bridge as the other commands: --url, --context or SANDSCOPE_URL, else the local
 bridge a running 'sandscope serve' announced. Then open 'sandscope' on the same bridge.`,
+		Example: `  # in one terminal a local bridge; in another the scene, then the TUI on the same bridge
+  sandscope serve --listen 127.0.0.1:7681
+  sandscope demo && sandscope --url http://127.0.0.1:7681 --token-file ~/.local/state/sandscope/token
+
+  # faster, into another sandbox, without the container replacement
+  sandscope demo --speed 4 --sandbox demo2 --no-replace
+
+  # the TUI's first run on its embedded bridge offers the same scene`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)

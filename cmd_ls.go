@@ -25,6 +25,9 @@ func newLsCmd(g *globalOptions) *cobra.Command {
 		Long: `Without SANDBOX, list the bridge's sandboxes (the local bridge can; a remote bridge cannot
 enumerate them). With SANDBOX, list its processes and terminals. These lookups never wake or start
 a container.`,
+		Example: `  sandscope ls                  # sandboxes (a local bridge lists them; a remote one cannot)
+  sandscope ls my-sandbox       # its processes and terminals
+  sandscope ls --json my-sandbox | jq -r '.processes[] | select(.state == "running") | .id'`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, _, err := newBridgeClient(g)

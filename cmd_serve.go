@@ -36,6 +36,14 @@ func newServeCmd(g *globalOptions) *cobra.Command {
 The token is $SANDBOX_API_KEY when set, else a random token kept in a file under the state
 directory (created on first use, mode 0600). The token itself is never printed. Other sandscope
 commands find the running server through <state>/serve.json.`,
+		Example: `  # loopback, any free port; other sandscope commands find it through <state>/serve.json
+  sandscope serve
+
+  # a fixed port, sandboxes in a chosen directory, idle sleep after 10 minutes
+  sandscope serve --listen 127.0.0.1:7681 --root ~/sandboxes --idle-sleep 10m
+
+  # then, in another terminal
+  sandscope ls`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)

@@ -35,9 +35,21 @@ const localContextName = "local (embedded)"
 // answered, so the offer is made once.
 const firstRunFile = "tui-first-run.json"
 
-// registerTUIFlags adds the TUI's own flags to the root command.
+// rootExample shows the TUI's invocations in the root command's help.
+const rootExample = `  sandscope                                   # the TUI on an embedded local bridge (first run offers a demo)
+  sandscope --demo                            # the same, starting the demo scene right away
+  sandscope --context prod                    # the TUI on a context from the config file
+  SANDBOX_API_KEY=... sandscope --url https://bridge.example.workers.dev
+  sandscope --url https://bridge.example.workers.dev --token-file ~/.config/sandscope/token
+
+  # in the TUI: ? lists the keys of the screen, C switches context, q quits`
+
+// registerTUIFlags adds the TUI's own flags and examples to the root command.
 func registerTUIFlags(root *cobra.Command) {
 	root.Flags().Bool("demo", false, "start the demo scene (sandbox \"demo\") in the background when the TUI opens")
+	if root.Example == "" {
+		root.Example = rootExample
+	}
 }
 
 // runTUI opens the terminal UI: on a remote bridge when one is configured (--url, --context,
@@ -101,6 +113,7 @@ func runTUI(cmd *cobra.Command, g *globalOptions) error {
 
 	// Contexts: the config's, plus the embedded bridge.
 	opts.Contexts = append(cfg.ContextNames(), localContextName)
+	opts.EmbeddedContext = localContextName
 	opts.Switch = func(ctx context.Context, name string) (ui.Target, error) {
 		if name == localContextName {
 			return emb.target()
@@ -143,8 +156,9 @@ func runTUI(cmd *cobra.Command, g *globalOptions) error {
 		d.Decided = func(accepted bool) error { return writeFirstRun(marker, accepted) }
 		opts.Demo = d
 	}
-	if embeddedRun && firstRun && opts.Demo == nil {
-		_ = writeFirstRun(marker, false)
+	if embeddedRun && firstRun && (opts.Demo == nil || !opts.Demo.Offer) {
+		// a first run that asks nothing (--demo) still counts
+		_ = writeFirstRun(marker, wantDemo)
 	}
 
 	out := termenv.NewOutput(os.Stdout)

@@ -65,9 +65,8 @@ type tuiSession struct {
 	pid    int // the pane's process: sandscope itself
 }
 
-// startTUI starts a bridge and sandscope on it in tmux. The sandbox "e2e" exists beforehand (a
-// process ran in it), so the sandboxes list shows it.
-func startTUI(t *testing.T) (*tuiSession, *bridgetest.Bridge, *client.Client) {
+// needTmux finds tmux: without it the test skips, or fails under CI.
+func needTmux(t *testing.T) string {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("builds the binary and drives it in tmux")
@@ -79,7 +78,98 @@ func startTUI(t *testing.T) (*tuiSession, *bridgetest.Bridge, *client.Client) {
 		}
 		t.Skip("tmux not installed")
 	}
-	bin := tuiBinary(t)
+	return tmuxPath
+}
+
+// tuiEnv is the caller's environment without bridge, XDG and tmux settings, plus private state,
+// cache and config directories under dir.
+func tuiEnv(t *testing.T, dir string) []string {
+	t.Helper()
+	var env []string
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(name, "SANDSCOPE_") || strings.HasPrefix(name, "XDG_") ||
+			name == "SANDBOX_API_KEY" || name == "TMUX" || name == "TMUX_PANE" || name == "NO_COLOR" {
+			continue
+		}
+		env = append(env, kv)
+	}
+	for _, sub := range []string{"state", "cache", "config/sandscope"} {
+		if err := os.MkdirAll(filepath.Join(dir, sub), 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return append(env,
+		"XDG_STATE_HOME="+filepath.Join(dir, "state"),
+		"XDG_CACHE_HOME="+filepath.Join(dir, "cache"),
+		"XDG_CONFIG_HOME="+filepath.Join(dir, "config"),
+	)
+}
+
+// tokenFile writes a bridge's token to a private file (the token never goes into argv).
+func tokenFile(t *testing.T, b *bridgetest.Bridge) string {
+	t.Helper()
+	tok := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(tok, []byte(b.Token+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return tok
+}
+
+// launchTUI starts sandscope with args in a new tmux server (socket under dir).
+func launchTUI(t *testing.T, tmuxPath, dir string, env []string, args ...string) *tuiSession {
+	t.Helper()
+	s := &tuiSession{t: t, tmux: tmuxPath, socket: filepath.Join(dir, "tmux.sock"), env: env}
+	t.Cleanup(s.stop)
+	s.must("-f", "/dev/null", "new-session", "-d", "-s", "tui", "-x", "160", "-y", "48", s.launch(args...))
+	// OSC 52 from programs would create tmux paste buffers (the default only forwards them)
+	s.must("set-option", "-g", "set-clipboard", "on")
+	s.must("set-option", "-g", "allow-rename", "on")
+	// the pane stays after sandscope ends, so a relaunch can reuse it
+	s.must("set-option", "-g", "remain-on-exit", "on")
+	s.readPID()
+	return s
+}
+
+func (s *tuiSession) launch(args ...string) string {
+	cmd := "exec " + strconv.Quote(tuiBinary(s.t))
+	for _, a := range args {
+		cmd += " " + strconv.Quote(a)
+	}
+	return cmd
+}
+
+func (s *tuiSession) readPID() {
+	s.t.Helper()
+	pid, err := strconv.Atoi(strings.TrimSpace(s.must("display-message", "-p", "-t", "tui", "#{pane_pid}")))
+	if err != nil {
+		s.t.Fatalf("pane pid: %v", err)
+	}
+	s.pid = pid
+}
+
+// relaunch runs sandscope again in the same pane, once the previous one ended.
+func (s *tuiSession) relaunch(args ...string) {
+	s.t.Helper()
+	s.must("respawn-pane", "-k", "-t", "tui", s.launch(args...))
+	s.readPID()
+}
+
+// startTUI starts a bridge and sandscope on it in tmux. The sandbox "e2e" exists beforehand (a
+// process ran in it), so the sandboxes list shows it.
+func startTUI(t *testing.T) (*tuiSession, *bridgetest.Bridge, *client.Client) {
+	t.Helper()
+	tmuxPath := needTmux(t)
+	b, c := e2eBridge(t)
+	dir := t.TempDir()
+	s := launchTUI(t, tmuxPath, dir, tuiEnv(t, dir), "--url", b.URL, "--token-file", tokenFile(t, b))
+	s.waitFor("the sandboxes screen", "sandscope │", "Sandboxes (1)", "e2e")
+	return s, b, c
+}
+
+// e2eBridge starts a bridge holding sandbox "e2e".
+func e2eBridge(t *testing.T) (*bridgetest.Bridge, *client.Client) {
+	t.Helper()
 	b := bridgetest.Start(t)
 	c, err := client.New(b.URL, client.WithToken(b.Token))
 	if err != nil {
@@ -90,45 +180,7 @@ func startTUI(t *testing.T) (*tuiSession, *bridgetest.Bridge, *client.Client) {
 	if _, err := c.StartProcess(ctx, "e2e", client.ExecRequest{Argv: []string{"true"}}); err != nil {
 		t.Fatalf("create sandbox e2e: %v", err)
 	}
-
-	dir := t.TempDir()
-	tok := filepath.Join(dir, "token")
-	if err := os.WriteFile(tok, []byte(b.Token+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	var env []string
-	for _, kv := range os.Environ() {
-		name, _, _ := strings.Cut(kv, "=")
-		if strings.HasPrefix(name, "SANDSCOPE_") || strings.HasPrefix(name, "XDG_") ||
-			name == "SANDBOX_API_KEY" || name == "TMUX" || name == "TMUX_PANE" || name == "NO_COLOR" {
-			continue
-		}
-		env = append(env, kv)
-	}
-	for _, sub := range []string{"state", "cache", "config"} {
-		if err := os.MkdirAll(filepath.Join(dir, sub), 0o700); err != nil {
-			t.Fatal(err)
-		}
-	}
-	env = append(env,
-		"XDG_STATE_HOME="+filepath.Join(dir, "state"),
-		"XDG_CACHE_HOME="+filepath.Join(dir, "cache"),
-		"XDG_CONFIG_HOME="+filepath.Join(dir, "config"),
-	)
-	s := &tuiSession{t: t, tmux: tmuxPath, socket: filepath.Join(dir, "tmux.sock"), env: env}
-	t.Cleanup(s.stop)
-	launch := fmt.Sprintf("exec %q --url %q --token-file %q", bin, b.URL, tok)
-	s.must("-f", "/dev/null", "new-session", "-d", "-s", "tui", "-x", "160", "-y", "48", launch)
-	// OSC 52 from programs would create tmux paste buffers (the default only forwards them)
-	s.must("set-option", "-g", "set-clipboard", "on")
-	s.must("set-option", "-g", "allow-rename", "on")
-	pid, err := strconv.Atoi(strings.TrimSpace(s.must("display-message", "-p", "-t", "tui", "#{pane_pid}")))
-	if err != nil {
-		t.Fatalf("pane pid: %v", err)
-	}
-	s.pid = pid
-	s.waitFor("the sandboxes screen", "sandscope │", "Sandboxes (1)", "e2e")
-	return s, b, c
+	return b, c
 }
 
 func (s *tuiSession) run(args ...string) (string, error) {
@@ -202,13 +254,29 @@ func (s *tuiSession) stop() {
 		return
 	}
 	deadline := time.Now().Add(20 * time.Second)
-	for syscall.Kill(s.pid, 0) == nil {
+	for alive(s.pid) {
 		if time.Now().After(deadline) {
 			_ = syscall.Kill(s.pid, syscall.SIGKILL)
 			return
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// alive reports whether pid runs (a zombie waiting for its parent to reap it does not count).
+func alive(pid int) bool {
+	if syscall.Kill(pid, 0) != nil {
+		return false
+	}
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return !errors.Is(err, os.ErrNotExist)
+	}
+	// the state follows the command name in parentheses
+	if i := strings.LastIndexByte(string(stat), ')'); i >= 0 && i+2 < len(stat) {
+		return stat[i+2] != 'Z' && stat[i+2] != 'X'
+	}
+	return true
 }
 
 // lines splits a screen into its rows.
@@ -222,7 +290,7 @@ func (s *tuiSession) checkFrame(sc string) {
 	if len(ls) < 48 || !strings.HasPrefix(ls[0], " sandscope │") {
 		s.t.Errorf("the header is not on the first row:\n%s", sc)
 	}
-	if !strings.Contains(ls[47], "? toggle help") && !strings.Contains(ls[47], "esc back") {
+	if h := ls[47]; !strings.Contains(h, "? toggle help") && !strings.Contains(h, "esc back") && !strings.Contains(h, "leave terminal") {
 		s.t.Errorf("the key hints are not on the last row (%q):\n%s", ls[47], sc)
 	}
 }
@@ -257,7 +325,7 @@ func TestE2ETUILogLostMidStream(t *testing.T) {
 	s.openSandbox()
 	// each line goes to stdout and, as a witness of what was really printed, to a file
 	s.execInTUI(fmt.Sprintf(`sh -c 'i=0; while [ $i -lt 600 ]; do i=$((i+1)); echo "n=$i"; echo "n=$i" >> %s; sleep 0.1; done'`, out))
-	s.waitFor("live numbered lines", "n=5", "LIVE")
+	s.waitFor("live numbered lines, more than a page of them", "n=60", "LIVE")
 
 	if err := b.Server.ReplaceSandbox("e2e"); err != nil {
 		t.Fatal(err)
@@ -331,6 +399,22 @@ func TestE2ETUILogLostMidStream(t *testing.T) {
 	if marker != len(shown) {
 		t.Errorf("numbered lines after the LOST marker (marker after %d of %d lines)", marker, len(shown))
 	}
+	t.Logf("the log shows n=1…%d, then the LOST marker", len(shown))
+	// the bottom of the log: nothing numbered below the marker
+	s.keys("G")
+	time.Sleep(300 * time.Millisecond)
+	rows := lines(s.screen())
+	after := false
+	for _, r := range rows[2 : len(rows)-4] {
+		if strings.Contains(r, "LOST") {
+			after = true
+		} else if after && numbered.MatchString(r) {
+			t.Errorf("a numbered line below the LOST marker: %q", r)
+		}
+	}
+	if !after {
+		t.Errorf("the bottom of the log lacks the LOST marker:\n%s", strings.Join(rows, "\n"))
+	}
 	if len(shown) != maxPrinted {
 		t.Logf("the log shows n=1…%d; the process printed up to n=%d before it was lost (the rest never reached the bridge's log)", len(shown), maxPrinted)
 	}
@@ -354,7 +438,18 @@ func TestE2ETUIHostileOutput(t *testing.T) {
 	buffers := s.must("list-buffers")
 	s.openSandbox()
 	s.execInTUI(`sh -c 'printf "start\033]2;PWNED\007mid\033]52;c;cHduZWQ=\007\033[2J\033[H\033[10;10H\033[?1049hend\n"; echo done-marker; sleep 600'`)
-	sc := s.waitFor("the hostile line in the log", "start", "done-marker")
+	// the title row quotes the command; the log rows start with what the process printed
+	logRow := func(sc, prefix string) int {
+		for i, r := range lines(sc) {
+			if strings.HasPrefix(strings.TrimSpace(r), prefix) {
+				return i
+			}
+		}
+		return -1
+	}
+	sc := s.waitUntil("the hostile line in the log", func(sc string) bool {
+		return logRow(sc, "start") > 0 && logRow(sc, "done-marker") > 0
+	})
 	s.checkFrame(sc)
 	if got := strings.TrimSpace(s.must("display-message", "-p", "-t", "tui", "#{pane_title}")); got != title || strings.Contains(got, "PWNED") {
 		t.Errorf("the pane title changed from %q to %q", title, got)
@@ -362,20 +457,28 @@ func TestE2ETUIHostileOutput(t *testing.T) {
 	if got := s.must("list-buffers"); got != buffers {
 		t.Errorf("tmux paste buffers changed: %q (was %q)", got, buffers)
 	}
-	// the sequences are made visible, on the line they were printed on
-	var line string
-	for _, r := range lines(sc) {
-		if strings.Contains(r, "start") {
-			line = r
-		}
+	// the sequences are removed or made visible: the text stays on the line it was printed on, in
+	// order, at the log's left edge, and the next line follows it
+	rows := lines(sc)
+	at := logRow(sc, "start")
+	if at < 0 || at+1 >= len(rows) {
+		t.Fatalf("no hostile line:\n%s", sc)
 	}
-	for _, want := range []string{"PWNED", "mid", "end"} {
-		if !strings.Contains(line, want) {
-			t.Errorf("the log line lacks %q: %q", want, line)
-		}
+	line := rows[at]
+	i, j, k := strings.Index(line, "start"), strings.Index(line, "mid"), strings.Index(line, "end")
+	if !(i >= 0 && i < j && j < k) || strings.TrimSpace(line[:i]) != "" {
+		t.Errorf("the hostile line was not kept in place and in order: %q", line)
 	}
-	if strings.Index(line, "start") > strings.Index(line, "end") {
-		t.Errorf("the text was reordered: %q", line)
+	if !strings.Contains(rows[at+1], "done-marker") {
+		t.Errorf("the next line moved: %q after %q", rows[at+1], line)
+	}
+	// -e keeps colour sequences: anything else from the process (titles, clipboard, cursor
+	// moves) must not reach tmux either
+	raw := s.must("capture-pane", "-p", "-e", "-t", "tui")
+	for _, bad := range []string{"\x1b]", "\x1b[2J", "\x1b[10;10H", "\x1b[?1049h", "\x07"} {
+		if strings.Contains(raw, bad) {
+			t.Errorf("the screen holds %q", bad)
+		}
 	}
 	// a frame later, still intact
 	time.Sleep(500 * time.Millisecond)
@@ -425,20 +528,133 @@ func TestE2ETUITerminalPaneAndAttach(t *testing.T) {
 	s.waitFor("the sandbox screen", "Sandbox e2e", "incarnation #2")
 }
 
-// TestE2ETUIQuitEndsProcess checks that q (confirmed) ends sandscope: nothing is left running.
+// TestE2ETUIQuitEndsProcess checks that q (confirmed while a watcher is attached) ends sandscope:
+// nothing is left running.
 func TestE2ETUIQuitEndsProcess(t *testing.T) {
 	s, _, _ := startTUI(t)
+	s.openSandbox()
 	s.keys("q")
+	s.waitFor("the quit confirmation", "Quit sandscope?")
 	deadline := time.Now().Add(tuiWait)
-	for syscall.Kill(s.pid, 0) == nil {
+	for alive(s.pid) {
 		if time.Now().After(deadline) {
 			t.Fatalf("sandscope still runs after q:\n%s", s.screen())
 		}
+		// the pane (and the tmux server) close with the program: capturing may fail then
 		if sc, err := s.run("capture-pane", "-p", "-t", "tui"); err == nil && strings.Contains(sc, "Quit sandscope?") {
-			s.keys("y")
-		} else if err != nil && !errors.Is(err, exec.ErrNotFound) {
-			break // the pane closed with the program
+			_, _ = s.run("send-keys", "-t", "tui", "y")
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// TestCommandLineHelp checks every visible subcommand shows examples, --version prints the
+// version, and cobra's completion command answers.
+func TestCommandLineHelp(t *testing.T) {
+	g := &globalOptions{}
+	root := newRootCmd(g)
+	registerTUIFlags(root)
+	if root.Example == "" || root.Flags().Lookup("demo") == nil {
+		t.Error("the root command lacks the TUI's examples or --demo")
+	}
+	for _, c := range root.Commands() {
+		if c.Hidden || c.Name() == "help" || c.Name() == "completion" {
+			continue
+		}
+		if !strings.Contains(c.Example, "sandscope "+c.Name()) {
+			t.Errorf("%s: no example invoking it: %q", c.Name(), c.Example)
+		}
+	}
+	run := func(args ...string) string {
+		t.Helper()
+		r := newRootCmd(&globalOptions{})
+		var out strings.Builder
+		r.SetOut(&out)
+		r.SetErr(&out)
+		r.SetArgs(args)
+		if err := r.Execute(); err != nil {
+			t.Fatalf("%v: %v\n%s", args, err, out.String())
+		}
+		return out.String()
+	}
+	if got := run("--version"); !strings.Contains(got, version) {
+		t.Errorf("--version printed %q", got)
+	}
+	if got := run("completion", "bash"); !strings.Contains(got, "bash completion") || !strings.Contains(got, "__start_sandscope") {
+		t.Errorf("completion bash printed %.200q", got)
+	}
+}
+
+func TestPaneKeyOverrides(t *testing.T) {
+	for _, c := range []struct {
+		keys   map[string][]string
+		detach string
+		want   []string // leave_terminal; nil = not set
+	}{
+		{nil, "ctrl+]", []string{"ctrl+]"}},
+		{nil, "ctrl-g", []string{"ctrl+g"}},
+		{nil, "^G", []string{"ctrl+g"}},
+		{nil, "ctrl-a d", nil}, // a two-key detach is for full-screen attach only
+		{map[string][]string{"leave_terminal": {"f12"}}, "ctrl-g", []string{"f12"}},
+	} {
+		got := paneKeyOverrides(c.keys, c.detach)
+		if fmt.Sprint(got["leave_terminal"]) != fmt.Sprint(c.want) {
+			t.Errorf("keys %v, detachKey %q: leave_terminal = %v, want %v", c.keys, c.detach, got["leave_terminal"], c.want)
+		}
+	}
+	in := map[string][]string{"quit": {"Q"}}
+	paneKeyOverrides(in, "ctrl-g")
+	if len(in) != 1 {
+		t.Errorf("the config's key map was modified: %v", in)
+	}
+}
+
+// TestE2ETUIFirstRunDeclinedAndContexts opens the TUI as `go run .` does (embedded bridge, fresh
+// state): the demo is offered, n declines it for good; C switches to a context from the config
+// file (another bridge) and back to the embedded one; a second run does not offer the demo again.
+func TestE2ETUIFirstRunDeclinedAndContexts(t *testing.T) {
+	tmuxPath := needTmux(t)
+	b, _ := e2eBridge(t)
+	dir := t.TempDir()
+	env := tuiEnv(t, dir)
+	cfg := fmt.Sprintf("contexts:\n  - name: other\n    url: %s\n    tokenFile: %s\n", b.URL, tokenFile(t, b))
+	if err := os.WriteFile(filepath.Join(dir, "config", "sandscope", "config.yaml"), []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := launchTUI(t, tmuxPath, dir, env)
+	s.waitFor("the first-run offer", "(embedded)", "Welcome to sandscope", "Start the demo scene?")
+	s.keys("n")
+	sc := s.waitUntil("the offer gone", func(sc string) bool { return !strings.Contains(sc, "Welcome to sandscope") })
+	if !strings.Contains(sc, "Sandboxes (0)") {
+		t.Fatalf("n started something:\n%s", sc)
+	}
+
+	s.keys("C")
+	s.waitFor("the context picker", "Switch context", "other", "local (embedded) (current)")
+	s.keys("Up")
+	s.keys("Enter")
+	sc = s.waitFor("the other bridge", "context other", "switched to context other", "Sandboxes (1)", "e2e")
+	if strings.Contains(sc, "(embedded)") {
+		t.Errorf("the header still names the embedded bridge:\n%s", sc)
+	}
+	s.checkFrame(sc)
+	s.keys("C")
+	s.waitFor("the context picker", "Switch context", "other (current)")
+	s.keys("Down")
+	s.keys("Enter")
+	s.waitFor("the embedded bridge again", "(embedded)", "Sandboxes (0)")
+
+	s.keys("q")
+	deadline := time.Now().Add(tuiWait)
+	for alive(s.pid) {
+		if time.Now().After(deadline) {
+			t.Fatalf("sandscope did not quit:\n%s", s.screen())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	s.relaunch()
+	sc = s.waitFor("the second run", "(embedded)", "Sandboxes (")
+	if strings.Contains(sc, "Welcome to sandscope") {
+		t.Errorf("the demo was offered again after n:\n%s", sc)
 	}
 }

@@ -103,7 +103,11 @@ type follower struct {
 	attempt     int      // consecutive failed attempts
 	suspects    int      // consecutive suspect endings (spaces out re-checks)
 	pendingGap  *GapInfo
-	quietSent   bool
+	// restarted: the stream was reopened from the oldest retained event after the bridge refused
+	// the resume cursor. Whether that lost anything is decided by the first new event's sequence
+	// number (or marked at once when cursors are opaque).
+	restarted bool
+	quietSent bool
 
 	// An ending is confirmed only when the bridge's status says the process ended AND a stream
 	// opened after that answer carries the terminal event as the first thing after the last
@@ -342,16 +346,17 @@ func (r *follower) openFailed(err error) action {
 		if act == actEnd {
 			return act
 		}
-		// Restart from the oldest retained event; events at or before the last delivered cursor
-		// are dropped by sequence number, so nothing is shown twice when cursors are parseable.
-		reason := GapInvalidCursor
-		text := "the bridge rejected the resume cursor; restarting from the oldest retained output"
+		// Restart from the oldest retained event. With parseable cursors, events at or before the
+		// last delivered one are dropped by sequence number and a gap is marked only if the first
+		// new event skips numbers (see settleGap). With opaque cursors nothing can be proved, so
+		// the restart itself is marked.
 		if !r.last.Known {
-			reason = GapRestarted
-			text = "the bridge rejected the resume cursor; restarting from the beginning (output may repeat)"
-		}
-		if !r.emit(LogEvent{Kind: Gap, Reason: text, Gap: &GapInfo{Reason: reason, Bytes: -1, Events: -1, FromCursor: r.last.Raw}}) {
-			return actEnd
+			text := "the bridge rejected the resume cursor; restarting from the beginning (output may repeat)"
+			if !r.emit(LogEvent{Kind: Gap, Reason: text, Gap: &GapInfo{Reason: GapRestarted, Bytes: -1, Events: -1, FromCursor: r.last.Raw}}) {
+				return actEnd
+			}
+		} else {
+			r.restarted = true
 		}
 		r.resume = ""
 		return actRetry
@@ -464,10 +469,7 @@ func (r *follower) handle(m LogMessage) (action, bool) {
 		if after, ok := cur.After(r.last); ok && !after {
 			return 0, false // already delivered
 		}
-		if after, ok := cur.After(r.last); ok && after && cur.Seq > r.last.Seq+1 && r.pendingGap == nil {
-			r.pendingGap = &GapInfo{Reason: GapTruncated, Bytes: -1, Events: -1, FromCursor: r.last.Raw}
-		}
-		if r.pendingGap != nil && !r.flushGap(cur.Raw) {
+		if !r.settleGap(cur) {
 			return actEnd, true
 		}
 		st := Stdout
@@ -485,6 +487,8 @@ func (r *follower) handle(m LogMessage) (action, bool) {
 		r.fresh++
 		return 0, false
 	case "truncated":
+		// Only a claim that the reader's next event was evicted: whether anything this follower
+		// has not shown is missing is decided by the next delivered event (settleGap).
 		if r.pendingGap == nil {
 			r.pendingGap = &GapInfo{Reason: GapTruncated, Bytes: -1, Events: -1, FromCursor: r.last.Raw}
 		}
@@ -505,6 +509,39 @@ func (r *follower) delivered(cur Cursor) {
 	r.pub.mu.Unlock()
 }
 
+// settleGap decides, just before the event at cur is delivered, whether a Gap comes first. When
+// cur and the last delivered cursor are comparable the sequence numbers are the evidence: a gap
+// exactly when cur skips numbers, with Events the count skipped; a `truncated` claim or a restart
+// followed by the next number in line is dropped silently (the evicted output was already shown).
+// Otherwise a pending claim or restart is marked conservatively. It reports false when the context
+// ended while emitting.
+func (r *follower) settleGap(cur Cursor) bool {
+	restarted := r.restarted
+	r.restarted = false
+	if after, ok := cur.After(r.last); ok && after {
+		if cur.Seq == r.last.Seq+1 {
+			r.pendingGap = nil
+			return true
+		}
+		g := r.pendingGap
+		if g == nil {
+			g = &GapInfo{Reason: GapTruncated, Bytes: -1, Events: -1, FromCursor: r.last.Raw}
+			if restarted {
+				g.Reason = GapInvalidCursor
+			}
+		}
+		r.pendingGap = g
+		return r.flushGap(cur.Raw)
+	}
+	if r.pendingGap == nil && restarted {
+		r.pendingGap = &GapInfo{Reason: GapRestarted, Bytes: -1, Events: -1, FromCursor: r.last.Raw}
+	}
+	if r.pendingGap != nil {
+		return r.flushGap(cur.Raw)
+	}
+	return true
+}
+
 func (r *follower) flushGap(to string) bool {
 	g := r.pendingGap
 	r.pendingGap = nil
@@ -514,7 +551,17 @@ func (r *follower) flushGap(to string) bool {
 			g.Events = ParseCursor(to).Seq - ParseCursor(g.FromCursor).Seq - 1
 		}
 	}
-	return r.emit(LogEvent{Kind: Gap, Gap: g, Reason: "the bridge no longer holds this output (retention limit or slow reader)"})
+	text := "the bridge no longer holds this output (retention limit or slow reader)"
+	switch g.Reason {
+	case GapInvalidCursor:
+		text = "the bridge rejected the resume cursor; output between here and the oldest retained event is missing"
+	case GapRestarted:
+		text = "the bridge rejected the resume cursor; restarted from the oldest retained output (output may repeat or be missing)"
+	}
+	if g.Events > 0 {
+		text += fmt.Sprintf(" (%d events)", g.Events)
+	}
+	return r.emit(LogEvent{Kind: Gap, Gap: g, Reason: text})
 }
 
 // terminal checks a terminal event against the process's status.
@@ -551,7 +598,7 @@ func (r *follower) terminal(m LogMessage) action {
 }
 
 func (r *follower) ended(m LogMessage, cur Cursor, p *Process) action {
-	if r.pendingGap != nil && !r.flushGap(cur.Raw) {
+	if !r.settleGap(cur) {
 		return actEnd
 	}
 	r.delivered(cur)

@@ -10,6 +10,8 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"net"
+	"net/http"
 	"net/url"
 	"strconv"
 	"sync"
@@ -33,6 +35,13 @@ type ConnectOptions struct {
 	// MinBackoff and MaxBackoff bound the exponential reconnect backoff (defaults 250ms and 8s);
 	// up to 10% jitter is added to each wait.
 	MinBackoff, MaxBackoff time.Duration
+	// QuietCheck is how long the connection may stay silent before the terminal's status is looked
+	// up (default 2s; negative: never). Pings alone cannot catch a link that a middlebox keeps
+	// answering while nothing is relayed: when the bridge says the terminal has ended (or is gone)
+	// yet neither a message nor a byte arrived for QuietCheck, the link counts as stalled and is
+	// resumed from the cursor. While the terminal runs, the interval doubles up to 32× (a terminal
+	// may be silent for hours) and starts over with the next message.
+	QuietCheck time.Duration
 }
 
 // Errors a terminal connection reports; callers branch with errors.Is.
@@ -43,6 +52,9 @@ var (
 	// ErrTerminalDisconnected is returned by Write and the control calls while no connection is up
 	// (between a drop and the next resume) or after the connection ended.
 	ErrTerminalDisconnected = errors.New("terminal not connected")
+	// ErrTerminalStalled marks a connection dropped on purpose because it stayed silent although the
+	// bridge says the terminal has ended or is gone (the exit message could not be coming).
+	ErrTerminalStalled = errors.New("terminal connection stalled")
 )
 
 const maxTerminalFrame = 16 << 20 // a hostile server cannot make us buffer more than this per frame
@@ -195,6 +207,9 @@ func (c *Client) ConnectTerminal(ctx context.Context, sandbox, terminal string, 
 	if opts.MaxBackoff < opts.MinBackoff {
 		opts.MaxBackoff = opts.MinBackoff
 	}
+	if opts.QuietCheck == 0 {
+		opts.QuietCheck = 2 * time.Second
+	}
 	cctx, cancel := context.WithCancel(ctx)
 	t := &TerminalConn{
 		c: c, sandbox: sandbox, terminal: terminal, opts: opts,
@@ -260,7 +275,19 @@ func (t *TerminalConn) dial(ctx context.Context, running bool) (*websocket.Conn,
 	t.mu.Unlock()
 	u.RawQuery = q.Encode()
 
-	d := websocket.Dialer{HandshakeTimeout: t.opts.DialTimeout}
+	nd := net.Dialer{Timeout: t.opts.DialTimeout}
+	d := websocket.Dialer{
+		HandshakeTimeout: t.opts.DialTimeout,
+		// Every byte read off the socket is timestamped, so the quiet check can tell a stalled
+		// link from a large frame still arriving.
+		NetDialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			c, err := nd.DialContext(ctx, network, addr)
+			if err != nil {
+				return nil, err
+			}
+			return &activityConn{Conn: c}, nil
+		},
+	}
 	h := t.c.termAuthHeader()
 	dctx, cancel := context.WithTimeout(ctx, t.opts.DialTimeout)
 	defer cancel()
@@ -333,7 +360,7 @@ func (t *TerminalConn) run(ws *websocket.Conn) {
 				return
 			}
 			var final bool
-			ws, final, lastErr = t.reconnect()
+			ws, final, lastErr = t.reconnect(attempt)
 			if final || t.ctx.Err() != nil {
 				if ws != nil {
 					_ = ws.Close()
@@ -364,9 +391,10 @@ func (t *TerminalConn) resume(ws *websocket.Conn) {
 	}
 }
 
-// reconnect looks the terminal up (a 404 means it is gone) and dials again from the cursor.
-// final reports that a final event was emitted.
-func (t *TerminalConn) reconnect() (ws *websocket.Conn, final bool, err error) {
+// reconnect looks the terminal up (a 404 means it is gone) and dials again from the cursor. An
+// answer that no retry can change (a rejected token, a malformed request) ends the connection with
+// TermFailed at once. final reports that a final event was emitted.
+func (t *TerminalConn) reconnect(attempt int) (ws *websocket.Conn, final bool, err error) {
 	st, status, err := t.lookup(t.ctx)
 	if err != nil {
 		return nil, false, err
@@ -375,6 +403,9 @@ func (t *TerminalConn) reconnect() (ws *websocket.Conn, final bool, err error) {
 	case status == 404 && errors.Is(st.err, ErrNotFound):
 		t.emitLost(st.err)
 		return nil, true, nil
+	case status != 200 && st.err != nil && !termRetryable(st.err):
+		t.emitRefused(attempt, "GET terminal", st.err)
+		return nil, true, st.err
 	case status != 200:
 		return nil, false, st.err
 	}
@@ -384,9 +415,36 @@ func (t *TerminalConn) reconnect() (ws *websocket.Conn, final bool, err error) {
 			t.emitLost(err)
 			return nil, true, nil
 		}
+		if !termRetryable(err) {
+			t.emitRefused(attempt, "connect", err)
+			return nil, true, err
+		}
 		return nil, false, err
 	}
 	return ws, false, nil
+}
+
+// termRetryable reports whether a failed lookup or handshake may succeed on a later attempt:
+// transport trouble, 5xx and 429, and the 4xx answers that describe a passing state (408 timeout,
+// 409 "Runtime incarnation mismatch" — the next lookup tells whether the terminal is gone — and
+// 425). Any other bridge answer (400, 401, 403, a text 404 for a missing route…) will not change.
+func termRetryable(err error) bool {
+	var ae *APIError
+	if !errors.As(err, &ae) {
+		return true
+	}
+	switch ae.Status {
+	case http.StatusRequestTimeout, http.StatusConflict, http.StatusTooEarly, http.StatusTooManyRequests:
+		return true
+	}
+	return ae.Status >= 500 || ae.Status < 400
+}
+
+// emitRefused ends the connection because the bridge refused a reconnect for good.
+func (t *TerminalConn) emitRefused(attempt int, op string, err error) {
+	t.emit(TermEvent{Kind: TermFailed, Cursor: t.Cursor(), Attempt: attempt,
+		Reason: fmt.Sprintf("bridge refused the reconnect (%s: %s)", op, termErrSummary(err)),
+		Err:    fmt.Errorf("terminal %s: reconnect: %w", t.terminal, err)})
 }
 
 // emitLost reports the terminal gone with the evidence a follow-up GET /running gives.

@@ -30,6 +30,9 @@ type connFault struct {
 	closeText       string // reason text
 	badLength       bool   // announce a wrong byteLength for the first chunk
 	noPong          bool   // ignore pings (a dead link that still holds the TCP connection)
+	// stallAfterChunks > 0: after this many chunks, send nothing more (not even the exit) while the
+	// socket stays open and pings are answered, like a middlebox that stopped relaying.
+	stallAfterChunks int
 }
 
 type fakeTermServer struct {
@@ -51,6 +54,8 @@ type fakeTermServer struct {
 	inputs      [][]byte
 	controls    []string
 	refuse      bool // handshake answers 503
+	refuseWith  int  // handshake answers this status with a JSON error (0: off)
+	lookups     int  // GET terminal calls
 	dropGen     int  // bumping it cuts every open connection abruptly
 }
 
@@ -123,13 +128,19 @@ func (f *fakeTermServer) writeJSON(w http.ResponseWriter, status int, v any) {
 }
 
 func (f *fakeTermServer) serve(w http.ResponseWriter, r *http.Request) {
-	if r.Header.Get("Authorization") != "Bearer "+f.token {
+	f.mu.Lock()
+	token := f.token
+	f.mu.Unlock()
+	if r.Header.Get("Authorization") != "Bearer "+token {
 		f.writeJSON(w, 401, map[string]string{"error": "Unauthorized", "code": "unauthorized"})
 		return
 	}
 	parts := strings.Split(strings.TrimPrefix(r.URL.Path, "/v1/sandbox/"), "/")
 	f.mu.Lock()
-	gone, inc, exited, refuse := f.gone, f.incarnation, f.exited, f.refuse
+	gone, inc, exited, refuse, refuseWith := f.gone, f.incarnation, f.exited, f.refuse, f.refuseWith
+	if len(parts) == 3 && parts[1] == "terminals" {
+		f.lookups++
+	}
 	f.mu.Unlock()
 	switch {
 	case len(parts) == 2 && parts[1] == "running":
@@ -151,6 +162,10 @@ func (f *fakeTermServer) serve(w http.ResponseWriter, r *http.Request) {
 		}
 		if refuse {
 			http.Error(w, "WebSocket upgrade failed", 503)
+			return
+		}
+		if refuseWith != 0 {
+			f.writeJSON(w, refuseWith, map[string]string{"error": "refused", "code": "invalid_request"})
 			return
 		}
 		f.connect(w, r)
@@ -276,6 +291,10 @@ func (f *fakeTermServer) connect(w http.ResponseWriter, r *http.Request) {
 		if ch == nil {
 			next++
 			continue
+		}
+		if fl.stallAfterChunks > 0 && sent == fl.stallAfterChunks {
+			<-done // the reader keeps answering pings until the client gives up on the socket
+			return
 		}
 		if fl.dropAfterChunks > 0 && sent == fl.dropAfterChunks {
 			if fl.closeCode == 0 {

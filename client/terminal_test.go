@@ -402,3 +402,125 @@ func TestTerminalSilentDeadLinkIsADrop(t *testing.T) {
 		t.Fatalf("out %q events %s, then %d more", out, kinds(evs), len(conn.Events()))
 	}
 }
+
+// A socket that stays open, answers pings and relays nothing: while the bridge says the terminal
+// runs the silence is legitimate (the connection stays), once it says exited the link counts as
+// stalled and the resume from the cursor delivers the rest and the exit.
+func TestTerminalStalledLinkNoticedByStatus(t *testing.T) {
+	f := newFakeTermServer(t)
+	want := numbered(5)
+	for i := 0; i < 5; i++ {
+		f.output(want[i*10 : (i+1)*10])
+	}
+	f.setFault(1, connFault{stallAfterChunks: 2})
+	opts := fastOpts()
+	opts.KeepAlive = 10 * time.Millisecond // pings are answered: they must not end the connection
+	opts.QuietCheck = 20 * time.Millisecond
+	conn, err := f.client().ConnectTerminal(context.Background(), "abc", "t1", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	n := 0
+	out, evs := collect(t, conn, func(e TermEvent) bool {
+		if e.Kind == TermOutput {
+			n++
+		}
+		return n == 2
+	})
+	// Wait until the silent link was checked several times while running.
+	for {
+		f.mu.Lock()
+		lookups := f.lookups
+		f.mu.Unlock()
+		if lookups >= 4 { // the connect's own lookup + three quiet checks
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	for len(conn.Events()) > 0 {
+		ev := <-conn.Events()
+		evs = append(evs, ev)
+	}
+	for _, e := range evs {
+		if e.Kind != TermReady && e.Kind != TermOutput {
+			t.Fatalf("a silent running terminal was treated as broken: %s", kinds(evs))
+		}
+	}
+	f.exit(0)
+	more, evs2 := collect(t, conn, nil)
+	out = append(out, more...)
+	evs = append(evs, evs2...)
+	if !bytes.Equal(out, want) {
+		t.Fatalf("output %q, want %q (events %s)", out, want, kinds(evs))
+	}
+	last := evs[len(evs)-1]
+	if last.Kind != TermExited || last.Exit == nil || last.Exit.Code != 0 {
+		t.Fatalf("events %s", kinds(evs))
+	}
+	var stalled bool
+	for _, e := range evs {
+		stalled = stalled || e.Kind == TermInterrupted && errors.Is(e.Err, ErrTerminalStalled) && strings.Contains(e.Reason, "stalled")
+	}
+	if !stalled {
+		t.Fatalf("no stalled interruption: %s", kinds(evs))
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.queries) != 2 || !strings.Contains(f.queries[1], "cursor=c2") || strings.Contains(f.queries[1], "cols=") {
+		t.Fatalf("connect queries %q", f.queries)
+	}
+}
+
+// A bridge answer that no retry can change ends the connection at the first reconnect attempt,
+// with the typed error; the token never shows.
+func TestTerminalRefusedReconnectFailsAtOnce(t *testing.T) {
+	cases := []struct {
+		name   string
+		refuse func(f *fakeTermServer)
+		is     error
+	}{
+		{"401 token rotated (lookup)", func(f *fakeTermServer) { f.token = "rotated-token" }, ErrUnauthorized},
+		{"400 on the handshake", func(f *fakeTermServer) { f.refuseWith = 400 }, ErrInvalidRequest},
+		{"403 on the handshake", func(f *fakeTermServer) { f.refuseWith = 403 }, ErrInvalidRequest},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFakeTermServer(t)
+			token := f.token
+			conn, err := f.client().ConnectTerminal(context.Background(), "abc", "t1", fastOpts())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			collect(t, conn, func(e TermEvent) bool { return e.Kind == TermReady })
+			f.mu.Lock()
+			tc.refuse(f)
+			f.mu.Unlock()
+			f.dropAll()
+			_, evs := collect(t, conn, nil)
+			last := evs[len(evs)-1]
+			if last.Kind != TermFailed || !errors.Is(last.Err, tc.is) || last.Attempt != 1 {
+				t.Fatalf("last %+v; events %s", last, kinds(evs))
+			}
+			if got := strings.Count(kinds(evs), string(TermReconnecting.String())); got != 1 {
+				t.Fatalf("%d reconnect attempts: %s", got, kinds(evs))
+			}
+			if strings.Contains(last.Err.Error()+last.Reason, token) {
+				t.Fatal("token in error")
+			}
+		})
+	}
+}
+
+func TestTermRetryable(t *testing.T) {
+	for status, want := range map[int]bool{400: false, 401: false, 403: false, 404: false, 405: false, 413: false,
+		408: true, 409: true, 425: true, 429: true, 500: true, 502: true, 503: true} {
+		if got := termRetryable(&APIError{Status: status}); got != want {
+			t.Errorf("%d: retryable %v, want %v", status, got, want)
+		}
+	}
+	if !termRetryable(&TransportError{Op: "dial", Err: errors.New("reset")}) {
+		t.Error("transport failure not retryable")
+	}
+}

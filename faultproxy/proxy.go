@@ -30,7 +30,8 @@ type Proxy struct {
 	rules    []*Rule
 	all      []*Rule // every rule ever added, so Clear releases used-up rules' stalls too
 	stats    Stats
-	requests []Request
+	requests []Request // the most recent requests; requests[0] is number reqBase
+	reqBase  int
 	wsConns  map[*wsPair]struct{}
 	wg       sync.WaitGroup // WebSocket relays
 }
@@ -201,7 +202,11 @@ func (p *Proxy) Stats() Stats {
 	return p.stats
 }
 
-// Requests returns the requests received so far, oldest first.
+// maxRecords bounds the request log so long soak runs stay small; the oldest half is dropped
+// when it is full.
+const maxRecords = 20000
+
+// Requests returns the requests received so far (at most the latest 20,000), oldest first.
 func (p *Proxy) Requests() []Request {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -216,8 +221,8 @@ func (p *Proxy) addStat(f func(*Stats)) {
 
 func (p *Proxy) setStatus(idx, status int) {
 	p.mu.Lock()
-	if idx >= 0 && idx < len(p.requests) {
-		p.requests[idx].Status = status
+	if i := idx - p.reqBase; i >= 0 && i < len(p.requests) {
+		p.requests[i].Status = status
 	}
 	p.mu.Unlock()
 }
@@ -253,8 +258,13 @@ func (p *Proxy) pick(r *http.Request, ws bool) (applied, int) {
 	if a.active {
 		rec.Fault = a.fault.String()
 	}
+	if len(p.requests) >= maxRecords {
+		n := copy(p.requests, p.requests[maxRecords/2:])
+		p.requests = p.requests[:n]
+		p.reqBase += maxRecords / 2
+	}
 	p.requests = append(p.requests, rec)
-	return a, len(p.requests) - 1
+	return a, p.reqBase + len(p.requests) - 1
 }
 
 func (r *Rule) matches(req *http.Request, ws bool) bool {

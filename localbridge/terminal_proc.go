@@ -45,7 +45,7 @@ func readProcStat(pid int) (procInfo, bool) {
 }
 
 // treePIDs lists the live processes that belong to root's terminal: its session, its process
-// group and its descendants. root itself is included while it exists.
+// group and its descendants (root itself included while it exists, as its session leader).
 func treePIDs(root int) []int {
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
@@ -85,7 +85,7 @@ func treePIDs(root int) []int {
 		if pid == self {
 			continue
 		}
-		if pid == root || member(pi) {
+		if member(pi) { // the root itself is its own session
 			out = append(out, pid)
 		}
 	}

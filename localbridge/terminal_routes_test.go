@@ -51,7 +51,7 @@ func termCall(t *testing.T, b *bridgetest.Bridge, method, path, body string, hdr
 	return termResp{res.StatusCode, res.Header.Get("Content-Type"), string(data)}
 }
 
-func errJSON(msg, code string) string {
+func termErrJSON(msg, code string) string {
 	b, _ := json.Marshal(struct {
 		Error string `json:"error"`
 		Code  string `json:"code"`
@@ -78,7 +78,7 @@ func TestTerminalRoutesValidation(t *testing.T) {
 	bad := func(body, msg string) {
 		t.Helper()
 		r := termCall(t, b, "POST", base, body, "Content-Type", "application/json")
-		if r.status != 400 || r.body != errJSON(msg, "invalid_request") || r.ctype != "application/json" {
+		if r.status != 400 || r.body != termErrJSON(msg, "invalid_request") || r.ctype != "application/json" {
 			t.Errorf("POST %s → %d %s %s, want 400 %q", body, r.status, r.ctype, r.body, msg)
 		}
 	}
@@ -112,7 +112,7 @@ func TestTerminalRoutesValidation(t *testing.T) {
 		if strings.HasSuffix(path, "interrupt") {
 			method = "POST"
 		}
-		if r := termCall(t, b, method, path, ""); r.status != 400 || r.body != errJSON("Invalid terminal ID format", "invalid_request") {
+		if r := termCall(t, b, method, path, ""); r.status != 400 || r.body != termErrJSON("Invalid terminal ID format", "invalid_request") {
 			t.Errorf("%s %s → %d %s", method, path, r.status, r.body)
 		}
 	}
@@ -124,7 +124,7 @@ func TestTerminalRoutesValidation(t *testing.T) {
 		if strings.HasSuffix(tc.path, "connect") {
 			hdr = []string{"Upgrade", "websocket"}
 		}
-		if r := termCall(t, b, tc.method, tc.path, "", hdr...); r.status != 404 || r.body != errJSON("Terminal not found", "not_found") {
+		if r := termCall(t, b, tc.method, tc.path, "", hdr...); r.status != 404 || r.body != termErrJSON("Terminal not found", "not_found") {
 			t.Errorf("%s %s → %d %s", tc.method, tc.path, r.status, r.body)
 		}
 	}
@@ -143,7 +143,7 @@ func TestTerminalRoutesValidation(t *testing.T) {
 		t.Errorf("list without container → %d %s", r.status, r.body)
 	}
 	for _, p := range []string{empty + "/a..b", empty + "/x/connect"} {
-		if r := termCall(t, b, "GET", p, ""); r.status != 404 || r.body != errJSON("Terminal not found", "not_found") {
+		if r := termCall(t, b, "GET", p, ""); r.status != 404 || r.body != termErrJSON("Terminal not found", "not_found") {
 			t.Errorf("GET %s without container → %d %s", p, r.status, r.body)
 		}
 	}
@@ -175,13 +175,13 @@ func TestTerminalRoutesLifecycle(t *testing.T) {
 	}
 	// Connect checks, in order, before upgrading.
 	conn := base + "/" + snap.ID + "/connect"
-	if r := termCall(t, b, "GET", conn, ""); r.status != 400 || r.body != errJSON("WebSocket upgrade required", "invalid_request") {
+	if r := termCall(t, b, "GET", conn, ""); r.status != 400 || r.body != termErrJSON("WebSocket upgrade required", "invalid_request") {
 		t.Fatalf("connect without upgrade → %d %s", r.status, r.body)
 	}
-	if r := termCall(t, b, "GET", conn+"?cols=0&rows=5", "", "Upgrade", "websocket"); r.status != 400 || r.body != errJSON("cols must be a positive integer", "invalid_request") {
+	if r := termCall(t, b, "GET", conn+"?cols=0&rows=5", "", "Upgrade", "websocket"); r.status != 400 || r.body != termErrJSON("cols must be a positive integer", "invalid_request") {
 		t.Fatalf("connect bad cols → %d %s", r.status, r.body)
 	}
-	if r := termCall(t, b, "GET", conn+"?rows=x", "", "Upgrade", "websocket"); r.status != 400 || r.body != errJSON("rows must be a positive integer", "invalid_request") {
+	if r := termCall(t, b, "GET", conn+"?rows=x", "", "Upgrade", "websocket"); r.status != 400 || r.body != termErrJSON("rows must be a positive integer", "invalid_request") {
 		t.Fatalf("connect bad rows → %d %s", r.status, r.body)
 	}
 	// Without the token the upgrade is refused.
@@ -191,7 +191,7 @@ func TestTerminalRoutesLifecycle(t *testing.T) {
 	}
 	ws := dialTerm(t, b, wsURL+"?cols=100&rows=30")
 	readUntilText(t, ws, "# ", "$ ")
-	send(t, ws, websocket.BinaryMessage, "echo got-$X-$(stty size)\n")
+	termSend(t, ws, websocket.BinaryMessage, "echo got-$X-$(stty size)\n")
 	readUntilText(t, ws, "got-y-30 100")
 
 	// HTTP interrupt (no-op for an idle shell) and terminate.
@@ -263,7 +263,7 @@ func TestTerminalRoutesReplaceAndStop(t *testing.T) {
 		case !replace && (!errors.As(err, &ce) || ce.Code != websocket.CloseAbnormalClosure):
 			t.Fatalf("stop: %v (want an abrupt drop)", err)
 		}
-		if r := termCall(t, b, "GET", base+"/"+snap.ID, ""); r.status != 404 || r.body != errJSON("Terminal not found", "not_found") {
+		if r := termCall(t, b, "GET", base+"/"+snap.ID, ""); r.status != 404 || r.body != termErrJSON("Terminal not found", "not_found") {
 			t.Fatalf("old terminal after %v → %d %s", replace, r.status, r.body)
 		}
 	}
@@ -281,7 +281,7 @@ func dialTerm(t *testing.T, b *bridgetest.Bridge, u string) *websocket.Conn {
 	return ws
 }
 
-func send(t *testing.T, ws *websocket.Conn, typ int, s string) {
+func termSend(t *testing.T, ws *websocket.Conn, typ int, s string) {
 	t.Helper()
 	_ = ws.SetWriteDeadline(time.Now().Add(20 * time.Second))
 	if err := ws.WriteMessage(typ, []byte(s)); err != nil {

@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -457,15 +459,21 @@ func TestTerminalInterruptAndTerminate(t *testing.T) {
 
 func TestTerminalRunningWhileDescendantHoldsPTY(t *testing.T) {
 	h := newTermHarness(t)
-	// The root exits at once; a background child keeps the PTY open for a while.
-	term := h.create("sh", "-c", "trap '' HUP; (trap '' HUP; sleep 0.4; echo late) & echo early")
+	// The root exits at once; a background child keeps the PTY open until the test lets it go.
+	term := h.create("sh", "-c", "trap '' HUP; (trap '' HUP; while [ ! -e release ]; do sleep 0.02; done; echo late) & echo early")
 	c := h.dial(term.id, nil)
 	var s stream
 	c.readUntil(&s, contains("early"))
-	// Root gone, PTY still held: still running.
-	time.Sleep(100 * time.Millisecond)
+	// Root gone (reaped), PTY still held: still running.
+	waitFor(t, func() bool {
+		_, err := os.Stat(fmt.Sprintf("/proc/%d", term.pid))
+		return err != nil
+	})
 	if st := term.snapshot().Status; st != termRunning {
 		t.Fatalf("status %s while a descendant holds the PTY", st)
+	}
+	if err := os.WriteFile(filepath.Join(h.inc.workspace, "release"), nil, 0o600); err != nil {
+		t.Fatal(err)
 	}
 	c.readUntil(&s, nil)
 	if !strings.Contains(s.out.String(), "late") || s.exit == nil {
@@ -693,5 +701,16 @@ func checkContiguous(t *testing.T, term *terminal, s *stream) {
 			t.Fatalf("cursor %d: seq %d after %d", i, seq, prev)
 		}
 		prev = seq
+	}
+}
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(waitTimeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition never became true")
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }

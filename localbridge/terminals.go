@@ -221,7 +221,7 @@ func (t *terminalTable) create(spec termSpec) (*terminal, error) {
 	if !st.IsDir() {
 		return nil, fmt.Errorf("cwd %s: not a directory", show)
 	}
-	env, err := terminalEnv(spec.env, dir)
+	env, err := terminalEnv(t.inc.workspace, spec.env, dir)
 	if err != nil {
 		return nil, err
 	}
@@ -296,43 +296,21 @@ func (t *terminalTable) resolveCwd(cwd string) (dir, show string) {
 	}
 }
 
-// terminalEnv is the child's environment: sandscope's own minus its secret, the request's overlay,
-// PWD, and TERM forced to xterm-256color.
-func terminalEnv(overlay map[string]string, dir string) ([]string, error) {
-	vars := map[string]string{}
-	var order []string
-	set := func(k, v string) {
-		if _, ok := vars[k]; !ok {
-			order = append(order, k)
-		}
-		vars[k] = v
-	}
-	for _, kv := range os.Environ() {
-		k, v, ok := strings.Cut(kv, "=")
-		if !ok || k == "" || k == "SANDBOX_API_KEY" {
-			continue
-		}
-		set(k, v)
-	}
-	keys := make([]string, 0, len(overlay))
-	for k := range overlay {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		v := overlay[k]
+// terminalEnv is the child's environment: the same small base processes get (nothing of the
+// bridge's own environment beyond what tools need, so no secret of the host leaks in), the request's
+// overlay, and TERM forced to xterm-256color.
+func terminalEnv(home string, overlay map[string]string, dir string) ([]string, error) {
+	for k, v := range overlay {
 		if k == "" || strings.ContainsAny(k, "=\x00") || strings.ContainsRune(v, 0) {
 			return nil, fmt.Errorf("invalid environment variable name %q", k)
 		}
-		set(k, v)
 	}
-	set("PWD", dir)
-	set("TERM", "xterm-256color")
-	env := make([]string, 0, len(order))
-	for _, k := range order {
-		env = append(env, k+"="+vars[k])
+	merged := make(map[string]string, len(overlay)+1)
+	for k, v := range overlay {
+		merged[k] = v
 	}
-	return env, nil
+	merged["TERM"] = "xterm-256color"
+	return childEnv(home, dir, merged), nil
 }
 
 // readLoop copies PTY output into the log until the PTY reaches EOF (every holder of the slave side

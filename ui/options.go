@@ -46,6 +46,9 @@ type Options struct {
 	// embedded local bridge); Switch opens one. Without Switch the switcher is unavailable.
 	Contexts []string
 	Switch   SwitchFunc
+	// EmbeddedContext is the entry of Contexts that opens the embedded local bridge (the current
+	// one while no named context is open on it).
+	EmbeddedContext string
 
 	// Demo, when set, starts the demo scene on the embedded bridge: offered in a dialog on the first
 	// run, or started at once.

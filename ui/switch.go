@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
@@ -30,15 +31,16 @@ func (m *Model) openContexts() tea.Cmd {
 	}
 	opts := make([]string, len(m.opts.Contexts))
 	choice := 0
+	embedded := m.ctx.ContextName == "" && strings.HasPrefix(m.ctx.BridgeURL, "local:")
 	for i, n := range m.opts.Contexts {
 		opts[i] = "  " + common.SanitizeText(n)
-		if common.SanitizeText(n) == m.ctx.ContextName {
-			opts[i] = "● " + common.SanitizeText(n)
+		if common.SanitizeText(n) == m.ctx.ContextName || (embedded && n == m.opts.EmbeddedContext) {
+			opts[i] = "● " + common.SanitizeText(n) + " (current)"
 			choice = i
 		}
 	}
 	m.dialog = common.NewPick("context", "Switch context",
-		"Open another bridge. Every screen closes; processes keep running where they are.", opts)
+		"Open another bridge: every screen closes; processes keep running.", opts)
 	m.dialog.Choice = choice
 	return nil
 }

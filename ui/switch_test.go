@@ -12,6 +12,7 @@ import (
 
 	"sandscope/client"
 	"sandscope/themes"
+	"sandscope/ui/common"
 	"sandscope/ui/internal/uitest"
 )
 
@@ -38,7 +39,7 @@ func TestContextSwitchResetsScreens(t *testing.T) {
 	remote.Sandboxes = []client.SandboxInfo{{ID: "cloudbox", Running: true}}
 	var asked []string
 	m := newRootWith(t, local, Options{
-		Contexts: []string{"local (embedded)", "cloud"},
+		Contexts: []string{"cloud", "local (embedded)"}, EmbeddedContext: "local (embedded)",
 		Switch: func(ctx context.Context, name string) (Target, error) {
 			asked = append(asked, name)
 			if name == "broken" {
@@ -56,10 +57,10 @@ func TestContextSwitchResetsScreens(t *testing.T) {
 	}
 	step(m, uitest.Key("C"), 0)
 	v := m.View()
-	if !strings.Contains(v, "Switch context") || !strings.Contains(v, "cloud") {
-		t.Fatalf("no picker:\n%s", v)
+	if !strings.Contains(v, "Switch context") || !strings.Contains(v, "cloud") || !strings.Contains(v, "● local (embedded) (current)") {
+		t.Fatalf("no picker, or the current bridge is not marked:\n%s", v)
 	}
-	step(m, uitest.Key("down"), 0)
+	step(m, uitest.Key("up"), 0)
 	step(m, uitest.Key("enter"), 3)
 	if len(asked) != 1 || asked[0] != "cloud" {
 		t.Fatalf("switch asked %v", asked)
@@ -141,5 +142,17 @@ func TestFirstRunDemoOffer(t *testing.T) {
 				t.Fatal("the demo did not start after y")
 			}
 		}
+	}
+}
+
+func TestAttachFailureIsShown(t *testing.T) {
+	br := uitest.NewBridge()
+	m := newRootWith(t, br, Options{})
+	step(m, common.AttachTerminalMsg{Sandbox: "sb", Terminal: client.Terminal{ID: "t1"}}, 2)
+	if !br.Called("connect t1") {
+		t.Fatalf("no connection attempt: %v", br.Calls)
+	}
+	if v := m.View(); !strings.Contains(v, "attach terminal t1") {
+		t.Fatalf("the failure is not shown:\n%s", v)
 	}
 }

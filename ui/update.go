@@ -75,6 +75,11 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case attachDoneMsg:
 		m.attachDone(msg)
 		return m, nil
+	case termpane.FocusLeftMsg:
+		k := m.ctx.Keys
+		m.status, m.statusLevel = fmt.Sprintf("keys back to sandscope: %s refocuses the terminal, %s attaches full screen, %s closes the pane",
+			k.FocusPane.Help().Key, k.Attach.Help().Key, k.Back.Help().Key), common.Info
+		return m, m.broadcast(msg)
 	case termpane.ActionMsg:
 		return m, m.paneAction(msg)
 	case contextTargetMsg:
