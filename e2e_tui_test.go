@@ -422,7 +422,12 @@ func TestE2ETUILogLostMidStream(t *testing.T) {
 	// The sandbox screen: the sandbox runs incarnation #2, the process stays listed with its
 	// incarnation and last known state, and the timeline shows both incarnations.
 	s.keys("Escape")
-	s.waitFor("the lost process in the list", "Sandbox e2e", "incarnation #2", "STALE #1 · was RUNNING")
+	// (LOST when the watcher saw it vanish, STALE #1 · was RUNNING when it saw the new
+	// container first: both keep the process listed with what was last known)
+	s.waitUntil("the lost process in the list", func(sc string) bool {
+		return strings.Contains(sc, "Sandbox e2e") && strings.Contains(sc, "incarnation #2") &&
+			(strings.Contains(sc, "LOST ") || strings.Contains(sc, "STALE #1 · was RUNNING"))
+	})
 	s.keys("Tab")
 	s.keys("Tab")
 	sc = s.waitFor("the incarnation timeline", "#1", "#2")
@@ -518,6 +523,24 @@ func TestE2ETUITerminalPaneAndAttach(t *testing.T) {
 	sc = s.waitFor("back in the TUI on the same screen", "sandscope │", "› terminal", "▌term ", "detached from terminal")
 	s.checkFrame(sc)
 
+	// Interrupt reaches the terminal's program: its INT trap prints the (computed) proof.
+	s.keys("Enter")
+	s.waitFor("the pane focused again", "focused (")
+	s.typeText(`sh -c 'trap "echo int-\$((2*4)); exit 0" INT; echo trap-set; while :; do sleep 1; done'`)
+	s.keys("Enter")
+	s.waitUntil("the trap set", func(sc string) bool {
+		for _, r := range lines(sc) {
+			if strings.TrimSpace(r) == "trap-set" {
+				return true
+			}
+		}
+		return false
+	})
+	s.keys("C-]")
+	s.waitUntil("focus left", func(sc string) bool { return !strings.Contains(sc, "focused (") })
+	s.keys("i")
+	s.waitFor("the interrupt and the program's answer", "sent SIGINT to terminal", "int-8")
+
 	// The container goes away under the open pane.
 	if err := b.Server.ReplaceSandbox("e2e"); err != nil {
 		t.Fatal(err)
@@ -526,6 +549,20 @@ func TestE2ETUITerminalPaneAndAttach(t *testing.T) {
 	s.checkFrame(sc)
 	s.keys("Escape")
 	s.waitFor("the sandbox screen", "Sandbox e2e", "incarnation #2")
+
+	// A new terminal in the new container, terminated from the pane: its ending shows.
+	s.keys("s")
+	s.waitFor("the new-terminal form", "New terminal in e2e")
+	s.keys("Enter")
+	s.waitFor("the focused pane", "▌term ", "LIVE", "focused (")
+	s.keys("C-]")
+	s.waitUntil("focus left", func(sc string) bool { return !strings.Contains(sc, "focused (") })
+	s.keys("T")
+	// (an interactive bash ignores SIGTERM, so the SIGKILL that follows ends it: KILLED 9)
+	sc = s.waitUntil("the terminated terminal", func(sc string) bool {
+		return strings.Contains(sc, "terminating terminal") && (strings.Contains(sc, "KILLED") || strings.Contains(sc, "EXITED"))
+	})
+	s.checkFrame(sc)
 }
 
 // TestE2ETUIQuitEndsProcess checks that q (confirmed while a watcher is attached) ends sandscope:

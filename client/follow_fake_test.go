@@ -39,7 +39,8 @@ type fakeBridge struct {
 	hideIncarnation bool // behave like the real bridge: no incarnation fields
 	garbleAt        int  // on the first connection, garble the JSON of the event with this seq (0: never)
 	garbledSent     bool
-	retainEvents    int // keep only this many newest events (0: all)
+	retainEvents    int  // keep only this many newest events (0: all)
+	opaque          bool // cursors in a format the client cannot parse ("op" + the canonical one)
 }
 
 type fakeProc struct {
@@ -233,8 +234,15 @@ func (f *fakeBridge) serveLogs(w http.ResponseWriter, r *http.Request, id string
 		return
 	}
 	next := 1
+	f.mu.Lock()
+	opaque := f.opaque
+	f.mu.Unlock()
 	if hasSince {
-		c := ParseCursor(since[0])
+		raw := since[0]
+		if opaque {
+			raw = strings.TrimPrefix(raw, "op")
+		}
+		c := ParseCursor(raw)
 		f.mu.Lock()
 		n := len(p.events)
 		f.mu.Unlock()
@@ -294,6 +302,10 @@ func (f *fakeBridge) serveLogs(w http.ResponseWriter, r *http.Request, id string
 				return
 			}
 			line := eventLine(store, seq, ev)
+			if opaque {
+				cur := FormatCursor(store, int64(seq))
+				line = strings.Replace(line, `"`+cur+`"`, `"op`+cur+`"`, 1)
+			}
 			if seq == garble {
 				f.mu.Lock()
 				f.garbledSent = true

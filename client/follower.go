@@ -526,9 +526,9 @@ func (r *follower) settleGap(cur Cursor) bool {
 		g := r.pendingGap
 		if g == nil {
 			g = &GapInfo{Reason: GapTruncated, Bytes: -1, Events: -1, FromCursor: r.last.Raw}
-			if restarted {
-				g.Reason = GapInvalidCursor
-			}
+		}
+		if restarted {
+			g.Reason = GapInvalidCursor
 		}
 		r.pendingGap = g
 		return r.flushGap(cur.Raw)

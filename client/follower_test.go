@@ -168,14 +168,83 @@ func TestFollowInvalidCursorRestartsWithoutDuplicates(t *testing.T) {
 	if string(out) != "abcdefghij" {
 		t.Fatalf("output %q (%v)", out, logKinds(evs))
 	}
-	var gap *GapInfo
-	for _, e := range evs {
-		if e.Kind == Gap && gap == nil {
-			gap = e.Gap
-		}
+	// The restart from the oldest retained event replays seq 1..4 (dropped as already shown) and
+	// continues at 5: the cursor numbers prove nothing is missing, so no gap is shown.
+	if countKind(evs, Gap) != 0 || countKind(evs, Resumed) == 0 || evs[len(evs)-1].Kind != Ended {
+		t.Fatalf("events %v", logKinds(evs))
 	}
-	if gap == nil || gap.Reason != GapInvalidCursor || gap.FromCursor != FormatCursor("p1", 4) {
-		t.Fatalf("gap %+v events %v", gap, logKinds(evs))
+}
+
+// After a text 500 on resume the follower restarts from the oldest retained event. Whether that
+// shows a gap is decided by sequence numbers: none when the evicted head was already shown (even
+// though the bridge sends `truncated`), one with the exact missing count when it was not, and a
+// conservative one when cursors cannot be parsed.
+func TestFollowRestartGapOnlyWithEvidence(t *testing.T) {
+	cases := []struct {
+		name    string
+		retain  int // events retained from the second connection on (10 outputs + terminal = 11)
+		opaque  bool
+		wantOut string
+		wantGap *GapInfo
+	}{
+		{name: "evicted head already shown", retain: 9, wantOut: "abcdefghij"}, // truncated, then seq 3, 4 again
+		{name: "evicted past the last shown", retain: 3, wantOut: "abcdij",
+			wantGap: &GapInfo{Reason: GapInvalidCursor, Events: 4, FromCursor: FormatCursor("p1", 4), ToCursor: FormatCursor("p1", 9)}},
+		{name: "opaque cursors", opaque: true, wantOut: "abcdabcdefghij",
+			wantGap: &GapInfo{Reason: GapRestarted, Events: -1, FromCursor: "op" + FormatCursor("p1", 4)}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			fb := newFakeBridge(t)
+			fb.addProcess("p1")
+			for i := 0; i < 10; i++ {
+				fb.write("p1", "stdout", []byte{byte('a' + i)})
+			}
+			fb.exit("p1", 0)
+			fb.opaque = tc.opaque
+			line := len(eventLine("p1", 1, fakeEvent{typ: "stdout", data: []byte("a")}))
+			if tc.opaque {
+				line += 2
+			}
+			fb.cutAfter = func(conn int) int {
+				if conn == 1 {
+					return line*4 + 5 // four events delivered, the fifth cut
+				}
+				return 0
+			}
+			fb.openStatus = func(conn int, since string) int {
+				if conn >= 2 {
+					fb.retainEvents = tc.retain // called under fb.mu
+				}
+				if conn == 2 {
+					return 500 // the resume from seq 4 is refused once
+				}
+				return 0
+			}
+			evs := logCollect(t, fb.client(t).Follow(context.Background(), "sbx", "p1", followFastOpts()), 10*time.Second)
+			out, _ := logDataOf(evs)
+			if string(out) != tc.wantOut || evs[len(evs)-1].Kind != Ended {
+				t.Fatalf("output %q, want %q (%v)", out, tc.wantOut, logKinds(evs))
+			}
+			var gaps []*GapInfo
+			for _, e := range evs {
+				if e.Kind == Gap {
+					gaps = append(gaps, e.Gap)
+				}
+			}
+			switch {
+			case tc.wantGap == nil && len(gaps) != 0:
+				t.Fatalf("false gap %+v (%v)", gaps[0], logKinds(evs))
+			case tc.wantGap != nil && len(gaps) != 1:
+				t.Fatalf("%d gaps, want 1 (%v)", len(gaps), logKinds(evs))
+			case tc.wantGap != nil:
+				g := *gaps[0]
+				if g.Reason != tc.wantGap.Reason || g.Events != tc.wantGap.Events || g.FromCursor != tc.wantGap.FromCursor ||
+					(tc.wantGap.ToCursor != "" && g.ToCursor != tc.wantGap.ToCursor) {
+					t.Fatalf("gap %+v, want %+v", g, *tc.wantGap)
+				}
+			}
+		})
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 
 	"sandscope/client"
 	"sandscope/faultproxy"
+	"sandscope/localbridge"
 	"sandscope/localbridge/bridgetest"
 )
 
@@ -56,20 +57,20 @@ func newClient(t *testing.T, url, token string) *client.Client {
 	return c
 }
 
-// 60 random cuts of a ~20 MB stream: the followed output must equal, byte for byte, what the process
+// 200 random cuts of a ~20 MB stream: the followed output must equal, byte for byte, what the process
 // wrote (tee'd to a workspace file and read back through the files API), each cut visible as
 // Interrupted → Resumed, and no gap. Retention is raised above the stream size so a reader that falls
 // behind cannot hide behind eviction: any truncation would show up as a Gap and fail the test.
-// The local bridge reads a fast writer's pipe in chunks of up to 256 KiB (about 350 KB as one SSE
-// event), and a cut inside the first event of a stream resumes nothing; cut offsets therefore range
-// over 1.2 MB so that most cuts fall after at least one whole event, and the retry budget allows
-// several unlucky cuts in a row.
+// The bridge reads the pipe in reads of at most 16 KiB here (about 22 KB as one SSE event), so cut
+// offsets of up to 150 KB land past the first event almost always and 200 of them fit in the stream.
 func TestFollowThroughRandomCutsOfA20MBStream(t *testing.T) {
-	b := bridgetest.Start(t, bridgetest.WithProcessLogLimits(64<<20, 1_000_000))
+	const cuts = 200
+	b := bridgetest.Start(t, bridgetest.WithProcessLogLimits(64<<20, 1_000_000),
+		bridgetest.WithConfig(func(c *localbridge.Config) { c.ProcessReadSize = 16 << 10 }))
 	p := faultproxy.New(b.URL)
 	defer p.Close()
 	rng := rand.New(rand.NewPCG(7, 11))
-	rule := p.Add(faultproxy.Rule{Path: "/logs", Times: 60, Fault: faultproxy.CutAfterRandom(rng, 1_200_000)})
+	rule := p.Add(faultproxy.Rule{Path: "/logs", Times: cuts, Fault: faultproxy.CutAfterRandom(rng, 150_000)})
 
 	direct := newClient(t, b.URL, b.Token)
 	ctx := context.Background()
@@ -96,8 +97,8 @@ func TestFollowThroughRandomCutsOfA20MBStream(t *testing.T) {
 	}
 	hits := rule.Hits()
 	t.Logf("%d cuts applied, %d interrupted, %d resumed", hits, n[client.Interrupted], n[client.Resumed])
-	if hits < 30 {
-		t.Fatalf("only %d cuts applied", hits)
+	if hits != cuts {
+		t.Fatalf("only %d of %d cuts applied", hits, cuts)
 	}
 	// A cut placed beyond the end of the final stream never bites; every other one must be seen.
 	if n[client.Interrupted] < hits-1 || n[client.Interrupted] > hits || n[client.Resumed] != n[client.Interrupted] {

@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -38,9 +37,9 @@ type ConnectOptions struct {
 	// QuietCheck is how long the connection may stay silent before the terminal's status is looked
 	// up (default 2s; negative: never). Pings alone cannot catch a link that a middlebox keeps
 	// answering while nothing is relayed: when the bridge says the terminal has ended (or is gone)
-	// yet neither a message nor a byte arrived for QuietCheck, the link counts as stalled and is
-	// resumed from the cursor. While the terminal runs, the interval doubles up to 32× (a terminal
-	// may be silent for hours) and starts over with the next message.
+	// yet no message byte arrived for QuietCheck (pongs do not count), the link counts as stalled
+	// and is resumed from the cursor. While the terminal runs, the interval doubles up to 32× (a
+	// terminal may be silent for hours) and starts over with the next message.
 	QuietCheck time.Duration
 }
 
@@ -275,19 +274,7 @@ func (t *TerminalConn) dial(ctx context.Context, running bool) (*websocket.Conn,
 	t.mu.Unlock()
 	u.RawQuery = q.Encode()
 
-	nd := net.Dialer{Timeout: t.opts.DialTimeout}
-	d := websocket.Dialer{
-		HandshakeTimeout: t.opts.DialTimeout,
-		// Every byte read off the socket is timestamped, so the quiet check can tell a stalled
-		// link from a large frame still arriving.
-		NetDialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-			c, err := nd.DialContext(ctx, network, addr)
-			if err != nil {
-				return nil, err
-			}
-			return &activityConn{Conn: c}, nil
-		},
-	}
+	d := websocket.Dialer{HandshakeTimeout: t.opts.DialTimeout}
 	h := t.c.termAuthHeader()
 	dctx, cancel := context.WithTimeout(ctx, t.opts.DialTimeout)
 	defer cancel()

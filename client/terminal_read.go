@@ -5,10 +5,10 @@ package client
 
 import (
 	"context"
-	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"sync"
@@ -74,7 +74,7 @@ func (t *TerminalConn) readLoop(ws *websocket.Conn, resumedAttempt int) (out rea
 	defer stop()
 	alive := t.keepAlive(ws)
 	defer alive()
-	quiet := &quietState{bytes: activityOf(ws)}
+	quiet := &quietState{}
 	watch := t.watchQuiet(ws, quiet)
 	defer watch()
 
@@ -91,9 +91,7 @@ func (t *TerminalConn) readLoop(ws *websocket.Conn, resumedAttempt int) (out rea
 		return readOutcome{progressed: out.progressed, code: closeProtocolError, reason: "protocol error", err: err}
 	}
 	for {
-		quiet.waitingSince.Store(time.Now().UnixNano())
-		mt, p, err := ws.ReadMessage()
-		quiet.waitingSince.Store(0)
+		mt, p, err := quiet.readMessage(ws)
 		if err == nil && t.opts.KeepAlive > 0 {
 			_ = ws.SetReadDeadline(time.Now().Add(3 * t.opts.KeepAlive))
 		}
@@ -209,55 +207,53 @@ func (t *TerminalConn) keepAlive(ws *websocket.Conn) (stop func()) {
 	return func() { close(done); wg.Wait() }
 }
 
-// activityConn timestamps every read that returned bytes: the quiet check's proof that a link
-// is still carrying something (a large frame arriving slowly) even while no message completes.
-type activityConn struct {
-	net.Conn
-	lastRead atomic.Int64 // unix nanoseconds of the last read that returned bytes
-}
-
-func (c *activityConn) Read(p []byte) (int, error) {
-	n, err := c.Conn.Read(p)
-	if n > 0 {
-		c.lastRead.Store(time.Now().UnixNano())
-	}
-	return n, err
-}
-
-// activityOf finds the byte timestamps under ws (through TLS for wss); nil when ws was not
-// dialled by this package.
-func activityOf(ws *websocket.Conn) *atomic.Int64 {
-	c := ws.NetConn()
-	if tc, ok := c.(*tls.Conn); ok {
-		c = tc.NetConn()
-	}
-	if ac, ok := c.(*activityConn); ok {
-		return &ac.lastRead
-	}
-	return nil
-}
-
 // quietState is shared between readLoop and its quiet watcher.
 type quietState struct {
-	// waitingSince is when readLoop began waiting for the next message (unix nanoseconds), 0 while
-	// it handles one: time spent handing output to a slow consumer is not silence on the link.
-	waitingSince atomic.Int64
-	bytes        *atomic.Int64 // last byte off the socket; nil when unknown
+	// lastData is when readLoop began waiting for the next message or last received a byte of
+	// one (unix nanoseconds); 0 while it handles a complete message: time spent handing output to
+	// a slow consumer is not silence on the link. Control frames (pongs) do not move it.
+	lastData atomic.Int64
 	// stalled is set (with the reason) before the watcher closes the socket, so that readLoop
 	// reports the drop as a stall rather than a plain connection loss.
 	stalled atomic.Pointer[string]
+}
+
+// readMessage is ws.ReadMessage that records, for the quiet watcher, every moment a data
+// message's bytes arrive (a large frame trickling in is not silence).
+func (q *quietState) readMessage(ws *websocket.Conn) (int, []byte, error) {
+	q.lastData.Store(time.Now().UnixNano())
+	defer q.lastData.Store(0)
+	mt, r, err := ws.NextReader()
+	if err != nil {
+		return mt, nil, err
+	}
+	q.lastData.Store(time.Now().UnixNano())
+	p, err := io.ReadAll(&progressReader{r: r, q: q})
+	return mt, p, err
+}
+
+type progressReader struct {
+	r io.Reader
+	q *quietState
+}
+
+func (p *progressReader) Read(b []byte) (int, error) {
+	n, err := p.r.Read(b)
+	if n > 0 {
+		p.q.lastData.Store(time.Now().UnixNano())
+	}
+	return n, err
 }
 
 // quietCheckGrowth bounds how far the interval between status lookups grows while a running
 // terminal stays silent.
 const quietCheckGrowth = 32
 
-// watchQuiet looks the terminal up whenever ws stays silent for the quiet interval. A terminal the
-// bridge reports ended (exited or error) or gone (404) cannot be waiting to send more on a healthy
-// link except its final messages, which would have arrived by then: if no byte came in for the base
-// interval either, the socket is closed as stalled and readLoop resumes from the cursor like after
-// any drop (the resume then delivers the rest and the exit, or decides lost). The returned func stops
-// the watcher and waits for it.
+// watchQuiet looks the terminal up whenever ws stays silent (no data message byte) for the quiet
+// interval. A terminal the bridge reports ended (exited or error) or gone (404) has nothing left to
+// send but its final messages, which a healthy link would have delivered by then: the socket is
+// closed as stalled and readLoop resumes from the cursor like after any drop (the resume then
+// delivers the rest and the exit, or decides lost). The returned func stops the watcher and waits.
 func (t *TerminalConn) watchQuiet(ws *websocket.Conn, q *quietState) (stop func()) {
 	base := t.opts.QuietCheck
 	if base <= 0 {
@@ -268,7 +264,7 @@ func (t *TerminalConn) watchQuiet(ws *websocket.Conn, q *quietState) (stop func(
 	go func() {
 		defer close(done)
 		interval := base
-		var lastWait int64 // the waitingSince the current interval belongs to
+		var lastWait int64 // the lastData value the current interval belongs to
 		next := time.Now().Add(base)
 		tm := time.NewTimer(base)
 		defer tm.Stop()
@@ -278,14 +274,14 @@ func (t *TerminalConn) watchQuiet(ws *websocket.Conn, q *quietState) (stop func(
 				return
 			case <-tm.C:
 			}
-			w := q.waitingSince.Load()
+			w := q.lastData.Load()
 			now := time.Now()
 			switch {
 			case w == 0:
 				// A message is being handled; look again one base interval later.
 				next = now.Add(base)
 			case w != lastWait:
-				// A message arrived since the last look: the silence starts over.
+				// Data arrived since the last look: the silence starts over.
 				lastWait, interval = w, base
 				next = time.Unix(0, w).Add(base)
 			}
@@ -293,24 +289,21 @@ func (t *TerminalConn) watchQuiet(ws *websocket.Conn, q *quietState) (stop func(
 				tm.Reset(max(time.Until(next), time.Millisecond))
 				continue
 			}
-			why, ended := t.quietVerdict(ctx, q, base)
+			why := t.quietVerdict(ctx, base)
 			if ctx.Err() != nil {
 				return
 			}
-			if why != "" && q.waitingSince.Load() == w {
+			if why != "" && q.lastData.Load() == w {
 				q.stalled.Store(&why)
 				_ = ws.Close()
 				return
 			}
-			switch {
-			case ended:
-				// Bytes still arriving, or a message came in during the lookup: judge again soon.
-				next = time.Now().Add(base)
-			default:
-				if interval < base*quietCheckGrowth {
-					interval *= 2
-				}
-				next = time.Now().Add(interval)
+			if why == "" && interval < base*quietCheckGrowth {
+				interval *= 2
+			}
+			next = time.Now().Add(interval)
+			if why != "" {
+				next = time.Now().Add(base) // data came in during the lookup: judge afresh
 			}
 			tm.Reset(max(time.Until(next), time.Millisecond))
 		}
@@ -319,28 +312,21 @@ func (t *TerminalConn) watchQuiet(ws *websocket.Conn, q *quietState) (stop func(
 }
 
 // quietVerdict asks the bridge about a silent terminal. It returns why the link counts as stalled,
-// or "" when the silence is explained (the terminal runs, bytes are still arriving, or the bridge
-// could not be asked: the pings decide about a dead bridge). ended reports that the bridge says
-// the terminal is over (or gone), whatever the verdict.
-func (t *TerminalConn) quietVerdict(ctx context.Context, q *quietState, base time.Duration) (why string, ended bool) {
+// or "" when the silence is explained (the terminal runs) or the bridge could not be asked (the
+// pings decide about a dead bridge).
+func (t *TerminalConn) quietVerdict(ctx context.Context, base time.Duration) string {
 	st, status, err := t.lookup(ctx)
-	if err != nil {
-		return "", false
-	}
 	switch {
+	case err != nil:
+		return ""
 	case status == http.StatusNotFound && errors.Is(st.err, ErrNotFound):
-		why = "silent while the bridge no longer knows the terminal"
+		return "silent while the bridge no longer knows the terminal"
 	case status != http.StatusOK:
-		return "", false
+		return ""
 	case st.term.Status == "exited" || st.term.Status == "error":
-		why = fmt.Sprintf("silent for %v although the bridge says the terminal %s", base, st.term.Status)
-	default:
-		return "", false
+		return fmt.Sprintf("silent for %v although the bridge says the terminal %s", base, st.term.Status)
 	}
-	if q.bytes != nil && time.Since(time.Unix(0, q.bytes.Load())) < base {
-		return "", true // a frame is still coming in
-	}
-	return why, true
+	return ""
 }
 
 // closed decides what a read error means: a drop to resume from, or an end.

@@ -454,7 +454,11 @@ func (s *Server) supervise(p *process, cmd *exec.Cmd, outR, errR *os.File, timeo
 	var pumps sync.WaitGroup
 	pump := func(f *os.File, kind seqlog.Kind) {
 		defer pumps.Done()
-		buf := make([]byte, 256<<10)
+		size := s.cfg.ProcessReadSize
+		if size <= 0 {
+			size = 256 << 10
+		}
+		buf := make([]byte, size)
 		for {
 			n, err := f.Read(buf)
 			if n > 0 {

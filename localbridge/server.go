@@ -42,6 +42,10 @@ type Config struct {
 	// on the real bridge).
 	ProcessLogBytes  int
 	ProcessLogEvents int
+	// ProcessReadSize is the largest pipe read that becomes one log event (default 256 KiB). The
+	// real bridge's chunking is whatever its pipe reads return; tests lower it to get many small
+	// events.
+	ProcessReadSize int
 	// Logf receives diagnostics (never the token). Nil discards them.
 	Logf func(format string, args ...any)
 }

@@ -154,6 +154,7 @@ func (m *Model) sortRows() {
 
 // refreshMsg carries one refresh's answers.
 type refreshMsg struct {
+	owner   *Model
 	gen     int
 	at      time.Time
 	listed  []client.SandboxInfo
@@ -170,7 +171,12 @@ type statusResult struct {
 	err         error
 }
 
-type tickMsg struct{ gen int }
+// tickMsg and refreshMsg name their model: after a context switch a new list must not take the
+// old one's answers.
+type tickMsg struct {
+	owner *Model
+	gen   int
+}
 
 type actionMsg struct {
 	op  string

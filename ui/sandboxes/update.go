@@ -19,7 +19,7 @@ func (m *Model) Update(msg tea.Msg) (common.Component, tea.Cmd) {
 	case refreshMsg:
 		return m, m.applyRefresh(msg)
 	case tickMsg:
-		if msg.gen != m.gen || m.inflight {
+		if msg.owner != m || msg.gen != m.gen || m.inflight {
 			return m, nil
 		}
 		return m, m.refresh()
@@ -230,7 +230,7 @@ func (m *Model) refresh() tea.Cmd {
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(base, common.CallTimeout)
 		defer cancel()
-		res := refreshMsg{gen: gen, status: map[string]statusResult{}}
+		res := refreshMsg{owner: m, gen: gen, status: map[string]statusResult{}}
 		listed := map[string]bool{}
 		// The list is an extension of sandscope's local bridge; a remote bridge answers it with
 		// its text 404 — after checking the token, so this also tells unauthorized and
@@ -282,7 +282,7 @@ func isConnErr(err error) bool {
 }
 
 func (m *Model) applyRefresh(msg refreshMsg) tea.Cmd {
-	if msg.gen != m.gen {
+	if msg.owner != m || msg.gen != m.gen {
 		return nil
 	}
 	m.inflight = false
@@ -298,7 +298,7 @@ func (m *Model) applyRefresh(msg refreshMsg) tea.Cmd {
 		gen := m.gen
 		return tea.Batch(
 			msgCmd(common.ConnMsg{Err: msg.connErr, RetryAt: m.retryAt, Attempts: m.failures}),
-			tea.Tick(wait, func(time.Time) tea.Msg { return tickMsg{gen: gen} }),
+			tea.Tick(wait, func(time.Time) tea.Msg { return tickMsg{owner: m, gen: gen} }),
 		)
 	}
 	hadErr := m.connErr != nil
@@ -369,7 +369,7 @@ func (m *Model) applyRefresh(msg refreshMsg) tea.Cmd {
 		m.cursor = max(len(m.rows)-1, 0)
 	}
 	gen := m.gen
-	cmds := []tea.Cmd{tea.Tick(refreshEvery, func(time.Time) tea.Msg { return tickMsg{gen: gen} })}
+	cmds := []tea.Cmd{tea.Tick(refreshEvery, func(time.Time) tea.Msg { return tickMsg{owner: m, gen: gen} })}
 	if hadErr {
 		cmds = append(cmds, msgCmd(common.ConnMsg{}))
 	}
