@@ -18,7 +18,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -30,35 +29,21 @@ import (
 // tuiWait bounds each wait for the screen.
 const tuiWait = 90 * time.Second
 
-var (
-	tuiBinOnce sync.Once
-	tuiBinDir  string
-	tuiBinPath string
-	tuiBinErr  error
-)
-
-// tuiBinary builds the real binary once per test run, into a temporary directory.
+// tuiBinary builds the real binary into the test's temporary directory (removed with it; the Go
+// build cache makes every build after the first one a link).
 func tuiBinary(t *testing.T) string {
 	t.Helper()
-	tuiBinOnce.Do(func() {
-		tuiBinDir, tuiBinErr = os.MkdirTemp("", "sandscope-tui-e2e-")
-		if tuiBinErr != nil {
-			return
-		}
-		tuiBinPath = filepath.Join(tuiBinDir, "sandscope")
-		if out, err := exec.Command("go", "build", "-o", tuiBinPath, ".").CombinedOutput(); err != nil {
-			tuiBinErr = fmt.Errorf("go build: %w\n%s", err, out)
-		}
-	})
-	if tuiBinErr != nil {
-		t.Fatal(tuiBinErr)
+	bin := filepath.Join(t.TempDir(), "sandscope")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	return tuiBinPath
+	return bin
 }
 
 // tuiSession is one tmux server (private socket) running sandscope in a 160×48 window.
 type tuiSession struct {
 	t      *testing.T
+	bin    string
 	tmux   string
 	socket string
 	env    []string
@@ -119,7 +104,7 @@ func tokenFile(t *testing.T, b *bridgetest.Bridge) string {
 // launchTUI starts sandscope with args in a new tmux server (socket under dir).
 func launchTUI(t *testing.T, tmuxPath, dir string, env []string, args ...string) *tuiSession {
 	t.Helper()
-	s := &tuiSession{t: t, tmux: tmuxPath, socket: filepath.Join(dir, "tmux.sock"), env: env}
+	s := &tuiSession{t: t, bin: tuiBinary(t), tmux: tmuxPath, socket: filepath.Join(dir, "tmux.sock"), env: env}
 	t.Cleanup(s.stop)
 	s.must("-f", "/dev/null", "new-session", "-d", "-s", "tui", "-x", "160", "-y", "48", s.launch(args...))
 	// OSC 52 from programs would create tmux paste buffers (the default only forwards them)
@@ -132,7 +117,7 @@ func launchTUI(t *testing.T, tmuxPath, dir string, env []string, args ...string)
 }
 
 func (s *tuiSession) launch(args ...string) string {
-	cmd := "exec " + strconv.Quote(tuiBinary(s.t))
+	cmd := "exec " + strconv.Quote(s.bin)
 	for _, a := range args {
 		cmd += " " + strconv.Quote(a)
 	}
