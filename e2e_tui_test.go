@@ -470,6 +470,10 @@ func TestE2ETUIHostileOutput(t *testing.T) {
 			t.Errorf("the screen holds %q", bad)
 		}
 	}
+	// the log's own status row stays above the mode and hint rows
+	if st := rows[len(rows)-4]; !strings.Contains(st, "LIVE") && !strings.Contains(st, "QUIET") {
+		t.Errorf("the log status row moved (%q):\n%s", st, sc)
+	}
 	// a frame later, still intact
 	time.Sleep(500 * time.Millisecond)
 	s.checkFrame(s.screen())

@@ -59,6 +59,7 @@ With no subcommand it opens the terminal UI, on a remote bridge when one is conf
 	pf.StringVar(&g.url, "url", "", "bridge URL (default: $SANDSCOPE_URL, the config's context, or a local bridge)")
 	pf.StringVar(&g.tokenFile, "token-file", "", "read the bridge token from this file (default: $SANDBOX_API_KEY)")
 	pf.StringVar(&g.context, "context", "", "use this context from the config file")
+	registerTUIFlags(root)
 	root.AddCommand(
 		newServeCmd(g),
 		newLsCmd(g),

@@ -18,7 +18,7 @@ func (m *Model) offerDemo() {
 		fmt.Sprintf("Start the demo scene? It fills sandbox %q on this embedded\n"+
 			"bridge with a build, a failing test run, a coding agent and a shell,\n"+
 			"then replaces the container: you see a LOST process and a new\n"+
-			"incarnation. Asked once; run it later with: sandscope demo", sb))
+			"incarnation. Asked once; start it later with: sandscope --demo", sb))
 }
 
 func (m *Model) demoSandbox() string {

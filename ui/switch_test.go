@@ -156,3 +156,20 @@ func TestAttachFailureIsShown(t *testing.T) {
 		t.Fatalf("the failure is not shown:\n%s", v)
 	}
 }
+
+func TestDemoOfferCtrlCQuitsWithoutAnswering(t *testing.T) {
+	br := uitest.NewBridge()
+	answered := false
+	m := newRootWith(t, br, Options{Demo: &DemoOptions{Offer: true,
+		Start:   func(context.Context) error { return nil },
+		Decided: func(bool) error { answered = true; return nil },
+	}})
+	m.Init()
+	_, cmd := m.Update(uitest.Key("ctrl+c"))
+	if cmd == nil {
+		t.Fatal("ctrl+c on the offer did not quit")
+	}
+	if _, ok := cmd().(tea.QuitMsg); !ok || answered {
+		t.Fatalf("ctrl+c: quit %T, answer recorded %v", cmd(), answered)
+	}
+}

@@ -130,6 +130,11 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 		return nil
 	}
 	if m.dialog != nil {
+		if m.dialog.ID == "demo" && msg.Type == tea.KeyCtrlC {
+			// leaving is not an answer: the offer stays for the next run
+			m.dialog = nil
+			return m.quit()
+		}
 		res, cmd := m.dialog.Update(msg, k)
 		if res == nil {
 			return cmd
