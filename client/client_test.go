@@ -173,13 +173,22 @@ func TestNewRejectsBadURLs(t *testing.T) {
 }
 
 func TestCapabilities(t *testing.T) {
-	preview, err := os.ReadFile("../../shared/protocol/openapi-v1-preview.json")
+	// The documents the published bridges serve (testdata holds copies of the protocol dumps).
+	preview, err := os.ReadFile("testdata/openapi-v1-preview.json")
 	if err != nil {
-		preview = []byte(`{"paths":{"/v1/sandbox/{id}/processes":{}}}`)
+		t.Fatal(err)
 	}
 	caps, err := ParseCapabilities(preview)
 	if err != nil || caps.Dialect != DialectPreview || caps.Local {
 		t.Fatalf("preview: %+v %v", caps, err)
+	}
+	stable, err := os.ReadFile("testdata/openapi-stable.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	caps, err = ParseCapabilities(stable)
+	if err != nil || caps.Dialect != DialectStable || caps.Local {
+		t.Fatalf("stable document: %+v %v", caps, err)
 	}
 	caps, _ = ParseCapabilities([]byte(`{"paths":{"/v1/sandbox/{id}/exec":{},"/v1/sandbox/{id}/pty":{}}}`))
 	if caps.Dialect != DialectStable {
