@@ -6,10 +6,15 @@ import (
 	"testing"
 
 	"sandscope/faultproxy"
+	"sandscope/localbridge/bridgetest"
 )
 
+// seq writes 1.29 MB in a few milliseconds. Like the real bridge, the local one keeps 1 MiB per process
+// log and never makes a writer wait for a reader, so on a busy machine the head can be evicted before
+// exec's follower attaches (exec then reports the gap instead of printing it). The retention is raised
+// here so the test checks what exec itself does with every byte the bridge holds.
 func TestExecPrintsOutputAndExitsWithItsCode(t *testing.T) {
-	_, flags := bridgeArgs(t)
+	_, flags := bridgeArgs(t, bridgetest.WithProcessLogLimits(16<<20, 100_000))
 	r := runSandscope(t, nil, append(flags, "exec", "local", "--", "sh", "-c", "seq 1 200000; exit 7")...)
 	if r.code != 7 {
 		t.Fatalf("exit %d, stderr %q", r.code, r.stderr)

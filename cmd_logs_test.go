@@ -75,9 +75,9 @@ func runSandscope(t *testing.T, env []string, args ...string) runResult {
 
 // bridgeArgs starts a local bridge and returns the flags that point the binary at it (the token
 // travels in a file, never in argv).
-func bridgeArgs(t *testing.T) (*bridgetest.Bridge, []string) {
+func bridgeArgs(t *testing.T, opts ...bridgetest.Option) (*bridgetest.Bridge, []string) {
 	t.Helper()
-	b := bridgetest.Start(t)
+	b := bridgetest.Start(t, opts...)
 	tok := filepath.Join(t.TempDir(), "token")
 	if err := os.WriteFile(tok, []byte(b.Token+"\n"), 0o600); err != nil {
 		t.Fatal(err)

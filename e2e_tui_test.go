@@ -579,7 +579,6 @@ func TestE2ETUIQuitEndsProcess(t *testing.T) {
 func TestCommandLineHelp(t *testing.T) {
 	g := &globalOptions{}
 	root := newRootCmd(g)
-	registerTUIFlags(root)
 	if root.Example == "" || root.Flags().Lookup("demo") == nil {
 		t.Error("the root command lacks the TUI's examples or --demo")
 	}

@@ -225,8 +225,17 @@ func TestTerminalThroughFaultProxy(t *testing.T) {
 		faultproxy.WSDrop(5, 1012, "Runtime replaced"),
 		faultproxy.WSDrop(3, 1013, "Terminal client backpressure"),
 	}
+	var rules []*faultproxy.Rule
 	for _, f := range faults {
-		p.Add(faultproxy.Rule{Path: "/connect", Times: 1, Fault: f})
+		rules = append(rules, p.Add(faultproxy.Rule{Path: "/connect", Times: 1, Fault: f}))
+	}
+	allApplied := func() bool {
+		for _, r := range rules {
+			if r.Hits() == 0 {
+				return false
+			}
+		}
+		return true
 	}
 	conn, err := c.ConnectTerminal(ctx, sb, tm.ID, client.ConnectOptions{Cols: 80, Rows: 24,
 		MinBackoff: 5 * time.Millisecond, MaxBackoff: 20 * time.Millisecond})
@@ -238,6 +247,7 @@ func TestTerminalThroughFaultProxy(t *testing.T) {
 	var last client.TermEvent
 	codes := map[int]bool{}
 	protocol := false
+	var appliedAt time.Time
 	guard := time.After(60 * time.Second)
 	// Each connection needs server messages for its fault to strike: keep asking for output, one
 	// line at a time, and end the terminal once every fault was met. (A write can meet a dropped
@@ -249,8 +259,15 @@ func TestTerminalThroughFaultProxy(t *testing.T) {
 		case <-tick.C:
 			n++
 			msg := fmt.Sprintf("p%d\n", n)
-			if len(codes) == len(faults) {
-				msg = "end\n"
+			// Once every fault struck (and its interruption arrived), end the terminal; the close
+			// codes are checked below.
+			if allApplied() {
+				if appliedAt.IsZero() {
+					appliedAt = time.Now()
+				}
+				if len(codes) == len(faults) || time.Since(appliedAt) > 3*time.Second {
+					msg = "end\n"
+				}
 			}
 			_, _ = conn.Write([]byte(msg))
 		case ev, ok := <-conn.Events():

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gorilla/websocket"
@@ -31,6 +32,7 @@ var wsSkipHeaders = map[string]bool{
 type wsPair struct {
 	client, up *websocket.Conn
 	once       sync.Once
+	dropping   atomic.Bool   // a drop fault is closing the pair: the relays leave the client socket alone
 	upDone     chan struct{} // closed when the client→target relay ended
 	ctx        context.Context
 	cancel     context.CancelFunc // ends the pair's waits; called by kill
@@ -45,6 +47,19 @@ func (w *wsPair) linger() {
 	case <-w.upDone:
 	case <-t.C:
 	}
+}
+
+// drainClient half-closes the client's TCP connection after a close frame and reads whatever the
+// client still sends until it hangs up (at most a second). Closing a socket with unread input makes
+// the kernel answer with a reset, and a reset makes the peer discard data it has not read yet — the
+// close frame included — so the client would see an abrupt drop instead of the code it was sent.
+func (w *wsPair) drainClient() {
+	nc := w.client.NetConn()
+	if hc, ok := nc.(interface{ CloseWrite() error }); ok {
+		_ = hc.CloseWrite()
+	}
+	_ = nc.SetReadDeadline(time.Now().Add(time.Second))
+	_, _ = io.Copy(io.Discard, nc)
 }
 
 // kill closes both TCP connections without close frames.
@@ -157,14 +172,16 @@ func (p *Proxy) relayUp(pair *wsPair) {
 	for {
 		mt, data, err := pair.client.ReadMessage()
 		if err != nil {
-			if !forwardClose(pair.up, err) {
+			if !pair.dropping.Load() && !forwardClose(pair.up, err) {
 				pair.kill()
 			}
 			return
 		}
 		_ = pair.up.SetWriteDeadline(time.Now().Add(wsWriteTimeout))
 		if err := pair.up.WriteMessage(mt, data); err != nil {
-			pair.kill()
+			if !pair.dropping.Load() {
+				pair.kill()
+			}
 			return
 		}
 		p.addStat(func(s *Stats) { s.BytesUp += int64(len(data)); s.MsgsUp++ })
@@ -222,11 +239,13 @@ func (p *Proxy) relayDown(pair *wsPair, a applied) {
 
 // drop ends the client's socket with code (1006: no close frame) and cuts the upstream.
 func (p *Proxy) drop(pair *wsPair, code int, reason string) {
+	pair.dropping.Store(true)
 	_ = pair.up.NetConn().Close()
 	if code != websocket.CloseAbnormalClosure && code != websocket.CloseNoStatusReceived {
 		msg := websocket.FormatCloseMessage(code, reason)
 		if pair.client.WriteControl(websocket.CloseMessage, msg, time.Now().Add(wsWriteTimeout)) == nil {
 			pair.linger()
+			pair.drainClient()
 		}
 	}
 	pair.kill()
