@@ -16,9 +16,10 @@ import (
 
 // bridgeTarget is the bridge a command talks to and where that choice came from.
 type bridgeTarget struct {
-	url    string
-	token  string
-	source string // "--url", "SANDSCOPE_URL", "context NAME", "local bridge (serve.json)"
+	url       string
+	token     string
+	tokenFile string // where the token came from, when it was a file (for hints; never the token)
+	source    string // "--url", "SANDSCOPE_URL", "context NAME", "local bridge (serve.json)"
 }
 
 // errNoBridge says no bridge was configured and no local one runs.
@@ -64,6 +65,7 @@ func resolveBridge(g *globalOptions) (bridgeTarget, error) {
 		if d.TokenFile == "" {
 			return t, fmt.Errorf("local bridge at %s announced no token file", d.URL)
 		}
+		t.tokenFile = d.TokenFile
 		tok, err = readTokenFile(d.TokenFile)
 		if err != nil {
 			return t, err

@@ -30,6 +30,10 @@ with its container; 4 when the bridge stayed unreachable; 2 on usage, auth or no
     attach my-sandbox 0f9d3c2e-8a41-4d6b-9a4e-1c2b3d4e5f60`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			detachKey, err := configuredDetachKey(cmd, g, detachKey)
+			if err != nil {
+				return err
+			}
 			if _, err := attach.ParseDetachKey(detachKey); err != nil {
 				return &exitError{code: exitUsage, err: err}
 			}
@@ -42,4 +46,20 @@ with its container; 4 when the bridge stayed unreachable; 2 on usage, auth or no
 	}
 	cmd.Flags().StringVar(&detachKey, "detach-key", attach.DefaultDetachKey, `detach key: "ctrl-]" or a prefix and a key like "ctrl-a d" (prefix twice sends it once)`)
 	return cmd
+}
+
+// configuredDetachKey is --detach-key when given, else the config's detachKey (see
+// `sandscope config`), else the default.
+func configuredDetachKey(cmd *cobra.Command, g *globalOptions, flagValue string) (string, error) {
+	if cmd.Flags().Changed("detach-key") {
+		return flagValue, nil
+	}
+	eff, err := resolveSettings(g)
+	if err != nil {
+		return "", err
+	}
+	if eff.DetachKey != "" {
+		return eff.DetachKey, nil
+	}
+	return flagValue, nil
 }

@@ -25,7 +25,9 @@ After --replace-after the container is replaced (local bridge only), so the time
 incarnations and a LOST agent, and the agent is relaunched in the new container.
 
 It uses the same bridge as the other commands: --url, --context or SANDSCOPE_URL, else the local
-bridge a running 'sandscope serve' announced. Then open 'sandscope' on the same bridge.`,
+bridge a running 'sandscope serve' announced. Then open the TUI on the same bridge (the command
+it prints when the scene is ready); plain 'sandscope' starts its own embedded bridge, where
+'sandscope --demo' plays the same scene.`,
 		Example: `  # in one terminal a local bridge; in another the scene, then the TUI on the same bridge
   sandscope serve --listen 127.0.0.1:7681
   sandscope demo && sandscope --url http://127.0.0.1:7681 --token-file ~/.local/state/sandscope/token
@@ -63,7 +65,8 @@ bridge a running 'sandscope serve' announced. Then open 'sandscope' on the same 
 			if err := demo.Run(ctx, c, opts); err != nil {
 				return err
 			}
-			fmt.Fprintf(errOut, "sandscope: demo: scene ready in sandbox %q; open it with: sandscope\n", sandboxName(opts.Sandbox))
+			fmt.Fprintf(errOut, "sandscope: demo: scene ready in sandbox %q; open it in the TUI on the same bridge: %s\n",
+				sandboxName(opts.Sandbox), tuiHint(g, target))
 			return nil
 		},
 	}
@@ -102,4 +105,19 @@ func newDemoAgentCmd() *cobra.Command {
 	cmd.Flags().Float64Var(&speed, "speed", 1, "pace multiplier")
 	cmd.Flags().BoolVar(&resumed, "resume", false, "the run relaunched after the container was replaced")
 	return cmd
+}
+
+// tuiHint is the command that opens the TUI on the bridge a command used. It names the token's file
+// or variable, never the token.
+func tuiHint(g *globalOptions, t bridgeTarget) string {
+	switch {
+	case g.context != "":
+		return "sandscope --context " + g.context
+	case g.tokenFile != "":
+		return "sandscope --url " + t.url + " --token-file " + g.tokenFile
+	case t.tokenFile != "":
+		return "sandscope --url " + t.url + " --token-file " + t.tokenFile
+	default:
+		return "sandscope --url " + t.url + " (token from SANDBOX_API_KEY or --token-file)"
+	}
 }

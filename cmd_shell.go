@@ -49,6 +49,10 @@ with its container; 4 when the bridge stayed unreachable; 2 on usage, auth or no
 				}
 				argv = args[1:]
 			}
+			detachKey, err := configuredDetachKey(cmd, g, detachKey)
+			if err != nil {
+				return err
+			}
 			if _, err := attach.ParseDetachKey(detachKey); err != nil {
 				return &exitError{code: exitUsage, err: err}
 			}
