@@ -6,82 +6,15 @@ package main
 
 import (
 	"fmt"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 )
 
-// firstRunWait bounds every wait for the screen: a guard against hangs on a loaded machine, not a
-// timing assertion.
-const firstRunWait = 90 * time.Second
-
-// firstRunPane drives one tmux session on a private socket.
-type firstRunPane struct {
-	t       *testing.T
-	tmux    string
-	socket  string
-	env     []string
-	session string
-}
-
-func (p *firstRunPane) run(args ...string) (string, error) {
-	cmd := exec.Command(p.tmux, append([]string{"-S", p.socket}, args...)...)
-	cmd.Env = p.env
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		return string(out), fmt.Errorf("tmux %s: %w: %s", strings.Join(args, " "), err, out)
-	}
-	return string(out), nil
-}
-
-func (p *firstRunPane) must(args ...string) string {
-	p.t.Helper()
-	out, err := p.run(args...)
-	if err != nil {
-		p.t.Fatal(err)
-	}
-	return out
-}
-
-func (p *firstRunPane) keys(keys ...string) {
-	p.t.Helper()
-	p.must(append([]string{"send-keys", "-t", p.session}, keys...)...)
-}
-
-func (p *firstRunPane) screen() string {
-	p.t.Helper()
-	return p.must("capture-pane", "-p", "-t", p.session)
-}
-
-// waitFor polls the pane until it shows every one of wants, and returns that screen.
-func (p *firstRunPane) waitFor(what string, wants ...string) string {
-	p.t.Helper()
-	deadline := time.Now().Add(firstRunWait)
-	for {
-		s := p.screen()
-		missing := ""
-		for _, w := range wants {
-			if !strings.Contains(s, w) {
-				missing = w
-				break
-			}
-		}
-		if missing == "" {
-			return s
-		}
-		if time.Now().After(deadline) {
-			p.t.Fatalf("%s: the screen never showed %q; last screen:\n%s", what, missing, s)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-}
-
 // selectRow moves the list cursor (a line starting with "> ") onto the first list row showing
 // want, counting rows on screen, and waits until the cursor is there.
-func (p *firstRunPane) selectRow(want string) {
+func (p *tuiSession) selectRow(want string) {
 	p.t.Helper()
 	lines := strings.Split(p.screen(), "\n")
 	cur, row := -1, -1
@@ -102,7 +35,7 @@ func (p *firstRunPane) selectRow(want string) {
 	for ; cur > row; cur-- {
 		p.keys("k")
 	}
-	deadline := time.Now().Add(firstRunWait)
+	deadline := time.Now().Add(tuiWait)
 	for {
 		for _, l := range strings.Split(p.screen(), "\n") {
 			if strings.HasPrefix(l, "> ") && strings.Contains(l, want) {
@@ -116,50 +49,15 @@ func (p *firstRunPane) selectRow(want string) {
 	}
 }
 
-// firstRunEnv is the environment of a sandscope that has never run: fresh XDG directories under
-// dir and none of the caller's bridge settings, so it opens on its embedded local bridge.
-func firstRunEnv(t *testing.T, dir string) []string {
-	t.Helper()
-	var env []string
-	for _, kv := range os.Environ() {
-		name, _, _ := strings.Cut(kv, "=")
-		if strings.HasPrefix(name, "SANDSCOPE_") || strings.HasPrefix(name, "XDG_") ||
-			name == "SANDBOX_API_KEY" || name == "TMUX" || name == "TMUX_PANE" {
-			continue
-		}
-		env = append(env, kv)
-	}
-	for _, sub := range []string{"state", "cache", "config"} {
-		if err := os.MkdirAll(filepath.Join(dir, sub), 0o700); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return append(env,
-		"XDG_STATE_HOME="+filepath.Join(dir, "state"),
-		"XDG_CACHE_HOME="+filepath.Join(dir, "cache"),
-		"XDG_CONFIG_HOME="+filepath.Join(dir, "config"),
-	)
-}
-
 func TestE2EDemoFirstRun(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary and drives it in tmux")
-	}
-	tmuxPath, err := exec.LookPath("tmux")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("tmux is required under CI: %v", err)
-		}
-		t.Skip("tmux not installed")
-	}
+	tmuxPath := needTmux(t)
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "sandscope")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
-	env := firstRunEnv(t, dir)
+	bin := tuiBinary(t)
+	// A sandscope that never ran: fresh XDG directories, none of the caller's bridge settings, so it
+	// opens on its embedded local bridge exactly as `go run .` does.
+	env := tuiEnv(t, dir)
 
-	p := &firstRunPane{t: t, tmux: tmuxPath, socket: filepath.Join(dir, "tmux.sock"), env: env, session: "first"}
+	p := &tuiSession{t: t, bin: bin, tmux: tmuxPath, socket: filepath.Join(dir, "tmux.sock"), env: env, target: "first"}
 	t.Cleanup(func() { _, _ = p.run("kill-server") })
 	// The shell stays after sandscope ends (until the server is killed) so the status line it
 	// prints reliably reaches the pane.
@@ -199,8 +97,8 @@ func TestE2EDemoFirstRun(t *testing.T) {
 	// Second run on the same state: the offer is made once. The dialog is part of the very first
 	// frame when it is offered, so a drawn sandboxes screen without it is the answer.
 	p2 := *p
-	p2.session = "second"
-	p2.must("new-session", "-d", "-s", p2.session, "-x", "160", "-y", "48", launch)
+	p2.target = "second"
+	p2.must("new-session", "-d", "-s", p2.target, "-x", "160", "-y", "48", launch)
 	screen := p2.waitFor("the second run", "Sandboxes (")
 	if strings.Contains(screen, "Welcome to sandscope") {
 		t.Errorf("the demo was offered again on the second run:\n%s", screen)
@@ -209,10 +107,10 @@ func TestE2EDemoFirstRun(t *testing.T) {
 }
 
 // quit presses q, confirms when sandscope asks, and checks that it exits with status 0.
-func (p *firstRunPane) quit() {
+func (p *tuiSession) quit() {
 	p.t.Helper()
 	p.keys("q")
-	deadline := time.Now().Add(firstRunWait)
+	deadline := time.Now().Add(tuiWait)
 	for {
 		s := p.screen()
 		if i := strings.Index(s, "sandscope ended: status "); i >= 0 {

@@ -47,7 +47,16 @@ type tuiSession struct {
 	tmux   string
 	socket string
 	env    []string
-	pid    int // the pane's process: sandscope itself
+	pid    int    // the pane's process: sandscope itself
+	target string // the tmux session the keys go to ("tui" unless set)
+}
+
+// session is the tmux target the session's commands address.
+func (s *tuiSession) session() string {
+	if s.target == "" {
+		return "tui"
+	}
+	return s.target
 }
 
 // needTmux finds tmux: without it the test skips, or fails under CI.
@@ -126,7 +135,7 @@ func (s *tuiSession) launch(args ...string) string {
 
 func (s *tuiSession) readPID() {
 	s.t.Helper()
-	pid, err := strconv.Atoi(strings.TrimSpace(s.must("display-message", "-p", "-t", "tui", "#{pane_pid}")))
+	pid, err := strconv.Atoi(strings.TrimSpace(s.must("display-message", "-p", "-t", s.session(), "#{pane_pid}")))
 	if err != nil {
 		s.t.Fatalf("pane pid: %v", err)
 	}
@@ -136,7 +145,7 @@ func (s *tuiSession) readPID() {
 // relaunch runs sandscope again in the same pane, once the previous one ended.
 func (s *tuiSession) relaunch(args ...string) {
 	s.t.Helper()
-	s.must("respawn-pane", "-k", "-t", "tui", s.launch(args...))
+	s.must("respawn-pane", "-k", "-t", s.session(), s.launch(args...))
 	s.readPID()
 }
 
@@ -190,18 +199,18 @@ func (s *tuiSession) must(args ...string) string {
 // keys sends tmux key names (Enter, Escape, C-]) or words.
 func (s *tuiSession) keys(keys ...string) {
 	s.t.Helper()
-	s.must(append([]string{"send-keys", "-t", "tui"}, keys...)...)
+	s.must(append([]string{"send-keys", "-t", s.session()}, keys...)...)
 }
 
 // typeText sends text literally.
 func (s *tuiSession) typeText(text string) {
 	s.t.Helper()
-	s.must("send-keys", "-t", "tui", "-l", text)
+	s.must("send-keys", "-t", s.session(), "-l", text)
 }
 
 func (s *tuiSession) screen() string {
 	s.t.Helper()
-	return s.must("capture-pane", "-p", "-t", "tui")
+	return s.must("capture-pane", "-p", "-t", s.session())
 }
 
 // waitFor polls the screen until it shows every want.
