@@ -227,3 +227,18 @@ func Overlay(bg, box string, width, height int) string {
 	}
 	return strings.Join(bgl[:max(height, 0)], "\n")
 }
+
+// RouteToDialog gives msg to the open dialog *d, if there is one. When the dialog closes it is
+// cleared and answer receives the result. It reports whether a dialog was open (and so took the
+// message): while a dialog is open, the screen under it sees nothing.
+func RouteToDialog(d **Dialog, msg tea.Msg, k *keymap.KeyMap, answer func(*DialogResult) tea.Cmd) (bool, tea.Cmd) {
+	if *d == nil {
+		return false, nil
+	}
+	res, cmd := (*d).Update(msg, k)
+	if res == nil {
+		return true, cmd
+	}
+	*d = nil
+	return true, tea.Batch(cmd, answer(res))
+}

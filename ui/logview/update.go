@@ -101,12 +101,7 @@ func (m *Model) Update(msg tea.Msg) (common.Component, tea.Cmd) {
 		}
 		return m, nil
 	case tea.KeyMsg:
-		if m.dialog != nil {
-			res, cmd := m.dialog.Update(msg, m.ctx.Keys)
-			if res != nil {
-				m.dialog = nil
-				return m, tea.Batch(cmd, m.answer(res))
-			}
+		if open, cmd := common.RouteToDialog(&m.dialog, msg, m.ctx.Keys, m.answer); open {
 			return m, cmd
 		}
 		if m.inputMode != "" {
@@ -119,11 +114,8 @@ func (m *Model) Update(msg tea.Msg) (common.Component, tea.Cmd) {
 		m.input, cmd = m.input.Update(msg)
 		return m, cmd
 	}
-	if m.dialog != nil {
-		_, cmd := m.dialog.Update(msg, m.ctx.Keys)
-		return m, cmd
-	}
-	return m, nil
+	_, cmd := common.RouteToDialog(&m.dialog, msg, m.ctx.Keys, m.answer)
+	return m, cmd
 }
 
 // ingest appends a batch to the buffer and folds it into the source's stream state.

@@ -31,21 +31,13 @@ func (m *Model) Update(msg tea.Msg) (common.Component, tea.Cmd) {
 	case tea.MouseMsg:
 		return m, m.mouse(msg)
 	case tea.KeyMsg:
-		if m.dialog != nil {
-			res, cmd := m.dialog.Update(msg, m.ctx.Keys)
-			if res != nil {
-				m.dialog = nil
-				return m, tea.Batch(cmd, m.answer(res))
-			}
+		if open, cmd := common.RouteToDialog(&m.dialog, msg, m.ctx.Keys, m.answer); open {
 			return m, cmd
 		}
 		return m, m.key(msg)
 	}
-	if m.dialog != nil {
-		_, cmd := m.dialog.Update(msg, m.ctx.Keys)
-		return m, cmd
-	}
-	return m, nil
+	_, cmd := common.RouteToDialog(&m.dialog, msg, m.ctx.Keys, m.answer)
+	return m, cmd
 }
 
 func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
