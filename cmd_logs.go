@@ -68,7 +68,8 @@ func runLogs(ctx context.Context, c *client.Client, sandbox, process, since stri
 	}
 	fctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	f := c.Follow(fctx, sandbox, process, client.FollowOptions{Since: since, NoFollow: !follow})
+	// printFollow writes each event out before receiving the next, so Data buffers can be recycled.
+	f := c.Follow(fctx, sandbox, process, client.FollowOptions{Since: since, NoFollow: !follow, ReuseData: true, Buffer: 8})
 	final, ok := printFollow(f, stdout, stderr, follow)
 	if !ok {
 		if ctx.Err() != nil {
@@ -135,7 +136,18 @@ func printFollow(f *client.Follower, stdout, stderr io.Writer, verbose bool) (fi
 			if last != nil && last != io.Writer(w) {
 				flushAll()
 			}
-			_, _ = w.Write(ev.Data)
+			if len(ev.Data) >= directWrite {
+				// A big chunk goes straight out after what is buffered: copying it through the
+				// buffer costs as much as decoding it.
+				_ = w.Flush()
+				dst := stdout
+				if w == errw {
+					dst = stderr
+				}
+				_, _ = dst.Write(ev.Data)
+			} else {
+				_, _ = w.Write(ev.Data)
+			}
 			last = w
 		case client.Gap:
 			notice("gap: %s%s", ev.Reason, gapSize(ev.Gap))
@@ -163,6 +175,9 @@ func printFollow(f *client.Follower, stdout, stderr io.Writer, verbose bool) (fi
 		}
 	}
 }
+
+// directWrite is the chunk size from which printFollow bypasses its buffers.
+const directWrite = 32 << 10
 
 func gapSize(g *client.GapInfo) string {
 	if g == nil || g.Events < 0 {

@@ -12,6 +12,12 @@ import (
 // escapes, numbers, odd spacing — and the caller falls back to encoding/json, so the two paths
 // accept and produce the same thing. Output streams spend nearly all their decoding time here.
 func decodeLogFast(b []byte) (r rawLogEvent, ok bool) {
+	return decodeLogFastInto(b, nil)
+}
+
+// decodeLogFastInto is decodeLogFast with the decoded data placed in alloc(n)[:n] (a fresh slice
+// when alloc is nil). alloc must return at least n bytes.
+func decodeLogFastInto(b []byte, alloc func(n int) []byte) (r rawLogEvent, ok bool) {
 	i := skipWS(b, 0)
 	if i >= len(b) || b[i] != '{' {
 		return r, false
@@ -36,8 +42,28 @@ func decodeLogFast(b []byte) (r rawLogEvent, ok bool) {
 			return r, false
 		}
 		i = skipWS(b, i+1)
-		isData := string(key) == "data"
-		val, j, ok := simpleString(b, i, !isData)
+		if string(key) == "data" {
+			j, ok := decodeDataValue(b, i, alloc, &r)
+			if !ok {
+				return r, false
+			}
+			i = j
+			first = false
+			i = skipWS(b, i)
+			if i >= len(b) {
+				return r, false
+			}
+			if b[i] == ',' {
+				i++
+				continue
+			}
+			if b[i] == '}' {
+				i++
+				break
+			}
+			return r, false
+		}
+		val, j, ok := simpleString(b, i, true)
 		if !ok {
 			return r, false
 		}
@@ -51,16 +77,6 @@ func decodeLogFast(b []byte) (r rawLogEvent, ok bool) {
 			r.Timestamp = string(val)
 		case "state":
 			r.State = string(val)
-		case "data":
-			if bytes.IndexByte(val, '\n') >= 0 || bytes.IndexByte(val, '\r') >= 0 {
-				return r, false
-			}
-			out := make([]byte, base64.StdEncoding.DecodedLen(len(val)))
-			n, err := base64.StdEncoding.Decode(out, val)
-			if err != nil {
-				return r, false
-			}
-			r.Data = out[:n]
 		case "exit", "error":
 			return r, false // objects, handled by encoding/json
 		default:
@@ -93,6 +109,38 @@ func decodeLogFast(b []byte) (r rawLogEvent, ok bool) {
 	return r, true
 }
 
+// decodeDataValue decodes the base64 string at b[i] into r.Data and returns the index after it.
+// Whole blocks are decoded while they hold only alphabet characters; the closing quote stops that,
+// so the value's end is searched only from there and the value is read once. Backslashes (escapes),
+// CR and LF fail like any byte outside the alphabet, leaving those cases to encoding/json.
+func decodeDataValue(b []byte, i int, alloc func(int) []byte, r *rawLogEvent) (int, bool) {
+	if i >= len(b) || b[i] != '"' {
+		return 0, false
+	}
+	rest := b[i+1:]
+	// Sized for all of rest (the value and what follows it); the block decoder checks the room
+	// for its 8-byte stores itself.
+	size := base64.StdEncoding.DecodedLen(len(rest))
+	var out []byte
+	if alloc != nil {
+		out = alloc(size)[:size]
+	} else {
+		out = make([]byte, size)
+	}
+	si, di, _ := decodeBase64Blocks(out, rest, 0)
+	end := bytes.IndexByte(rest[si:], '"')
+	if end < 0 {
+		return 0, false
+	}
+	end += si
+	n, ok := decodeBase64Tail(out, di, rest[si:end])
+	if !ok {
+		return 0, false
+	}
+	r.Data = out[:n]
+	return i + 1 + end + 1, true
+}
+
 func skipWS(b []byte, i int) int {
 	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
 		i++
@@ -101,8 +149,7 @@ func skipWS(b []byte, i int) int {
 }
 
 // simpleString reads a JSON string starting at b[i] that has no escapes. check asks for the full
-// validity check (no control characters, valid UTF-8); the data value skips it because base64
-// decoding rejects every byte outside its alphabet anyway (save CR and LF, checked by the caller).
+// validity check (no escapes, no control characters, valid UTF-8).
 func simpleString(b []byte, i int, check bool) (s []byte, next int, ok bool) {
 	if i >= len(b) || b[i] != '"' {
 		return nil, 0, false
@@ -113,10 +160,10 @@ func simpleString(b []byte, i int, check bool) (s []byte, next int, ok bool) {
 		return nil, 0, false
 	}
 	s = rest[:end]
-	if bytes.IndexByte(s, '\\') >= 0 {
-		return nil, 0, false
-	}
 	if check {
+		if bytes.IndexByte(s, '\\') >= 0 {
+			return nil, 0, false
+		}
 		for _, c := range s {
 			if c < 0x20 {
 				return nil, 0, false

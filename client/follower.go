@@ -25,6 +25,11 @@ type FollowOptions struct {
 	NoFollow   bool // snapshot only: deliver what exists now, then end without waiting
 	// Buffer is the capacity of the Events channel (default 256).
 	Buffer int
+	// ReuseData lets the follower decode output into recycled buffers: a Data event's bytes are
+	// then valid only until the next receive from Events, and a consumer that keeps them must copy
+	// them. It saves allocating and zeroing a buffer per event on fast logs. Keep Buffer small with
+	// it: about Buffer+8 buffers of an event's size are in rotation.
+	ReuseData bool
 	// Status, when set, is the caller's fresh status of the process (e.g. StartProcess's answer):
 	// the follower skips its initial lookup and opens the stream at once.
 	Status *Process
@@ -84,6 +89,9 @@ func (c *Client) Follow(ctx context.Context, sandbox, process string, opts Follo
 		c: c, ctx: ctx, sandbox: sandbox, process: process, opts: opts, pub: f,
 		resume: opts.Since, last: ParseCursor(opts.Since),
 	}
+	if opts.ReuseData {
+		r.ring = newDataRing(opts.Buffer + streamItemsBuffer + 8)
+	}
 	go r.run()
 	return f
 }
@@ -115,6 +123,12 @@ type follower struct {
 	endSeen        *Process // status that said ended
 	openedAfterEnd bool     // the current stream was opened after endSeen was learned
 	fresh          int      // events delivered on the current stream
+
+	// ReuseData: ring recycles Data buffers; held are those delivered and possibly still read by
+	// the consumer (oldest first); emitted counts events sent on Events.
+	ring    *dataRing
+	held    []heldData
+	emitted uint64
 }
 
 // action is what the loop does after one stream attempt.
@@ -202,9 +216,29 @@ func (r *follower) emit(ev LogEvent) bool {
 	}
 	select {
 	case r.pub.events <- ev:
+		r.emitted++
+		r.release()
 		return true
 	case <-r.ctx.Done():
 		return false
+	}
+}
+
+// release recycles the buffers of events the consumer is done with: after event e was sent, the
+// channel holds at most cap(events) events, so the consumer has received event e-cap and, by the
+// ReuseData contract, no longer reads events before it.
+func (r *follower) release() {
+	if r.ring == nil {
+		return
+	}
+	limit := uint64(cap(r.pub.events)) + 1
+	i := 0
+	for ; i < len(r.held) && r.held[i].seq+limit <= r.emitted; i++ {
+		r.ring.put(r.held[i].buf)
+		r.held[i].buf = nil
+	}
+	if i > 0 {
+		r.held = append(r.held[:0], r.held[i:]...)
 	}
 }
 
@@ -224,6 +258,12 @@ func (r *follower) fail(reason string, err error) action {
 	r.emit(LogEvent{Kind: Failed, Reason: reason, Err: err})
 	return actEnd
 }
+
+// streamItemsBuffer is how many decoded events the reading goroutine may run ahead.
+const streamItemsBuffer = 32
+
+// reuseItemsBuffer is streamItemsBuffer under ReuseData.
+const reuseItemsBuffer = 4
 
 type streamItem struct {
 	msg LogMessage
@@ -246,9 +286,16 @@ func (r *follower) stream() action {
 		}
 	}
 
-	items := make(chan streamItem, 32)
+	ls.alloc = nil
+	ahead := streamItemsBuffer
+	if r.ring != nil {
+		ls.alloc = r.ring.get
+		ahead = reuseItemsBuffer // fewer buffers in rotation stay in cache
+	}
+	items := make(chan streamItem, ahead)
 	sctx, stop := context.WithCancel(r.ctx)
 	defer stop()
+	ls.pipeline(sctx)
 	go func() {
 		defer close(items)
 		for {
@@ -467,6 +514,9 @@ func (r *follower) handle(m LogMessage) (action, bool) {
 	case "stdout", "stderr":
 		cur := ParseCursor(m.Cursor)
 		if after, ok := cur.After(r.last); ok && !after {
+			if r.ring != nil {
+				r.ring.put(m.Data)
+			}
 			return 0, false // already delivered
 		}
 		if !r.settleGap(cur) {
@@ -482,6 +532,9 @@ func (r *follower) handle(m LogMessage) (action, bool) {
 		}
 		if !r.emit(LogEvent{Kind: Data, Cursor: m.Cursor, Time: t, Stream: st, Data: m.Data}) {
 			return actEnd, true
+		}
+		if r.ring != nil {
+			r.held = append(r.held, heldData{seq: r.emitted, buf: m.Data})
 		}
 		r.delivered(cur)
 		r.fresh++

@@ -30,6 +30,9 @@ const (
 	Failed
 )
 
+// followQueue is how many events a follower may queue for the view: a few MiB at most.
+const followQueue = 16
+
 // source is one followed process.
 type source struct {
 	name   string // the label in the buffer and the prefix ("p1", or "p1#1" when stale duplicates)
@@ -142,7 +145,11 @@ func (m *Model) Init() tea.Cmd {
 		}
 		ctx, cancel := context.WithCancel(m.ctx.BaseCtx())
 		s.cancel = cancel
-		s.ch = m.ctx.Bridge.Follow(ctx, s.target.Sandbox, s.target.Process.ID, client.FollowOptions{QuietAfter: m.quietAfter})
+		// A short queue: bridge events carry up to 256 KiB each, so the default depth would let a
+		// producer that outruns the screen park tens of MiB in the channel. The buffer, not the
+		// queue, is where history lives (and it spills to disk).
+		s.ch = m.ctx.Bridge.Follow(ctx, s.target.Sandbox, s.target.Process.ID,
+			client.FollowOptions{QuietAfter: m.quietAfter, Buffer: followQueue})
 		cmds = append(cmds, waitForLog(m, s.ch, i, m.gen))
 	}
 	cmds = append(cmds, m.tick())
