@@ -109,22 +109,12 @@ func skimSSE(r io.Reader, each func(typ, cursor string, n int) bool) error {
 	br := bufio.NewReaderSize(r, 256<<10)
 	var line []byte
 	for {
-		line = line[:0]
-		for {
-			frag, err := br.ReadSlice('\n')
-			line = append(line, frag...)
-			if err == nil {
-				break
+		var err error
+		if line, err = nextSSEFrame(br, line[:0]); err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil
 			}
-			if !errors.Is(err, bufio.ErrBufferFull) {
-				if errors.Is(err, io.EOF) && len(line) == 0 {
-					return nil
-				}
-				return err
-			}
-		}
-		if blank, err := br.ReadByte(); err != nil || blank != '\n' {
-			return errors.New("missing blank line after event")
+			return err
 		}
 		typ, n := "other", 0
 		switch {

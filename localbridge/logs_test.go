@@ -256,6 +256,31 @@ func followWithCuts(t *testing.T, b *bridgetest.Bridge, id string) (segs [][]byt
 	return append(segs, cur), truncated, conns
 }
 
+// nextSSEFrame reads one event's line (with its LF, appended to line) and the blank line after it.
+// It returns io.EOF at a clean end between events.
+func nextSSEFrame(br *bufio.Reader, line []byte) ([]byte, error) {
+	for {
+		frag, err := br.ReadSlice('\n')
+		line = append(line, frag...)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, bufio.ErrBufferFull) {
+			if errors.Is(err, io.EOF) && len(line) == 0 {
+				return nil, io.EOF
+			}
+			if errors.Is(err, io.EOF) {
+				return nil, io.ErrUnexpectedEOF
+			}
+			return nil, err
+		}
+	}
+	if blank, err := br.ReadByte(); err != nil || blank != '\n' {
+		return nil, errors.New("missing blank line after event")
+	}
+	return line, nil
+}
+
 // scanSSE is a fast strict reader for the bridge's SSE framing: stdout/stderr events in the exact
 // shape the bridge writes are decoded without a JSON pass; anything else goes through
 // encoding/json.
@@ -263,22 +288,12 @@ func scanSSE(r io.Reader, each func(typ, cursor string, data []byte) bool) error
 	br := bufio.NewReaderSize(r, 256<<10)
 	var line []byte
 	for {
-		line = line[:0]
-		for {
-			frag, err := br.ReadSlice('\n')
-			line = append(line, frag...)
-			if err == nil {
-				break
+		var err error
+		if line, err = nextSSEFrame(br, line[:0]); err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil
 			}
-			if !errors.Is(err, bufio.ErrBufferFull) {
-				if errors.Is(err, io.EOF) && len(line) == 0 {
-					return nil
-				}
-				return err
-			}
-		}
-		if blank, err := br.ReadByte(); err != nil || blank != '\n' {
-			return fmt.Errorf("missing blank line after event")
+			return err
 		}
 		if !bytes.HasPrefix(line, []byte("data: {")) || !bytes.HasSuffix(line, []byte("}\n")) {
 			return fmt.Errorf("unexpected SSE line %.80q", line)
