@@ -46,26 +46,14 @@ func (k Kind) String() string {
 	switch k {
 	case Output:
 		return "output"
-	case Gap:
-		return "gap"
-	case Interrupted:
-		return "interrupted"
-	case Reconnecting:
-		return "reconnecting"
-	case Resumed:
-		return "resumed"
-	case Quiet:
-		return "quiet"
-	case SuspectEnd:
-		return "suspect end"
-	case Ended:
-		return "ended"
-	case Lost:
-		return "lost"
-	case Failed:
-		return "failed"
 	case Note:
 		return "note"
+	}
+	// Markers carry the client's stream events: same names.
+	for ck, mk := range markerKinds {
+		if mk == k {
+			return ck.String()
+		}
 	}
 	return "unknown"
 }
@@ -82,27 +70,23 @@ func (k Kind) breaksLine() bool {
 
 // KindOf maps a client event kind to the marker kind for it (Output for Data).
 func KindOf(k client.LogEventKind) Kind {
-	switch k {
-	case client.Gap:
-		return Gap
-	case client.Interrupted:
-		return Interrupted
-	case client.Reconnecting:
-		return Reconnecting
-	case client.Resumed:
-		return Resumed
-	case client.Quiet:
-		return Quiet
-	case client.SuspectEnd:
-		return SuspectEnd
-	case client.Ended:
-		return Ended
-	case client.Lost:
-		return Lost
-	case client.Failed:
-		return Failed
+	if mk, ok := markerKinds[k]; ok {
+		return mk
 	}
 	return Output
+}
+
+// markerKinds maps the client's stream events to the markers that record them.
+var markerKinds = map[client.LogEventKind]Kind{
+	client.Gap:          Gap,
+	client.Interrupted:  Interrupted,
+	client.Reconnecting: Reconnecting,
+	client.Resumed:      Resumed,
+	client.Quiet:        Quiet,
+	client.SuspectEnd:   SuspectEnd,
+	client.Ended:        Ended,
+	client.Lost:         Lost,
+	client.Failed:       Failed,
 }
 
 // Line is one entry: a line of output or a marker.
