@@ -57,6 +57,7 @@ unreachable, ended in error) exit 255 with a "sandscope: " notice on stderr.`,
 			if err != nil {
 				return err
 			}
+			streamOnOneCore()
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			return runExec(ctx, c, args[0], req, cmd.OutOrStdout(), cmd.ErrOrStderr())

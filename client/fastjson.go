@@ -2,7 +2,6 @@ package client
 
 import (
 	"bytes"
-	"encoding/base64"
 	"unicode/utf8"
 )
 
@@ -110,30 +109,26 @@ func decodeLogFastInto(b []byte, alloc func(n int) []byte) (r rawLogEvent, ok bo
 }
 
 // decodeDataValue decodes the base64 string at b[i] into r.Data and returns the index after it.
-// Whole blocks are decoded while they hold only alphabet characters; the closing quote stops that,
-// so the value's end is searched only from there and the value is read once. Backslashes (escapes),
-// CR and LF fail like any byte outside the alphabet, leaving those cases to encoding/json.
+// Backslashes (escapes), CR and LF fail like any byte outside the alphabet, leaving those cases to
+// encoding/json.
 func decodeDataValue(b []byte, i int, alloc func(int) []byte, r *rawLogEvent) (int, bool) {
 	if i >= len(b) || b[i] != '"' {
 		return 0, false
 	}
 	rest := b[i+1:]
-	// Sized for all of rest (the value and what follows it); the block decoder checks the room
-	// for its 8-byte stores itself.
-	size := base64.StdEncoding.DecodedLen(len(rest))
+	end := bytes.IndexByte(rest, '"')
+	if end < 0 || end%4 != 0 {
+		return 0, false
+	}
+	val := rest[:end]
+	size := end / 4 * 3
 	var out []byte
 	if alloc != nil {
 		out = alloc(size)[:size]
 	} else {
 		out = make([]byte, size)
 	}
-	si, di, _ := decodeBase64Blocks(out, rest, 0)
-	end := bytes.IndexByte(rest[si:], '"')
-	if end < 0 {
-		return 0, false
-	}
-	end += si
-	n, ok := decodeBase64Tail(out, di, rest[si:end])
+	n, ok := decodeBase64(out, val)
 	if !ok {
 		return 0, false
 	}

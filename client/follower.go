@@ -295,7 +295,6 @@ func (r *follower) stream() action {
 	items := make(chan streamItem, ahead)
 	sctx, stop := context.WithCancel(r.ctx)
 	defer stop()
-	ls.pipeline(sctx)
 	go func() {
 		defer close(items)
 		for {

@@ -58,22 +58,6 @@ func (d *SSEDecoder) Next() (SSEEvent, error) {
 	return ev, nil
 }
 
-// nextOwned is Next for a reader that hands events to another goroutine: ev.Data stays valid
-// after later calls, and buf is the array behind it (possibly larger), to be given back to pool
-// once ev.Data is no longer read. Later lines are read into buffers taken from pool.
-func (d *SSEDecoder) nextOwned(pool *dataRing) (ev SSEEvent, buf []byte, err error) {
-	ev, err = d.next()
-	if err != nil {
-		return ev, nil, err
-	}
-	// next keeps the first data line in d.spare and appends further lines to it (or to a copy):
-	// either way the decoder must not write there again.
-	buf = d.spare
-	d.spare = pool.get(0)
-	d.data = nil
-	return ev, buf, nil
-}
-
 // next is Next without copying: ev.Data is valid only until the following call.
 func (d *SSEDecoder) next() (SSEEvent, error) {
 	var ev SSEEvent
