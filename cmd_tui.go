@@ -109,6 +109,7 @@ func runTUI(cmd *cobra.Command, g *globalOptions) error {
 		caps, err := opts.Client.Capabilities(ctx)
 		cancel()
 		opts.Local = err == nil && caps.Local
+		opts.BridgeProblem = dialectProblem(caps, err)
 	}
 
 	// Contexts: the config's, plus the embedded bridge.
@@ -133,6 +134,7 @@ func runTUI(cmd *cobra.Command, g *globalOptions) error {
 		caps, err := t.Client.Capabilities(cctx)
 		cancel()
 		t.Local = err == nil && caps.Local
+		t.BridgeProblem = dialectProblem(caps, err)
 		return t, nil
 	}
 
@@ -202,6 +204,15 @@ func paneKeyOverrides(keys map[string][]string, detachKey string) map[string][]s
 }
 
 // remoteTarget builds the client for a configured remote bridge.
+// dialectProblem is the error the TUI shows from the start for a bridge it cannot use: one whose
+// OpenAPI document says it speaks the stable API (the client refuses its sandbox calls).
+func dialectProblem(caps client.Capabilities, err error) error {
+	if err == nil && caps.Dialect == client.DialectStable {
+		return &client.StableBridgeError{}
+	}
+	return nil
+}
+
 func remoteTarget(ctx context.Context, eff *config.Effective) (ui.Target, error) {
 	tctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	tok, err := eff.Token.Get(tctx)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"time"
 )
 
 // Dialect names the bridge API a bridge speaks.
@@ -45,6 +46,54 @@ func (c *Client) Capabilities(ctx context.Context) (Capabilities, error) {
 	}
 	c.caps = &caps
 	return caps, nil
+}
+
+// StableBridgeError refuses a sandbox call to a bridge whose OpenAPI document says it speaks the
+// stable API (exec, pty, session). sandscope speaks the 1.0 preview API, and on a stable bridge
+// every /v1/sandbox/{id}/... request starts a container, lookups and unknown routes included: a
+// watcher polling it would keep containers awake. errors.Is(err, ErrUnsupported) holds.
+type StableBridgeError struct{}
+
+func (e *StableBridgeError) Error() string {
+	return "stable bridge API (0.12: exec, pty, session): sandscope speaks the 1.0 preview, and sends " +
+		"no sandbox calls here (each starts a container)"
+}
+
+func (e *StableBridgeError) Is(target error) bool { return target == ErrUnsupported }
+
+// capsRetryAfter is how long sandbox calls go ahead unchecked after the capability read failed.
+const capsRetryAfter = time.Minute
+
+// capsCheckTimeout bounds the capability read made on a client's first sandbox call.
+const capsCheckTimeout = 5 * time.Second
+
+// checkDialect returns a *StableBridgeError when the bridge speaks the stable API. It reads the
+// capabilities on the first sandbox call; when they cannot be read (an older or stripped bridge,
+// a network fault) the call goes ahead and the read is tried again after capsRetryAfter, so a
+// bridge without the document still works.
+func (c *Client) checkDialect(ctx context.Context) error {
+	c.capsMu.Lock()
+	caps, failed := c.caps, c.capsFailed
+	c.capsMu.Unlock()
+	if caps == nil && (failed.IsZero() || time.Since(failed) > capsRetryAfter) {
+		cctx, cancel := context.WithTimeout(ctx, min(c.timeout, capsCheckTimeout))
+		got, err := c.Capabilities(cctx)
+		cancel()
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			c.capsMu.Lock()
+			c.capsFailed = time.Now()
+			c.capsMu.Unlock()
+			return nil
+		}
+		caps = &got
+	}
+	if caps != nil && caps.Dialect == DialectStable {
+		return &StableBridgeError{}
+	}
+	return nil
 }
 
 func (c *Client) fetchCapabilities(ctx context.Context) (Capabilities, error) {

@@ -26,8 +26,9 @@ type Client struct {
 	userAgent string
 	timeout   time.Duration // per non-streaming call
 
-	capsMu sync.Mutex
-	caps   *Capabilities
+	capsMu     sync.Mutex
+	caps       *Capabilities
+	capsFailed time.Time // when the last capability read failed (zero: none failed)
 }
 
 // Option configures a Client.
@@ -123,6 +124,11 @@ func sandboxPath(sandbox string, parts ...string) string {
 // newRequest builds a request to the bridge with the token and user agent set. path is already
 // escaped.
 func (c *Client) newRequest(ctx context.Context, method, path string, q url.Values, body io.Reader) (*http.Request, error) {
+	if strings.HasPrefix(path, "/v1/sandbox/") {
+		if err := c.checkDialect(ctx); err != nil {
+			return nil, err
+		}
+	}
 	u := c.base + path
 	if len(q) > 0 {
 		u += "?" + q.Encode()

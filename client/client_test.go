@@ -140,6 +140,8 @@ func TestRequestsShape(t *testing.T) {
 	}
 	ls.Close()
 	want := []seen{
+		// The first sandbox call reads the capabilities (this server has no document: asked once).
+		{"GET", "/v1/openapi.json", "", "", ""},
 		{"POST", "/v1/sandbox/abc/processes", "", "application/json", `{"argv":["sh","-c","x"],"cwd":"sub","timeout":1500}`},
 		{"POST", "/v1/sandbox/abc/processes/p%2F1/kill", "", "application/json", `{}`},
 		{"POST", "/v1/sandbox/abc/processes/p1/kill", "", "application/json", `{"signal":9}`},

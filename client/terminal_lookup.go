@@ -74,6 +74,9 @@ func termJoinPath(base string, parts ...string) string {
 // termGet does one authenticated GET and decodes a 200 JSON answer into v. A non-200 answer is
 // returned as status + *APIError (see errors.go) with a nil transport error.
 func (c *Client) termGet(ctx context.Context, timeoutFrom *ConnectOptions, p string, v any) (int, *APIError, error) {
+	if err := c.checkDialect(ctx); err != nil {
+		return 0, nil, err
+	}
 	u, err := url.Parse(c.base)
 	if err != nil {
 		return 0, nil, fmt.Errorf("bridge URL: %w", err)

@@ -65,7 +65,7 @@ func New(o Options) (*Model, error) {
 	}
 	m := &Model{ctx: c, cancel: cancel, opts: o, baseCtx: base, baseCancel: baseCancel,
 		sandboxes: map[string]*sandbox.Model{}, logs: map[string]*logview.Model{},
-		panes: map[int64]common.OpenTerminalMsg{}, detachKey: o.DetachKey}
+		panes: map[int64]common.OpenTerminalMsg{}, detachKey: o.DetachKey, connErr: o.BridgeProblem}
 	m.stack = []common.Component{sandboxes.New(c)}
 	return m, nil
 }

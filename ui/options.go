@@ -19,9 +19,12 @@ type Options struct {
 	BridgeLabel string         // how the header names the bridge (never holds a token)
 	BridgeURL   string         // keys the persisted known-sandbox set
 	Local       bool           // the embedded local bridge
-	ContextName string
-	StateDir    string
-	CacheDir    string
+	// BridgeProblem, when set, says why the bridge cannot be used (a bridge speaking the stable
+	// API); the status area shows it from the start.
+	BridgeProblem error
+	ContextName   string
+	StateDir      string
+	CacheDir      string
 
 	Theme        string // "auto", "dark", "light", "high-contrast" or a user theme name
 	ThemeDir     string // user themes (<name>.json)
@@ -63,6 +66,8 @@ type Target struct {
 	BridgeURL   string
 	Local       bool
 	ContextName string
+	// BridgeProblem: as Options.BridgeProblem.
+	BridgeProblem error
 }
 
 // SwitchFunc opens the bridge of a context (one of Options.Contexts). It may take a while (a

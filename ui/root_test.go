@@ -196,3 +196,29 @@ func TestTinyAndOddSizesDoNotPanic(t *testing.T) {
 		}
 	}
 }
+
+// A bridge speaking the stable API is named as such from the start, in the status area, and the
+// sandboxes screen says nothing is sent to it.
+func TestStableBridgeShownFromTheStart(t *testing.T) {
+	br := uitest.NewBridge()
+	br.RunErr = &client.StableBridgeError{}
+	p, _ := themes.Builtin("dark")
+	m, err := New(Options{
+		Bridge:        br,
+		BridgeLabel:   "https://bridge.example",
+		BridgeURL:     "https://bridge.example",
+		BridgeProblem: &client.StableBridgeError{},
+		StateDir:      t.TempDir(),
+		CacheDir:      t.TempDir(),
+		Styles:        themes.New(p, themes.AsciiRenderer()),
+		Now:           func() time.Time { return uitest.T0 },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(m.Close)
+	m.Update(tea.WindowSizeMsg{Width: 160, Height: 30})
+	if v := m.View(); !strings.Contains(v, "WRONG BRIDGE API: stable bridge API") {
+		t.Fatalf("status area does not name the stable API:\n%s", v)
+	}
+}

@@ -88,7 +88,7 @@ func (m *Model) switchTo(msg contextTargetMsg) tea.Cmd {
 	c.Local = msg.target.Local
 	c.ContextName = common.SanitizeText(msg.target.ContextName)
 	m.ctx, m.cancel = &c, cancel
-	m.connErr, m.help = nil, false
+	m.connErr, m.help = msg.target.BridgeProblem, false
 	sb := sandboxes.New(m.ctx)
 	w, h := m.bodySize()
 	sb.SetSize(w, h)

@@ -269,8 +269,10 @@ func (m *Model) refresh() tea.Cmd {
 	}
 }
 
+// isConnErr says whether err concerns the bridge as a whole rather than one sandbox.
 func isConnErr(err error) bool {
-	return errors.Is(err, client.ErrTransport) || errors.Is(err, client.ErrUnauthorized)
+	var stable *client.StableBridgeError
+	return errors.Is(err, client.ErrTransport) || errors.Is(err, client.ErrUnauthorized) || errors.As(err, &stable)
 }
 
 func (m *Model) applyRefresh(msg refreshMsg) tea.Cmd {

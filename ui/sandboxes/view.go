@@ -1,9 +1,11 @@
 package sandboxes
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
+	"sandscope/client"
 	"sandscope/themes"
 	"sandscope/ui/common"
 )
@@ -21,6 +23,8 @@ func (m *Model) View() string {
 		title += "  " + st.Info.Render(m.busy)
 	case !m.loaded:
 		title += "  " + st.Faint.Render("loading…")
+	case m.connErr != nil && errors.As(m.connErr, new(*client.StableBridgeError)):
+		title += "  " + st.Error.Render("this bridge speaks another API: sandscope sends it nothing")
 	case m.connErr != nil:
 		title += "  " + st.Error.Render("bridge not answering: states below are last known")
 	}
