@@ -116,12 +116,34 @@ func decodeDataValue(b []byte, i int, alloc func(int) []byte, r *rawLogEvent) (i
 		return 0, false
 	}
 	rest := b[i+1:]
+	guess := -1
+	if n := len(rest); n >= 2 && rest[n-2] == '"' && rest[n-1] == '}' {
+		// The bridge puts data last: the value most likely ends at the object's end. A successful
+		// decode proves it (a quote is not in the alphabet), saving a search through the value.
+		guess = n - 2
+		if data, ok := decodeBase64Value(rest[:guess], alloc); ok {
+			r.Data = data
+			return i + 1 + guess + 1, true
+		}
+	}
 	end := bytes.IndexByte(rest, '"')
-	if end < 0 || end%4 != 0 {
+	if end < 0 || end == guess {
 		return 0, false
 	}
-	val := rest[:end]
-	size := end / 4 * 3
+	data, ok := decodeBase64Value(rest[:end], alloc)
+	if !ok {
+		return 0, false
+	}
+	r.Data = data
+	return i + 1 + end + 1, true
+}
+
+// decodeBase64Value decodes a data value into alloc(n) (a fresh slice when alloc is nil).
+func decodeBase64Value(val []byte, alloc func(int) []byte) ([]byte, bool) {
+	if len(val)%4 != 0 {
+		return nil, false
+	}
+	size := len(val) / 4 * 3
 	var out []byte
 	if alloc != nil {
 		out = alloc(size)[:size]
@@ -130,10 +152,9 @@ func decodeDataValue(b []byte, i int, alloc func(int) []byte, r *rawLogEvent) (i
 	}
 	n, ok := decodeBase64(out, val)
 	if !ok {
-		return 0, false
+		return nil, false
 	}
-	r.Data = out[:n]
-	return i + 1 + end + 1, true
+	return out[:n], true
 }
 
 func skipWS(b []byte, i int) int {

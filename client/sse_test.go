@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -183,4 +184,135 @@ func FuzzDecodeLogFast(f *testing.F) {
 			t.Fatalf("fast %+v\nslow %+v", fast, slow)
 		}
 	})
+}
+
+// randomChunks reads its input in pieces of random size (1 byte to 300 KiB).
+type randomChunks struct {
+	data []byte
+	rng  *rand.Rand
+}
+
+func (r *randomChunks) Read(p []byte) (int, error) {
+	if len(r.data) == 0 {
+		return 0, io.EOF
+	}
+	n := min(len(p), len(r.data), 1+r.rng.IntN(300<<10))
+	if r.rng.IntN(4) == 0 {
+		n = min(n, 1+r.rng.IntN(16))
+	}
+	copy(p, r.data[:n])
+	r.data = r.data[n:]
+	return n, nil
+}
+
+// Events of every size, split across reads at random, with all three line ends and multi-line
+// data: the in-place framing (borrowed data, buffer slides and growth) must agree with the
+// reference, event by event, when each event is read before the next call.
+func TestSSEDecoderInPlaceFramingMatchesReference(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	var in bytes.Buffer
+	ends := []string{"\n", "\r\n", "\r"}
+	for in.Len() < 24<<20 {
+		size := rng.IntN(64)
+		switch rng.IntN(4) {
+		case 0:
+			size = rng.IntN(400 << 10)
+		case 1:
+			size = rng.IntN(2 << 20)
+		}
+		payload := make([]byte, size)
+		for i := range payload {
+			payload[i] = 'a' + byte(rng.IntN(26))
+		}
+		end := ends[rng.IntN(len(ends))]
+		if rng.IntN(8) == 0 {
+			in.WriteString(": keepalive" + end)
+		}
+		lines := 1 + rng.IntN(3)
+		if size > 1000 {
+			lines = 1
+		}
+		for l := 0; l < lines; l++ {
+			in.WriteString("data: ")
+			in.Write(payload)
+			in.WriteString(end)
+		}
+		if rng.IntN(6) == 0 {
+			in.WriteString("id: 42" + end)
+		}
+		in.WriteString(end)
+	}
+	want := referenceSSE(in.Bytes())
+	// Reads that end right after a data line, so that the blank line ending the event (and the next
+	// event) arrive with the next read, while the event's data waits in the buffer.
+	var cuts []int
+	for i := 0; ; {
+		j := bytes.Index(in.Bytes()[i:], []byte("data: "))
+		if j < 0 {
+			break
+		}
+		k := bytes.IndexAny(in.Bytes()[i+j:], "\r\n")
+		cuts = append(cuts, i+j+k+1)
+		i += j + k + 1
+	}
+	readers := map[string]io.Reader{
+		"random pieces":    &randomChunks{data: in.Bytes(), rng: rng},
+		"after data lines": &cutReader{data: in.Bytes(), cuts: cuts},
+	}
+	for name, r := range readers {
+		d := NewSSEDecoder(r)
+		for i := 0; ; i++ {
+			ev, err := d.next()
+			if err == io.EOF {
+				if i != len(want) {
+					t.Fatalf("%s: got %d events, reference %d", name, i, len(want))
+				}
+				break
+			}
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			if i >= len(want) || !bytes.Equal(ev.Data, want[i].Data) || ev.ID != want[i].ID {
+				t.Fatalf("%s: event %d differs from the reference (len %d)", name, i, len(ev.Data))
+			}
+		}
+	}
+}
+
+// cutReader ends each read at the next cut (or where p is full).
+type cutReader struct {
+	data []byte
+	off  int
+	cuts []int
+}
+
+func (r *cutReader) Read(p []byte) (int, error) {
+	if r.off >= len(r.data) {
+		return 0, io.EOF
+	}
+	for len(r.cuts) > 0 && r.cuts[0] <= r.off {
+		r.cuts = r.cuts[1:]
+	}
+	end := len(r.data)
+	if len(r.cuts) > 0 {
+		end = r.cuts[0]
+	}
+	n := copy(p, r.data[r.off:end])
+	r.off += n
+	return n, nil
+}
+
+// An event's data line that ends near the end of the read buffer, with its blank line in the next
+// read: the buffer is reused from its start, so the data must be moved out first.
+func TestSSEDecoderDataSurvivesBufferReuse(t *testing.T) {
+	first := bytes.Repeat([]byte("x"), sseBufSize-40<<10)
+	second := bytes.Repeat([]byte("y"), sseBufSize-40<<10)
+	in := []byte("data: " + string(first) + "\n" + "\ndata: " + string(second) + "\n\n")
+	d := NewSSEDecoder(&cutReader{data: in, cuts: []int{len(first) + 7}})
+	for i, want := range [][]byte{first, second} {
+		ev, err := d.next()
+		if err != nil || !bytes.Equal(ev.Data, want) {
+			t.Fatalf("event %d: %v, %d bytes, starts %q", i, err, len(ev.Data), ev.Data[:min(len(ev.Data), 8)])
+		}
+	}
 }

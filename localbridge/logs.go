@@ -3,12 +3,14 @@ package localbridge
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
+	"slices"
 	"strconv"
+
+	asmbase64 "github.com/segmentio/asm/base64"
 
 	"sandscope/localbridge/seqlog"
 )
@@ -123,7 +125,7 @@ func appendSSE(b []byte, log *seqlog.Log, ev seqlog.Event) []byte {
 		b = append(b, '"')
 		b = appendTimestamp(b, ev)
 		b = append(b, ",\"data\":\""...)
-		b = base64.StdEncoding.AppendEncode(b, ev.Data)
+		b = appendBase64(b, ev.Data)
 		b = append(b, '"')
 	case seqlog.Final:
 		fe, _ := ev.Final.(finalEvent)
@@ -143,6 +145,16 @@ func appendSSE(b []byte, log *seqlog.Log, ev seqlog.Event) []byte {
 		}
 	}
 	return append(b, "}\n\n"...)
+}
+
+// appendBase64 appends data in standard padded base64. segmentio/asm encodes with AVX2 (amd64) or
+// NEON (arm64) where the CPU has them: several times faster than encoding/base64, which matters
+// for a process writing hundreds of MB/s.
+func appendBase64(b, data []byte) []byte {
+	n := asmbase64.StdEncoding.EncodedLen(len(data))
+	b = slices.Grow(b, n)
+	asmbase64.StdEncoding.Encode(b[len(b):len(b)+n], data)
+	return b[:len(b)+n]
 }
 
 func appendTimestamp(b []byte, ev seqlog.Event) []byte {
