@@ -27,23 +27,7 @@ const wait = 50 * time.Millisecond
 
 func newRoot(t *testing.T, br *uitest.Bridge) *Model {
 	t.Helper()
-	p, _ := themes.Builtin("dark")
-	m, err := New(Options{
-		Bridge:      br,
-		BridgeLabel: "http://127.0.0.1:7681 (embedded)",
-		BridgeURL:   "local:/tmp/x",
-		Local:       true,
-		StateDir:    t.TempDir(),
-		CacheDir:    t.TempDir(),
-		Styles:      themes.New(p, themes.AsciiRenderer()),
-		Now:         func() time.Time { return uitest.T0 },
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(m.Close)
-	m.Update(tea.WindowSizeMsg{Width: 100, Height: 30})
-	return m
+	return newRootWith(t, br, Options{})
 }
 
 // step sends msg and feeds back what its commands yield within the wait (one level per call).
@@ -202,21 +186,7 @@ func TestTinyAndOddSizesDoNotPanic(t *testing.T) {
 func TestStableBridgeShownFromTheStart(t *testing.T) {
 	br := uitest.NewBridge()
 	br.RunErr = &client.StableBridgeError{}
-	p, _ := themes.Builtin("dark")
-	m, err := New(Options{
-		Bridge:        br,
-		BridgeLabel:   "https://bridge.example",
-		BridgeURL:     "https://bridge.example",
-		BridgeProblem: &client.StableBridgeError{},
-		StateDir:      t.TempDir(),
-		CacheDir:      t.TempDir(),
-		Styles:        themes.New(p, themes.AsciiRenderer()),
-		Now:           func() time.Time { return uitest.T0 },
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(m.Close)
+	m := newRootWith(t, br, Options{BridgeProblem: &client.StableBridgeError{}})
 	m.Update(tea.WindowSizeMsg{Width: 160, Height: 30})
 	if v := m.View(); !strings.Contains(v, "WRONG BRIDGE API: stable bridge API") {
 		t.Fatalf("status area does not name the stable API:\n%s", v)
