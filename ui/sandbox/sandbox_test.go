@@ -3,6 +3,7 @@ package sandbox
 import (
 	"errors"
 	"flag"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -145,6 +146,16 @@ func TestGoldenUnknownWhileUnreachable(t *testing.T) {
 		t.Fatalf("running process not shown as unknown:\n%s", v)
 	}
 	uitest.Golden(t, "processes_unknown", v, *update)
+}
+
+// On a stable-API bridge the header says why nothing is known, instead of "not answering".
+func TestStableBridgeHeader(t *testing.T) {
+	m, _ := newModel(t)
+	apply(m, client.SandboxEvent{Kind: client.WatchError, Time: at(0), Err: fmt.Errorf("watch: %w", &client.StableBridgeError{})})
+	v := m.View()
+	if !strings.Contains(v, "this bridge speaks another API") || strings.Contains(v, "not answering") {
+		t.Fatalf("header does not name the stable bridge:\n%s", v)
+	}
 }
 
 func rowOf(m *Model, id string) int {

@@ -1,10 +1,12 @@
 package sandbox
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"time"
 
+	"sandscope/client"
 	"sandscope/themes"
 	"sandscope/ui/common"
 )
@@ -100,6 +102,8 @@ func (m *Model) sandboxState(now time.Time) string {
 		}
 	}
 	switch {
+	case m.watchErr != nil && errors.As(m.watchErr, new(*client.StableBridgeError)):
+		return st.Badge(themes.BadgeUnknown).Render("UNKNOWN") + st.Faint.Render(inc+" · this bridge speaks another API: sandscope sends it nothing")
 	case m.watchErr != nil:
 		return st.Badge(themes.BadgeUnknown).Render("UNKNOWN") + st.Faint.Render(inc+" · bridge not answering since "+
 			common.Since(now, m.errSince)+"; last answer "+common.Since(now, m.lastOK))
