@@ -94,22 +94,12 @@ func attachTerminal(ctx context.Context, c *client.Client, sandbox, tid, detachK
 		return &exitError{code: 255, err: fmt.Errorf("attach %s: %w", tid, err)}
 	}
 	if res.Ending == attach.Exited && res.Exit != nil && res.Exit.Code != 0 {
-		fmt.Fprintf(stderr, "sandscope: terminal %s %s\n", tid, describeExit(res.Exit))
+		fmt.Fprintf(stderr, "sandscope: terminal %s %s\n", tid, client.ExitReason(res.Exit))
 	}
 	if code := res.ExitStatus(); code != 0 {
 		return &exitError{code: code}
 	}
 	return nil
-}
-
-func describeExit(e *client.Exit) string {
-	switch {
-	case e.TimedOut:
-		return fmt.Sprintf("timed out (exit %d)", e.Code)
-	case e.Signal != 0:
-		return fmt.Sprintf("killed by signal %d (exit %d)", e.Signal, e.Code)
-	}
-	return fmt.Sprintf("exited %d", e.Code)
 }
 
 // setupError maps a failure before the attachment started to an exit status: 4 when the bridge

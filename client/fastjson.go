@@ -32,7 +32,7 @@ func decodeLogFastInto(b []byte, alloc func(n int) []byte) (r rawLogEvent, ok bo
 			i++
 			break
 		}
-		key, j, ok := simpleString(b, i, true)
+		key, j, ok := simpleString(b, i)
 		if !ok {
 			return r, false
 		}
@@ -62,7 +62,7 @@ func decodeLogFastInto(b []byte, alloc func(n int) []byte) (r rawLogEvent, ok bo
 			}
 			return r, false
 		}
-		val, j, ok := simpleString(b, i, true)
+		val, j, ok := simpleString(b, i)
 		if !ok {
 			return r, false
 		}
@@ -164,9 +164,9 @@ func skipWS(b []byte, i int) int {
 	return i
 }
 
-// simpleString reads a JSON string starting at b[i] that has no escapes. check asks for the full
-// validity check (no escapes, no control characters, valid UTF-8).
-func simpleString(b []byte, i int, check bool) (s []byte, next int, ok bool) {
+// simpleString reads a JSON string starting at b[i] that has no escapes, no control characters and
+// is valid UTF-8.
+func simpleString(b []byte, i int) (s []byte, next int, ok bool) {
 	if i >= len(b) || b[i] != '"' {
 		return nil, 0, false
 	}
@@ -176,18 +176,16 @@ func simpleString(b []byte, i int, check bool) (s []byte, next int, ok bool) {
 		return nil, 0, false
 	}
 	s = rest[:end]
-	if check {
-		if bytes.IndexByte(s, '\\') >= 0 {
+	if bytes.IndexByte(s, '\\') >= 0 {
+		return nil, 0, false
+	}
+	for _, c := range s {
+		if c < 0x20 {
 			return nil, 0, false
 		}
-		for _, c := range s {
-			if c < 0x20 {
-				return nil, 0, false
-			}
-		}
-		if !utf8.Valid(s) {
-			return nil, 0, false
-		}
+	}
+	if !utf8.Valid(s) {
+		return nil, 0, false
 	}
 	return s, i + 1 + end + 1, true
 }

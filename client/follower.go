@@ -286,7 +286,6 @@ func (r *follower) stream() action {
 		}
 	}
 
-	ls.alloc = nil
 	ahead := streamItemsBuffer
 	if r.ring != nil {
 		ls.alloc = r.ring.get
@@ -346,23 +345,15 @@ func (r *follower) stream() action {
 				return act
 			}
 			if it.msg.Type == "stdout" || it.msg.Type == "stderr" {
-				resetTimer(quiet, r.opts.QuietAfter)
+				// Go 1.23+ timers: Reset discards a pending expiry, nothing stale is received.
+				quiet.Reset(r.opts.QuietAfter)
 				if stallTimer != nil {
-					resetTimer(stallTimer, r.opts.StallAfter)
+					stallTimer.Reset(r.opts.StallAfter)
 				}
 				r.quietSent = false
 			}
 		}
 	}
-}
-
-func resetTimer(t *time.Timer, d time.Duration) {
-	t.Stop()
-	select {
-	case <-t.C:
-	default:
-	}
-	t.Reset(d)
 }
 
 // openFailed decides what a failed open means.
@@ -675,19 +666,28 @@ func (r *follower) suspect(m LogMessage, why string) action {
 
 // lost reports the process gone, with what the sandbox looks like now.
 func (r *follower) lost(lookup string) action {
-	ev := &LossEvidence{Lookup: lookup, Inferred: true}
+	previous := 0
 	if r.proc != nil {
-		ev.Previous = r.proc.Incarnation
+		previous = r.proc.Incarnation
 	}
 	rs, err := r.c.Running(r.ctx, r.sandbox)
+	ev := lossEvidence(lookup, previous, rs, err)
+	r.emit(LogEvent{Kind: Lost, Loss: ev, Status: r.proc, Reason: DescribeLoss(ev)})
+	return actEnd
+}
+
+// lossEvidence is what a GET /running answer (rs, or its failure err) says about the sandbox
+// after something of incarnation previous (0: unknown) vanished, found by lookup. The change is
+// inferred unless both incarnations are known.
+func lossEvidence(lookup string, previous int, rs RunningStatus, err error) *LossEvidence {
+	ev := &LossEvidence{Lookup: lookup, Previous: previous, Inferred: true}
 	if err == nil {
 		running := rs.Running
 		ev.SandboxRunning = &running
 		ev.Incarnation = rs.Incarnation
+		ev.Inferred = previous == 0 || rs.Incarnation == 0
 	}
-	ev.Inferred = !(ev.Previous != 0 && ev.Incarnation != 0)
-	r.emit(LogEvent{Kind: Lost, Loss: ev, Status: r.proc, Reason: DescribeLoss(ev)})
-	return actEnd
+	return ev
 }
 
 // DescribeLoss says in words what a LossEvidence shows.

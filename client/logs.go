@@ -45,13 +45,18 @@ func DecodeLogMessage(data []byte) (LogMessage, error) {
 	return decodeLogMessage(data, nil)
 }
 
+// malformed reports an event that could not be understood, keeping a copy of its bytes.
+func malformed(data []byte, err error) *MalformedEventError {
+	return &MalformedEventError{Data: append([]byte(nil), data...), Err: err}
+}
+
 // decodeLogMessage is DecodeLogMessage with output bytes decoded into alloc(n) when alloc is set.
 func decodeLogMessage(data []byte, alloc func(int) []byte) (LogMessage, error) {
 	r, ok := decodeLogFastInto(data, alloc)
 	if !ok {
 		r = rawLogEvent{}
 		if err := json.Unmarshal(data, &r); err != nil {
-			return LogMessage{}, &MalformedEventError{Data: append([]byte(nil), data...), Err: err}
+			return LogMessage{}, malformed(data, err)
 		}
 	}
 	m := LogMessage{Type: r.Type, Cursor: r.Cursor, Data: r.Data, State: r.State, Exit: r.Exit, Error: r.Error}
@@ -63,17 +68,17 @@ func decodeLogMessage(data []byte, alloc func(int) []byte) (LogMessage, error) {
 	switch r.Type {
 	case "stdout", "stderr":
 		if r.Cursor == "" {
-			return LogMessage{}, &MalformedEventError{Data: append([]byte(nil), data...), Err: errors.New("output event without cursor")}
+			return LogMessage{}, malformed(data, errors.New("output event without cursor"))
 		}
 	case "terminal":
 		if r.Cursor == "" {
-			return LogMessage{}, &MalformedEventError{Data: append([]byte(nil), data...), Err: errors.New("terminal event without cursor")}
+			return LogMessage{}, malformed(data, errors.New("terminal event without cursor"))
 		}
 		if r.Exit == nil && r.Error == nil {
-			return LogMessage{}, &MalformedEventError{Data: append([]byte(nil), data...), Err: errors.New("terminal event without exit or error")}
+			return LogMessage{}, malformed(data, errors.New("terminal event without exit or error"))
 		}
 	case "":
-		return LogMessage{}, &MalformedEventError{Data: append([]byte(nil), data...), Err: errors.New("event without type")}
+		return LogMessage{}, malformed(data, errors.New("event without type"))
 	}
 	return m, nil
 }

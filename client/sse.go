@@ -44,7 +44,6 @@ type SSEDecoder struct {
 	borrowed           bool
 	dataStart, dataEnd int
 	own                []byte
-	data               []byte // what next returns: a slice of buf or of own
 
 	skipLF  bool // the previous line ended in CR: a following LF belongs to it
 	hasData bool
@@ -78,11 +77,8 @@ func (d *SSEDecoder) next() (SSEEvent, error) {
 	for {
 		start, end, err := d.readLine()
 		if err != nil {
+			// At io.EOF, a final line without terminator belongs to an event never dispatched.
 			d.borrowed = false
-			if err == io.EOF {
-				// A final line without terminator: the event it belongs to was never dispatched.
-				return SSEEvent{}, io.EOF
-			}
 			return SSEEvent{}, err
 		}
 		line := d.buf[start:end]

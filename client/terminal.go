@@ -218,18 +218,14 @@ func (c *Client) ConnectTerminal(ctx context.Context, sandbox, terminal string, 
 		cursor: opts.Cursor,
 		cols:   opts.Cols, rows: opts.Rows,
 	}
-	st, status, err := t.lookup(cctx)
+	term, err := t.lookup(cctx)
 	if err != nil {
 		cancel()
 		return nil, fmt.Errorf("connect terminal %s: %w", terminal, err)
 	}
-	if status != 200 {
-		cancel()
-		return nil, fmt.Errorf("connect terminal %s: %w", terminal, st.err)
-	}
-	t.incarnation = st.term.Incarnation
-	t.command = st.term.Command
-	ws, err := t.dial(cctx, st.term.Status == "running")
+	t.incarnation = term.Incarnation
+	t.command = term.Command
+	ws, err := t.dial(cctx, term.Status == "running")
 	if err != nil {
 		cancel()
 		return nil, fmt.Errorf("connect terminal %s: %w", terminal, err)
@@ -275,7 +271,7 @@ func (t *TerminalConn) dial(ctx context.Context, running bool) (*websocket.Conn,
 	u.RawQuery = q.Encode()
 
 	d := websocket.Dialer{HandshakeTimeout: t.opts.DialTimeout}
-	h := t.c.termAuthHeader()
+	h := t.c.headers()
 	dctx, cancel := context.WithTimeout(ctx, t.opts.DialTimeout)
 	defer cancel()
 	ws, resp, err := d.DialContext(dctx, u.String(), h)
@@ -382,21 +378,18 @@ func (t *TerminalConn) resume(ws *websocket.Conn) {
 // answer that no retry can change (a rejected token, a malformed request) ends the connection with
 // TermFailed at once. final reports that a final event was emitted.
 func (t *TerminalConn) reconnect(attempt int) (ws *websocket.Conn, final bool, err error) {
-	st, status, err := t.lookup(t.ctx)
-	if err != nil {
+	term, err := t.lookup(t.ctx)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		t.emitLost(err)
+		return nil, true, nil
+	case err != nil && !termRetryable(err):
+		t.emitRefused(attempt, "GET terminal", err)
+		return nil, true, err
+	case err != nil:
 		return nil, false, err
 	}
-	switch {
-	case status == 404 && errors.Is(st.err, ErrNotFound):
-		t.emitLost(st.err)
-		return nil, true, nil
-	case status != 200 && st.err != nil && !termRetryable(st.err):
-		t.emitRefused(attempt, "GET terminal", st.err)
-		return nil, true, st.err
-	case status != 200:
-		return nil, false, st.err
-	}
-	ws, err = t.dial(t.ctx, st.term.Status == "running")
+	ws, err = t.dial(t.ctx, term.Status == "running")
 	if err != nil {
 		if errors.Is(err, ErrNotFound) {
 			t.emitLost(err)
@@ -436,18 +429,11 @@ func (t *TerminalConn) emitRefused(attempt int, op string, err error) {
 
 // emitLost reports the terminal gone with the evidence a follow-up GET /running gives.
 func (t *TerminalConn) emitLost(cause error) {
-	ev := &LossEvidence{Lookup: "GET terminal: " + termErrSummary(cause)}
 	t.mu.Lock()
-	ev.Previous = t.incarnation
+	previous := t.incarnation
 	t.mu.Unlock()
-	if rs, err := t.running(t.ctx); err == nil {
-		running := rs.Running
-		ev.SandboxRunning = &running
-		ev.Incarnation = rs.Incarnation
-		ev.Inferred = rs.Incarnation == 0 || ev.Previous == 0
-	} else {
-		ev.Inferred = true
-	}
+	rs, err := t.running(t.ctx)
+	ev := lossEvidence("GET terminal: "+termErrSummary(cause), previous, rs, err)
 	reason := "terminal vanished with its container"
 	switch {
 	case ev.SandboxRunning != nil && !*ev.SandboxRunning:

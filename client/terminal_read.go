@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -155,7 +154,7 @@ func (t *TerminalConn) readLoop(ws *websocket.Conn, resumedAttempt int) (out rea
 					t.cursor = cursor
 					t.mu.Unlock()
 				}
-				t.emit(TermEvent{Kind: TermExited, Cursor: t.Cursor(), Exit: exit, Reason: exitReason(exit)})
+				t.emit(TermEvent{Kind: TermExited, Cursor: t.Cursor(), Exit: exit, Reason: ExitReason(exit)})
 				_ = ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseNormalClosure, ""), time.Now().Add(time.Second))
 				return readOutcome{final: true}
 			case "error":
@@ -315,16 +314,14 @@ func (t *TerminalConn) watchQuiet(ws *websocket.Conn, q *quietState) (stop func(
 // or "" when the silence is explained (the terminal runs) or the bridge could not be asked (the
 // pings decide about a dead bridge).
 func (t *TerminalConn) quietVerdict(ctx context.Context, base time.Duration) string {
-	st, status, err := t.lookup(ctx)
+	term, err := t.lookup(ctx)
 	switch {
+	case errors.Is(err, ErrNotFound):
+		return "silent while the bridge no longer knows the terminal"
 	case err != nil:
 		return ""
-	case status == http.StatusNotFound && errors.Is(st.err, ErrNotFound):
-		return "silent while the bridge no longer knows the terminal"
-	case status != http.StatusOK:
-		return ""
-	case st.term.Status == "exited" || st.term.Status == "error":
-		return fmt.Sprintf("silent for %v although the bridge says the terminal %s", base, st.term.Status)
+	case term.Status == "exited" || term.Status == "error":
+		return fmt.Sprintf("silent for %v although the bridge says the terminal %s", base, term.Status)
 	}
 	return ""
 }
@@ -358,27 +355,24 @@ func (t *TerminalConn) closed(err error, progressed bool, termErr *TermEvent) re
 // settle asks the bridge what became of the terminal after the socket closed without an exit
 // message. A terminal still running is resumed like a drop.
 func (t *TerminalConn) settle(out readOutcome) readOutcome {
-	st, status, err := t.lookup(t.ctx)
+	term, err := t.lookup(t.ctx)
 	switch {
+	case errors.Is(err, ErrNotFound):
+		t.emitLost(err)
+		out.final = true
+		return out
 	case err != nil:
 		out.err = err
 		return out
-	case status == 404 && errors.Is(st.err, ErrNotFound):
-		t.emitLost(st.err)
-		out.final = true
-		return out
-	case status != 200:
-		out.err = st.err
-		return out
 	}
-	switch st.term.Status {
+	switch term.Status {
 	case "exited":
-		t.emit(TermEvent{Kind: TermExited, Cursor: t.Cursor(), Exit: st.term.Exit, Reason: exitReason(st.term.Exit), CloseCode: out.code})
+		t.emit(TermEvent{Kind: TermExited, Cursor: t.Cursor(), Exit: term.Exit, Reason: ExitReason(term.Exit), CloseCode: out.code})
 		out.final = true
 	case "error":
 		reason := "terminal ended in error"
-		if st.term.Error != nil {
-			reason = fmt.Sprintf("terminal error %s: %s", st.term.Error.Code, st.term.Error.Message)
+		if term.Error != nil {
+			reason = fmt.Sprintf("terminal error %s: %s", term.Error.Code, term.Error.Message)
 		}
 		t.emit(TermEvent{Kind: TermError, Cursor: t.Cursor(), CloseCode: out.code, Reason: reason, Err: fmt.Errorf("terminal %s: %s", t.terminal, reason)})
 		out.final = true
@@ -386,7 +380,8 @@ func (t *TerminalConn) settle(out readOutcome) readOutcome {
 	return out
 }
 
-func exitReason(e *Exit) string {
+// ExitReason says how a terminal ended, in the words the UI and the command line show.
+func ExitReason(e *Exit) string {
 	switch {
 	case e == nil:
 		return "exited"

@@ -293,10 +293,8 @@ func (s *watchState) inferBoundary(prev, snap *snapshot) []string {
 	if s.stopped || !prev.running.Running {
 		ev = append(ev, "inferred: GET running went false → true (the container stopped and a new one started)")
 	}
-	prevRunning := 0
 	for id, p := range prev.processes {
 		if p.State == "running" {
-			prevRunning++
 			if _, still := snap.processes[id]; !still {
 				ev = append(ev, fmt.Sprintf("inferred: process %s was running and is now absent", id))
 				break

@@ -120,7 +120,6 @@ func (p *Proxy) serveWebSocket(w http.ResponseWriter, r *http.Request, a applied
 		return
 	}
 	up.SetReadLimit(wsReadLimit)
-	var respHdr http.Header
 	upgrader := websocket.Upgrader{
 		ReadBufferSize:  32 << 10,
 		WriteBufferSize: 32 << 10,
@@ -129,7 +128,7 @@ func (p *Proxy) serveWebSocket(w http.ResponseWriter, r *http.Request, a applied
 	if sp := up.Subprotocol(); sp != "" {
 		upgrader.Subprotocols = []string{sp}
 	}
-	client, err := upgrader.Upgrade(w, r, respHdr)
+	client, err := upgrader.Upgrade(w, r, nil)
 	if err != nil {
 		_ = up.Close()
 		return

@@ -55,12 +55,8 @@ const titleMax = 200
 // sequence including SGR is removed, controls and LF are shown visibly, and text longer than 200 runes
 // is cut and ends with "…".
 func Title(s string) string {
-	var m machine
-	m.init(Options{StripSGR: true, TabWidth: -1, MaxRunes: titleMax}, false)
-	m.feed([]byte(s))
-	m.finish()
-	t := m.take()
-	if m.capped {
+	t, capped := Text([]byte(s), Options{StripSGR: true, TabWidth: -1, MaxRunes: titleMax})
+	if capped {
 		t += "…"
 	}
 	return t
