@@ -39,37 +39,30 @@ type Styles struct {
 	Renderer *lipgloss.Renderer
 	Palette  Palette
 
-	App        lipgloss.Style
-	Header     lipgloss.Style // the top bar
-	HeaderDim  lipgloss.Style // secondary parts of the top bar
-	Title      lipgloss.Style
-	Text       lipgloss.Style
-	Faint      lipgloss.Style
-	Error      lipgloss.Style
-	Warning    lipgloss.Style
-	Success    lipgloss.Style
-	Info       lipgloss.Style
-	Border     lipgloss.Style // boxes (overlays, prompts)
-	Selected   lipgloss.Style // the cursor row
-	Marked     lipgloss.Style // rows picked for multi-follow
-	Stale      lipgloss.Style // whole rows that belong to an earlier incarnation
-	TableHead  lipgloss.Style
-	Tab        lipgloss.Style
-	TabActive  lipgloss.Style
-	StatusBar  lipgloss.Style
-	Stdout     lipgloss.Style
-	Stderr     lipgloss.Style
-	Marker     lipgloss.Style // inline log markers (interrupted, gap, …)
-	MarkerBad  lipgloss.Style // markers that mean loss (gap, lost, suspect end)
-	Match      lipgloss.Style // search highlight
-	Timestamp  lipgloss.Style
-	HelpKey    lipgloss.Style
-	HelpDesc   lipgloss.Style
-	Prefixes   []lipgloss.Style // multi-follow process prefixes
-	Badges     [badgeCount]lipgloss.Style
-	JSONKey    lipgloss.Style
-	JSONString lipgloss.Style
-	JSONNumber lipgloss.Style
+	Header    lipgloss.Style // the top bar
+	Title     lipgloss.Style
+	Text      lipgloss.Style
+	Faint     lipgloss.Style
+	Error     lipgloss.Style
+	Warning   lipgloss.Style
+	Success   lipgloss.Style
+	Info      lipgloss.Style
+	Border    lipgloss.Style // boxes (overlays, prompts)
+	Selected  lipgloss.Style // the cursor row
+	Stale     lipgloss.Style // whole rows that belong to an earlier incarnation
+	TableHead lipgloss.Style
+	Tab       lipgloss.Style
+	TabActive lipgloss.Style
+	Stderr    lipgloss.Style
+	Marker    lipgloss.Style // inline log markers (interrupted, gap, …)
+	MarkerBad lipgloss.Style // markers that mean loss (gap, lost, suspect end)
+	Match     lipgloss.Style // search highlight
+	Timestamp lipgloss.Style
+	HelpKey   lipgloss.Style
+	HelpDesc  lipgloss.Style
+	Prefixes  []lipgloss.Style // multi-follow process prefixes
+	Badges    [badgeCount]lipgloss.Style
+	JSONKey   lipgloss.Style
 }
 
 // Badge returns the style of one state badge.
@@ -114,9 +107,7 @@ func New(p Palette, r *lipgloss.Renderer) *Styles {
 	c := func(s string) lipgloss.Color { return lipgloss.Color(s) }
 	ns := r.NewStyle
 	s := &Styles{Renderer: r, Palette: p}
-	s.App = ns()
 	s.Header = ns().Foreground(c(p.HeaderFg)).Background(c(p.HeaderBg)).Bold(true)
-	s.HeaderDim = ns().Foreground(c(p.HeaderFg)).Background(c(p.HeaderBg))
 	s.Title = ns().Foreground(c(p.Primary)).Bold(true)
 	s.Text = ns().Foreground(c(p.Text))
 	s.Faint = ns().Foreground(c(p.Faint))
@@ -126,13 +117,10 @@ func New(p Palette, r *lipgloss.Renderer) *Styles {
 	s.Info = ns().Foreground(c(p.Info))
 	s.Border = ns().Border(lipgloss.RoundedBorder()).BorderForeground(c(p.Border)).Padding(0, 1)
 	s.Selected = ns().Foreground(c(p.SelectedFg)).Background(c(p.SelectedBg))
-	s.Marked = ns().Foreground(c(p.Primary)).Bold(true)
 	s.Stale = ns().Foreground(c(p.Faint)).Italic(true)
 	s.TableHead = ns().Foreground(c(p.Faint)).Bold(true)
 	s.Tab = ns().Foreground(c(p.Faint)).Padding(0, 1)
 	s.TabActive = ns().Foreground(c(p.Primary)).Bold(true).Underline(true).Padding(0, 1)
-	s.StatusBar = ns().Foreground(c(p.Text))
-	s.Stdout = ns().Foreground(c(p.Stdout))
 	s.Stderr = ns().Foreground(c(p.Stderr))
 	s.Marker = ns().Foreground(c(p.Marker)).Bold(true)
 	s.MarkerBad = ns().Foreground(c(p.Error)).Bold(true)
@@ -141,8 +129,6 @@ func New(p Palette, r *lipgloss.Renderer) *Styles {
 	s.HelpKey = ns().Foreground(c(p.Primary)).Bold(true)
 	s.HelpDesc = ns().Foreground(c(p.Faint))
 	s.JSONKey = ns().Foreground(c(p.Primary))
-	s.JSONString = ns().Foreground(c(p.Success))
-	s.JSONNumber = ns().Foreground(c(p.Warning))
 	for _, pc := range p.Prefixes {
 		s.Prefixes = append(s.Prefixes, ns().Foreground(c(pc)).Bold(true))
 	}
@@ -166,11 +152,4 @@ func New(p Palette, r *lipgloss.Renderer) *Styles {
 	s.Badges[BadgeFailed] = badge(p.Error).Reverse(true)
 	s.Badges[BadgeConnecting] = badge(p.Faint)
 	return s
-}
-
-// DetectDark reports whether the terminal on out has a dark background (termenv's OSC 11 query);
-// it answers true when it cannot tell.
-func DetectDark(out *os.File) bool {
-	o := termenv.NewOutput(out)
-	return o.HasDarkBackground()
 }

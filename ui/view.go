@@ -1,7 +1,6 @@
 package ui
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 
@@ -76,14 +75,9 @@ func (m *Model) statusView() string {
 	now := m.ctx.Clock()
 	if m.connErr != nil {
 		text := ""
-		var stable *client.StableBridgeError
 		switch common.Classify(m.connErr) {
-		case common.ErrUnsupported:
-			if errors.As(m.connErr, &stable) {
-				text = "WRONG BRIDGE API: " + common.SanitizeText(stable.Error())
-			} else {
-				text = "BRIDGE ERROR: " + common.SanitizeText(m.connErr.Error())
-			}
+		case common.ErrWrongAPI:
+			text = "WRONG BRIDGE API: " + common.SanitizeText((&client.StableBridgeError{}).Error())
 		case common.ErrUnauthorized:
 			text = "UNAUTHORIZED: the bridge rejected the token (check SANDBOX_API_KEY or --token-file)"
 		case common.ErrUnreachable:

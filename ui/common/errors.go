@@ -19,7 +19,11 @@ const (
 	ErrNotFound
 	ErrInvalid
 	ErrUnsupported
+	ErrWrongAPI // a bridge speaking the stable API: the client sends it no sandbox calls
 )
+
+// WrongAPIText is how screens name a stable-API bridge in their headers.
+const WrongAPIText = "this bridge speaks another API: sandscope sends it nothing"
 
 // Classify sorts an error from the client.
 func Classify(err error) ErrKind {
@@ -36,6 +40,8 @@ func Classify(err error) ErrKind {
 		return ErrNotFound
 	case errors.Is(err, client.ErrInvalidRequest):
 		return ErrInvalid
+	case errors.As(err, new(*client.StableBridgeError)):
+		return ErrWrongAPI
 	case errors.Is(err, client.ErrUnsupported):
 		return ErrUnsupported
 	}
@@ -56,7 +62,7 @@ func Describe(op string, err error) string {
 		s = "bridge unreachable: " + err.Error()
 	case ErrCapacity:
 		s = "no capacity: the bridge could not start a container (503 capacity_exceeded); try again later"
-	case ErrUnsupported:
+	case ErrUnsupported, ErrWrongAPI:
 		s = "not supported by this bridge: " + err.Error()
 	default:
 		s = err.Error()

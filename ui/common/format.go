@@ -96,3 +96,12 @@ func cutCells(s string, n int) string { return ansi.TruncateLeft(s, n, "") }
 
 // StripANSI removes escape sequences (for text drawn in one style, e.g. the selected row).
 func StripANSI(s string) string { return ansi.Strip(s) }
+
+// JoinCells fits each cell to its column width and joins them with one space.
+func JoinCells(cells []string, cols []int) string {
+	parts := make([]string, len(cells))
+	for i, c := range cells {
+		parts[i] = Fit(c, cols[i])
+	}
+	return strings.Join(parts, " ")
+}

@@ -3,6 +3,8 @@ package common
 import (
 	"time"
 
+	tea "github.com/charmbracelet/bubbletea"
+
 	"sandscope/client"
 )
 
@@ -65,3 +67,9 @@ type ConnMsg struct {
 	RetryAt  time.Time // when the next automatic retry happens (zero = none scheduled)
 	Attempts int
 }
+
+// Send is a command that yields msg.
+func Send(msg tea.Msg) tea.Cmd { return func() tea.Msg { return msg } }
+
+// Status is a command that puts text in the status area at level l.
+func Status(l Level, text string) tea.Cmd { return Send(StatusMsg{Level: l, Text: text}) }

@@ -86,10 +86,10 @@ func (m *Model) Update(msg tea.Msg) (common.Component, tea.Cmd) {
 			return m, nil
 		}
 		if msg.err != nil {
-			return m, status(common.Error, "save: "+msg.err.Error())
+			return m, common.Status(common.Error, "save: "+msg.err.Error())
 		}
 		m.note = fmt.Sprintf("saved %s of raw output to %s", common.Bytes(msg.bytes), msg.path)
-		return m, status(common.Info, m.note)
+		return m, common.Status(common.Info, m.note)
 	case tea.MouseMsg:
 		if m.dialog == nil && m.inputMode == "" {
 			switch msg.Button {
@@ -345,15 +345,10 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 }
 
 func (m *Model) nextFrom(dir logbuf.Direction) int {
-	base := m.match
-	if base < 0 {
-		base = m.topIndex()
-		if dir == logbuf.Forward {
-			return base
-		}
-		return base
+	if m.match < 0 {
+		return m.topIndex() // from the top row, in either direction
 	}
-	return base + int(dir)
+	return m.match + int(dir)
 }
 
 func (m *Model) openInput(mode, value string) {
@@ -448,7 +443,7 @@ func (m *Model) answer(res *common.DialogResult) tea.Cmd {
 		path = strings.TrimSpace(res.Values[0])
 	}
 	if path == "" {
-		return status(common.Error, "save: a file name is required")
+		return common.Status(common.Error, "save: a file name is required")
 	}
 	buf := m.buf
 	return func() tea.Msg {
@@ -502,14 +497,14 @@ func (m *Model) copyCursor() tea.Cmd {
 	text := fmt.Sprintf("cursor of %s: %s", s.name, s.cursor)
 	if m.ctx.Clipboard == nil {
 		m.note = text + " (no clipboard on this terminal)"
-		return status(common.Info, m.note)
+		return common.Status(common.Info, m.note)
 	}
 	if err := m.ctx.Clipboard(s.cursor); err != nil {
 		m.note = text + " (clipboard failed: " + err.Error() + ")"
-		return status(common.Warn, m.note)
+		return common.Status(common.Warn, m.note)
 	}
 	m.note = text + " — copied (OSC 52)"
-	return status(common.Info, m.note)
+	return common.Status(common.Info, m.note)
 }
 
 // badgeOf maps a stream state to its badge.
@@ -534,10 +529,4 @@ func badgeOf(s *source) (themes.Badge, string) {
 		return themes.BadgeFailed, "FAILED"
 	}
 	return themes.BadgeConnecting, "CONNECTING"
-}
-
-func msgCmd(msg tea.Msg) tea.Cmd { return func() tea.Msg { return msg } }
-
-func status(l common.Level, text string) tea.Cmd {
-	return msgCmd(common.StatusMsg{Level: l, Text: text})
 }

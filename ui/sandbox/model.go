@@ -35,9 +35,8 @@ func (t Tab) String() string {
 // procEntry is one process as sandscope knows it.
 type procEntry struct {
 	p           client.Process
-	incarnation int  // the incarnation it belongs to (0 unknown)
-	inferred    bool // that incarnation number is inferred
-	firstSeen   time.Time
+	incarnation int       // the incarnation it belongs to (0 unknown)
+	inferred    bool      // that incarnation number is inferred
 	lastSeen    time.Time // last time the bridge confirmed its state
 	lost        bool
 	evidence    []string
@@ -49,10 +48,8 @@ type termEntry struct {
 	t           client.Terminal
 	incarnation int
 	inferred    bool
-	firstSeen   time.Time
 	lastSeen    time.Time
 	lost        bool
-	evidence    []string
 }
 
 // incEntry is one incarnation on the timeline.
@@ -62,7 +59,6 @@ type incEntry struct {
 	firstSeen time.Time
 	lastSeen  time.Time
 	evidence  []string // why sandscope believes this incarnation began
-	stopped   time.Time
 }
 
 // Model is the sandbox screen.

@@ -35,23 +35,23 @@ func (m *Model) Update(msg tea.Msg) (common.Component, tea.Cmd) {
 		return m, m.applyExec(msg)
 	case termMsg:
 		if msg.err != nil {
-			return m, status(common.Error, common.Describe("new terminal in "+m.id, msg.err))
+			return m, common.Status(common.Error, common.Describe("new terminal in "+m.id, msg.err))
 		}
 		inc := msg.t.Incarnation
 		if inc == 0 {
 			inc = m.current.Number
 		}
 		if m.findTerm(msg.t.ID) == nil {
-			m.terms = append(m.terms, &termEntry{t: msg.t, incarnation: inc, inferred: m.current.Inferred, firstSeen: m.ctx.Clock(), lastSeen: m.ctx.Clock()})
+			m.terms = append(m.terms, &termEntry{t: msg.t, incarnation: inc, inferred: m.current.Inferred, lastSeen: m.ctx.Clock()})
 		}
 		m.tab = TerminalsTab
 		m.cursor[TerminalsTab] = len(m.terms) - 1
-		return m, msgCmd(common.OpenTerminalMsg{Sandbox: m.id, Terminal: msg.t})
+		return m, common.Send(common.OpenTerminalMsg{Sandbox: m.id, Terminal: msg.t})
 	case killMsg:
 		if msg.err != nil {
-			return m, status(common.Error, common.Describe(fmt.Sprintf("kill %s with %s", msg.process, common.SignalName(msg.signal)), msg.err))
+			return m, common.Status(common.Error, common.Describe(fmt.Sprintf("kill %s with %s", msg.process, common.SignalName(msg.signal)), msg.err))
 		}
-		return m, status(common.Info, fmt.Sprintf("sent %s to %s; its ending shows once the bridge confirms it", common.SignalName(msg.signal), msg.process))
+		return m, common.Status(common.Info, fmt.Sprintf("sent %s to %s; its ending shows once the bridge confirms it", common.SignalName(msg.signal), msg.process))
 	case tea.MouseMsg:
 		m.mouse(msg)
 		return m, nil
@@ -103,7 +103,6 @@ func (m *Model) apply(ev client.SandboxEvent) tea.Cmd {
 	case client.TerminalVanished:
 		if ev.Terminal != nil {
 			if e := m.findTerm(ev.Terminal.ID); e != nil {
-				e.evidence = ev.Evidence
 				if e.t.Status == "running" {
 					e.lost = true
 				}
@@ -116,7 +115,6 @@ func (m *Model) apply(ev client.SandboxEvent) tea.Cmd {
 		f := false
 		m.running = &f
 		if inc := m.currentInc(); inc != nil {
-			inc.stopped = ev.Time
 			inc.evidence = append(inc.evidence, "stopped at "+common.Clock(ev.Time)+": "+strings.Join(sanitizeAll(ev.Evidence), "; "))
 		}
 	case client.IncarnationChanged:
@@ -146,16 +144,16 @@ func (m *Model) apply(ev client.SandboxEvent) tea.Cmd {
 		if ev.Incarnation.Inferred {
 			how = "inferred: " + strings.Join(ev2, "; ")
 		}
-		cmd = status(common.Warn, fmt.Sprintf("sandbox %s: new container, incarnation #%d (%s); older entries are STALE", m.id, ev.Incarnation.Number, how))
+		cmd = common.Status(common.Warn, fmt.Sprintf("sandbox %s: new container, incarnation #%d (%s); older entries are STALE", m.id, ev.Incarnation.Number, how))
 	case client.WatchError:
 		if m.watchErr == nil {
 			m.errSince = ev.Time
 		}
 		m.watchErr = ev.Err
-		return msgCmd(common.ConnMsg{Err: fmt.Errorf("watch %s: %w", m.id, ev.Err)})
+		return common.Send(common.ConnMsg{Err: fmt.Errorf("watch %s: %w", m.id, ev.Err)})
 	case client.WatchRecovered:
 		m.watchErr = nil
-		cmd = msgCmd(common.ConnMsg{})
+		cmd = common.Send(common.ConnMsg{})
 	}
 	if ev.Kind != client.WatchError {
 		m.lastOK = ev.Time
@@ -216,7 +214,7 @@ func (m *Model) upsertProc(p client.Process, ev client.SandboxEvent) {
 			return
 		}
 	}
-	m.procs = append(m.procs, &procEntry{p: p, incarnation: inc, inferred: inferred, firstSeen: ev.Time, lastSeen: ev.Time})
+	m.procs = append(m.procs, &procEntry{p: p, incarnation: inc, inferred: inferred, lastSeen: ev.Time})
 }
 
 func (m *Model) upsertTerm(t client.Terminal, ev client.SandboxEvent) {
@@ -231,7 +229,7 @@ func (m *Model) upsertTerm(t client.Terminal, ev client.SandboxEvent) {
 			return
 		}
 	}
-	m.terms = append(m.terms, &termEntry{t: t, incarnation: inc, inferred: inferred, firstSeen: ev.Time, lastSeen: ev.Time})
+	m.terms = append(m.terms, &termEntry{t: t, incarnation: inc, inferred: inferred, lastSeen: ev.Time})
 }
 
 // findProc returns the newest entry with that ID.
@@ -367,7 +365,7 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 		if e == nil {
 			return refused
 		}
-		return msgCmd(common.AttachTerminalMsg{Sandbox: m.id, Terminal: e.t})
+		return common.Send(common.AttachTerminalMsg{Sandbox: m.id, Terminal: e.t})
 	case m.tab == TerminalsTab && key.Matches(msg, k.Interrupt):
 		return m.signalTerm("interrupt")
 	case m.tab == TerminalsTab && key.Matches(msg, k.Terminate):
@@ -384,10 +382,10 @@ func (m *Model) actionTerm(what string) (*termEntry, tea.Cmd) {
 	}
 	switch m.termCond(e) {
 	case common.Stale, common.Lost:
-		return nil, status(common.Warn, fmt.Sprintf("refused: %s: terminal %s belonged to incarnation #%d; its container is gone and the handle is stale", what, e.t.ID, e.incarnation))
+		return nil, common.Status(common.Warn, fmt.Sprintf("refused: %s: terminal %s belonged to incarnation #%d; its container is gone and the handle is stale", what, e.t.ID, e.incarnation))
 	}
 	if e.t.Status != "" && e.t.Status != "running" {
-		return nil, status(common.Info, fmt.Sprintf("terminal %s already ended (%s); nothing to %s", e.t.ID, common.SanitizeText(e.t.Status), what))
+		return nil, common.Status(common.Info, fmt.Sprintf("terminal %s already ended (%s); nothing to %s", e.t.ID, common.SanitizeText(e.t.Status), what))
 	}
 	return e, nil
 }
@@ -467,7 +465,7 @@ func (m *Model) open() tea.Cmd {
 			targets = append(targets, m.target(e))
 		}
 		m.marked = map[string]bool{}
-		return msgCmd(common.OpenLogsMsg{Targets: targets})
+		return common.Send(common.OpenLogsMsg{Targets: targets})
 	case TerminalsTab:
 		e := m.curTerm()
 		if e == nil {
@@ -475,9 +473,9 @@ func (m *Model) open() tea.Cmd {
 		}
 		switch m.termCond(e) {
 		case common.Stale, common.Lost:
-			return status(common.Warn, fmt.Sprintf("refused: terminal %s belonged to incarnation #%d; its container is gone and the handle is stale", e.t.ID, e.incarnation))
+			return common.Status(common.Warn, fmt.Sprintf("refused: terminal %s belonged to incarnation #%d; its container is gone and the handle is stale", e.t.ID, e.incarnation))
 		}
-		return msgCmd(common.OpenTerminalMsg{Sandbox: m.id, Terminal: e.t})
+		return common.Send(common.OpenTerminalMsg{Sandbox: m.id, Terminal: e.t})
 	}
 	return nil
 }
@@ -490,10 +488,10 @@ func (m *Model) target(e *procEntry) common.LogTarget {
 func (m *Model) refuseStale(what string, e *procEntry) tea.Cmd {
 	switch m.procCond(e) {
 	case common.Stale:
-		return status(common.Warn, fmt.Sprintf("refused: %s: process %s belongs to incarnation #%d and the sandbox now runs #%d; the handle is stale (relaunch with %s)",
+		return common.Status(common.Warn, fmt.Sprintf("refused: %s: process %s belongs to incarnation #%d and the sandbox now runs #%d; the handle is stale (relaunch with %s)",
 			what, e.p.ID, e.incarnation, m.current.Number, m.ctx.Keys.Relaunch.Help().Key))
 	case common.Lost:
-		return status(common.Warn, fmt.Sprintf("refused: %s: process %s was lost with its container (relaunch with %s)", what, e.p.ID, m.ctx.Keys.Relaunch.Help().Key))
+		return common.Status(common.Warn, fmt.Sprintf("refused: %s: process %s was lost with its container (relaunch with %s)", what, e.p.ID, m.ctx.Keys.Relaunch.Help().Key))
 	}
 	return nil
 }
@@ -502,7 +500,7 @@ func (m *Model) kill() tea.Cmd {
 	e := m.curProc()
 	if e == nil {
 		if m.tab == TerminalsTab {
-			return status(common.Info, "kill applies to processes; a terminal ends when its shell exits")
+			return common.Status(common.Info, "kill applies to processes; a terminal ends when its shell exits")
 		}
 		return nil
 	}
@@ -510,7 +508,7 @@ func (m *Model) kill() tea.Cmd {
 		return c
 	}
 	if _, label, ended := common.ExitLabel(e.p.State, e.p.Exit, e.p.Error); ended {
-		return status(common.Info, fmt.Sprintf("process %s already ended (%s); nothing to kill", e.p.ID, label))
+		return common.Status(common.Info, fmt.Sprintf("process %s already ended (%s); nothing to kill", e.p.ID, label))
 	}
 	var opts []string
 	for _, s := range common.KillSignals() {
@@ -527,10 +525,10 @@ func (m *Model) relaunch() tea.Cmd {
 		return nil
 	}
 	if m.procCond(e) == common.Current && e.p.State == "running" {
-		return status(common.Warn, fmt.Sprintf("refused: relaunch: process %s is still running in the current incarnation; kill it first or exec a new one", e.p.ID))
+		return common.Status(common.Warn, fmt.Sprintf("refused: relaunch: process %s is still running in the current incarnation; kill it first or exec a new one", e.p.ID))
 	}
 	if len(e.p.Command) == 0 {
-		return status(common.Error, "relaunch: the bridge did not report the command of "+e.p.ID)
+		return common.Status(common.Error, "relaunch: the bridge did not report the command of "+e.p.ID)
 	}
 	req := client.ExecRequest{Argv: e.p.Command, Cwd: e.p.Cwd}
 	known := e.req != nil
@@ -558,14 +556,14 @@ func (m *Model) applyExec(msg execMsg) tea.Cmd {
 		what = "relaunch " + msg.relaunch
 	}
 	if msg.err != nil {
-		return status(common.Error, common.Describe(what, msg.err))
+		return common.Status(common.Error, common.Describe(what, msg.err))
 	}
 	inc := msg.p.Incarnation
 	if inc == 0 {
 		inc = m.current.Number
 	}
 	req := msg.req
-	e := &procEntry{p: msg.p, incarnation: inc, inferred: m.current.Inferred, firstSeen: m.ctx.Clock(), lastSeen: m.ctx.Clock(), req: &req}
+	e := &procEntry{p: msg.p, incarnation: inc, inferred: m.current.Inferred, lastSeen: m.ctx.Clock(), req: &req}
 	if old := m.findProc(msg.p.ID); old != nil && old.incarnation == inc {
 		old.p, old.req, old.lastSeen = msg.p, &req, e.lastSeen
 	} else {
@@ -580,7 +578,7 @@ func (m *Model) applyExec(msg execMsg) tea.Cmd {
 			text += " (same argv and cwd; it was not launched from here, so its env is unknown)"
 		}
 	}
-	return status(common.Info, text)
+	return common.Status(common.Info, text)
 }
 
 func (m *Model) answer(res *common.DialogResult) tea.Cmd {
@@ -604,7 +602,7 @@ func (m *Model) answer(res *common.DialogResult) tea.Cmd {
 	case "terminal":
 		req, err := parseTerminal(res.Values, m.width, max(m.height-1, 1))
 		if err != nil {
-			return status(common.Error, "new terminal: "+err.Error())
+			return common.Status(common.Error, "new terminal: "+err.Error())
 		}
 		br, base, id := m.ctx.Bridge, m.ctx.BaseCtx(), m.id
 		return func() tea.Msg {
@@ -616,7 +614,7 @@ func (m *Model) answer(res *common.DialogResult) tea.Cmd {
 	case "exec":
 		req, err := parseExec(res.Values)
 		if err != nil {
-			return status(common.Error, "exec: "+err.Error())
+			return common.Status(common.Error, "exec: "+err.Error())
 		}
 		return m.launch(req, "", true)
 	}
@@ -764,10 +762,4 @@ func sanitizeAll(in []string) []string {
 		out[i] = common.SanitizeText(s)
 	}
 	return out
-}
-
-func msgCmd(msg tea.Msg) tea.Cmd { return func() tea.Msg { return msg } }
-
-func status(l common.Level, text string) tea.Cmd {
-	return msgCmd(common.StatusMsg{Level: l, Text: text})
 }

@@ -1,12 +1,10 @@
 package sandbox
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 	"time"
 
-	"sandscope/client"
 	"sandscope/themes"
 	"sandscope/ui/common"
 )
@@ -102,8 +100,8 @@ func (m *Model) sandboxState(now time.Time) string {
 		}
 	}
 	switch {
-	case m.watchErr != nil && errors.As(m.watchErr, new(*client.StableBridgeError)):
-		return st.Badge(themes.BadgeUnknown).Render("UNKNOWN") + st.Faint.Render(inc+" · this bridge speaks another API: sandscope sends it nothing")
+	case common.Classify(m.watchErr) == common.ErrWrongAPI:
+		return st.Badge(themes.BadgeUnknown).Render("UNKNOWN") + st.Faint.Render(inc+" · "+common.WrongAPIText)
 	case m.watchErr != nil:
 		return st.Badge(themes.BadgeUnknown).Render("UNKNOWN") + st.Faint.Render(inc+" · bridge not answering since "+
 			common.Since(now, m.errSince)+"; last answer "+common.Since(now, m.lastOK))
@@ -146,11 +144,7 @@ var procCols = []int{12, 24, 4, 0, 12, 8, 6}
 func (m *Model) row(i int, mark bool, cells []string, cols []int, style func(string) string) string {
 	st := m.ctx.Styles
 	w := m.width
-	parts := make([]string, len(cells))
-	for j, c := range cells {
-		parts[j] = common.Fit(c, cols[j])
-	}
-	line := strings.Join(parts, " ")
+	line := common.JoinCells(cells, cols)
 	gutter := "  "
 	if mark {
 		gutter = " *"
@@ -181,7 +175,7 @@ func flex(cols []int, w int) []int {
 func (m *Model) procRows(now time.Time) (string, []string, string) {
 	st := m.ctx.Styles
 	cols := flex(procCols, m.width)
-	head := joinCells([]string{"ID", "STATE", "INC", "COMMAND", "CWD", "STARTED", "TOOK"}, cols)
+	head := common.JoinCells([]string{"ID", "STATE", "INC", "COMMAND", "CWD", "STARTED", "TOOK"}, cols)
 	var rows []string
 	for i, e := range m.procs {
 		cond := m.procCond(e)
@@ -223,9 +217,6 @@ func (m *Model) procDetail(e *procEntry) string {
 		if m.running == nil || *m.running {
 			where = fmt.Sprintf("the sandbox now runs incarnation %s", incLabel(m.current.Number, m.current.Inferred))
 		}
-		if m.running != nil && !*m.running {
-			where = "the sandbox is now stopped"
-		}
 		return fmt.Sprintf("%s was running and vanished with its container (%s); %s", e.p.ID, strings.Join(sanitizeAll(e.evidence), "; "), where)
 	case common.Stale:
 		return fmt.Sprintf("%s belongs to incarnation #%d (now #%d): last known state kept; actions refused; %s relaunches it here",
@@ -245,7 +236,7 @@ var termCols = []int{12, 24, 4, 0, 12}
 func (m *Model) termRows(now time.Time) (string, []string, string) {
 	st := m.ctx.Styles
 	cols := flex(termCols, m.width)
-	head := joinCells([]string{"ID", "STATE", "INC", "COMMAND", "CWD"}, cols)
+	head := common.JoinCells([]string{"ID", "STATE", "INC", "COMMAND", "CWD"}, cols)
 	var rows []string
 	for i, e := range m.terms {
 		cond := m.termCond(e)
@@ -277,7 +268,7 @@ var incCols = []int{6, 9, 9, 10, 0}
 
 func (m *Model) incRows(now time.Time) (string, []string, string) {
 	cols := flex(incCols, m.width)
-	head := joinCells([]string{"INC", "FIRST", "LAST", "BOUNDARY", "EVIDENCE"}, cols)
+	head := common.JoinCells([]string{"INC", "FIRST", "LAST", "BOUNDARY", "EVIDENCE"}, cols)
 	var rows []string
 	for i, e := range m.incs {
 		kind := "reported"
@@ -305,12 +296,4 @@ func (m *Model) incRows(now time.Time) (string, []string, string) {
 		detail = fmt.Sprintf("#%d: first seen %s, last seen %s · %s", e.number, common.Since(now, e.firstSeen), common.Since(now, e.lastSeen), strings.Join(e.evidence, "; "))
 	}
 	return head, rows, detail
-}
-
-func joinCells(cells []string, cols []int) string {
-	parts := make([]string, len(cells))
-	for i, c := range cells {
-		parts[i] = common.Fit(c, cols[i])
-	}
-	return strings.Join(parts, " ")
 }

@@ -115,12 +115,7 @@ func (m *Model) forget(id string) {
 			break
 		}
 	}
-	if m.cursor >= len(m.rows) {
-		m.cursor = len(m.rows) - 1
-	}
-	if m.cursor < 0 {
-		m.cursor = 0
-	}
+	m.move(0) // keep the cursor on a row
 	m.persist()
 }
 
@@ -145,11 +140,7 @@ func (m *Model) sortRows() {
 		}
 		return a.ID < b.ID
 	})
-	for i, r := range m.rows {
-		if r.ID == sel {
-			m.cursor = i
-		}
-	}
+	m.selectID(sel)
 }
 
 // refreshMsg carries one refresh's answers.

@@ -2,14 +2,12 @@ package sandboxes
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 
-	"sandscope/client"
 	"sandscope/ui/common"
 )
 
@@ -60,7 +58,7 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 	case key.Matches(msg, k.Open):
 		if id := m.Selected(); id != "" {
 			m.remember(id, "opened")
-			return msgCmd(common.OpenSandboxMsg{ID: id})
+			return common.Send(common.OpenSandboxMsg{ID: id})
 		}
 	case key.Matches(msg, k.Create):
 		m.busy = "creating a sandbox…"
@@ -74,10 +72,10 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 			return nil
 		}
 		if r := m.find(id); r.listed {
-			return status(common.Warn, "sandbox "+id+" is listed by the local bridge; delete it (d) to remove it")
+			return common.Status(common.Warn, "sandbox "+id+" is listed by the local bridge; delete it (d) to remove it")
 		}
 		m.forget(id)
-		return status(common.Info, "forgot sandbox "+id+" (nothing was deleted on the bridge)")
+		return common.Status(common.Info, "forgot sandbox "+id+" (nothing was deleted on the bridge)")
 	case key.Matches(msg, k.Delete):
 		if id := m.Selected(); id != "" {
 			m.dialog = common.NewConfirm("delete", "Delete sandbox?",
@@ -94,7 +92,7 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 			op, title, text = "replace", "Replace container?", "Replace the container of "+id+"?\nA new incarnation starts; running processes are lost and old handles go stale."
 		}
 		if !m.ctx.Local {
-			return status(common.Warn, op+": only the local bridge can "+op+" a sandbox; a remote bridge does this by itself (idle sleep, redeploys)")
+			return common.Status(common.Warn, op+": only the local bridge can "+op+" a sandbox; a remote bridge does this by itself (idle sleep, redeploys)")
 		}
 		m.dialog = common.NewConfirm(op, title, text)
 		m.dialog.Data = id
@@ -142,11 +140,11 @@ func (m *Model) answer(res *common.DialogResult) tea.Cmd {
 			id = res.Values[0]
 		}
 		if !ValidID(id) {
-			return status(common.Error, fmt.Sprintf("add: %q is not a sandbox ID (1–128 characters of a–z and 2–7)", common.SanitizeText(id)))
+			return common.Status(common.Error, fmt.Sprintf("add: %q is not a sandbox ID (1–128 characters of a–z and 2–7)", common.SanitizeText(id)))
 		}
 		m.remember(id, "added")
 		m.selectID(id)
-		return tea.Batch(status(common.Info, "added sandbox "+id), m.refresh())
+		return tea.Batch(common.Status(common.Info, "added sandbox "+id), m.refresh())
 	case "delete", "stop", "replace":
 		id, _ := res.Data.(string)
 		m.busy = res.ID + " " + id + "…"
@@ -188,20 +186,20 @@ func (m *Model) action(op, id string, f func(context.Context) (string, error)) t
 func (m *Model) applyAction(msg actionMsg) tea.Cmd {
 	m.busy = ""
 	if msg.err != nil {
-		return tea.Batch(status(common.Error, common.Describe(msg.op+" "+msg.id, msg.err)), m.refresh())
+		return tea.Batch(common.Status(common.Error, common.Describe(msg.op+" "+msg.id, msg.err)), m.refresh())
 	}
 	switch msg.op {
 	case "create":
 		m.remember(msg.id, "created")
 		m.selectID(msg.id)
-		return tea.Batch(status(common.Info, "created sandbox "+msg.id+" (a container starts on first use)"), m.refresh())
+		return tea.Batch(common.Status(common.Info, "created sandbox "+msg.id+" (a container starts on first use)"), m.refresh())
 	case "delete":
 		m.forget(msg.id)
-		return tea.Batch(status(common.Info, "deleted sandbox "+msg.id), m.refresh())
+		return tea.Batch(common.Status(common.Info, "deleted sandbox "+msg.id), m.refresh())
 	case "stop":
-		return tea.Batch(status(common.Info, "stopped sandbox "+msg.id), m.refresh())
+		return tea.Batch(common.Status(common.Info, "stopped sandbox "+msg.id), m.refresh())
 	case "replace":
-		return tea.Batch(status(common.Info, "replaced the container of "+msg.id+": a new incarnation"), m.refresh())
+		return tea.Batch(common.Status(common.Info, "replaced the container of "+msg.id+": a new incarnation"), m.refresh())
 	}
 	return m.refresh()
 }
@@ -271,8 +269,11 @@ func (m *Model) refresh() tea.Cmd {
 
 // isConnErr says whether err concerns the bridge as a whole rather than one sandbox.
 func isConnErr(err error) bool {
-	var stable *client.StableBridgeError
-	return errors.Is(err, client.ErrTransport) || errors.Is(err, client.ErrUnauthorized) || errors.As(err, &stable)
+	switch common.Classify(err) {
+	case common.ErrUnreachable, common.ErrUnauthorized, common.ErrWrongAPI:
+		return true
+	}
+	return false
 }
 
 func (m *Model) applyRefresh(msg refreshMsg) tea.Cmd {
@@ -291,7 +292,7 @@ func (m *Model) applyRefresh(msg refreshMsg) tea.Cmd {
 		m.retryAt = msg.at.Add(wait)
 		gen := m.gen
 		return tea.Batch(
-			msgCmd(common.ConnMsg{Err: msg.connErr, RetryAt: m.retryAt, Attempts: m.failures}),
+			common.Send(common.ConnMsg{Err: msg.connErr, RetryAt: m.retryAt, Attempts: m.failures}),
 			tea.Tick(wait, func(time.Time) tea.Msg { return tickMsg{owner: m, gen: gen} }),
 		)
 	}
@@ -359,19 +360,11 @@ func (m *Model) applyRefresh(msg refreshMsg) tea.Cmd {
 		r.procs, r.terms, r.countsKnown = sr.procs, sr.terms, sr.countsKnown
 	}
 	m.persist()
-	if m.cursor >= len(m.rows) {
-		m.cursor = max(len(m.rows)-1, 0)
-	}
+	m.move(0) // keep the cursor on a row
 	gen := m.gen
 	cmds := []tea.Cmd{tea.Tick(refreshEvery, func(time.Time) tea.Msg { return tickMsg{owner: m, gen: gen} })}
 	if hadErr {
-		cmds = append(cmds, msgCmd(common.ConnMsg{}))
+		cmds = append(cmds, common.Send(common.ConnMsg{}))
 	}
 	return tea.Batch(cmds...)
-}
-
-func msgCmd(msg tea.Msg) tea.Cmd { return func() tea.Msg { return msg } }
-
-func status(l common.Level, text string) tea.Cmd {
-	return msgCmd(common.StatusMsg{Level: l, Text: text})
 }

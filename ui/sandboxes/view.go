@@ -1,11 +1,9 @@
 package sandboxes
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 
-	"sandscope/client"
 	"sandscope/themes"
 	"sandscope/ui/common"
 )
@@ -23,8 +21,8 @@ func (m *Model) View() string {
 		title += "  " + st.Info.Render(m.busy)
 	case !m.loaded:
 		title += "  " + st.Faint.Render("loading…")
-	case m.connErr != nil && errors.As(m.connErr, new(*client.StableBridgeError)):
-		title += "  " + st.Error.Render("this bridge speaks another API: sandscope sends it nothing")
+	case common.Classify(m.connErr) == common.ErrWrongAPI:
+		title += "  " + st.Error.Render(common.WrongAPIText)
 	case m.connErr != nil:
 		title += "  " + st.Error.Render("bridge not answering: states below are last known")
 	}
@@ -33,7 +31,7 @@ func (m *Model) View() string {
 	cols := []int{26, 20, 5, 6, 6, 10, 0}
 	cols[6] = max(w-2-sum(cols[:6]), 6)
 	head := []string{"SANDBOX", "STATE", "INC", "PROCS", "TERMS", "LAST SEEN", "SOURCE"}
-	b.WriteString("  " + st.TableHead.Render(join(head, cols)) + "\n")
+	b.WriteString("  " + st.TableHead.Render(common.JoinCells(head, cols)) + "\n")
 
 	lh := m.listHeight()
 	if m.cursor < m.offset {
@@ -122,14 +120,6 @@ func (m *Model) state(r *row) (themes.Badge, string) {
 		return themes.BadgeRunning, "RUNNING"
 	}
 	return themes.BadgeStopped, "STOPPED"
-}
-
-func join(cells []string, cols []int) string {
-	parts := make([]string, len(cells))
-	for i, c := range cells {
-		parts[i] = common.Fit(c, cols[i])
-	}
-	return strings.Join(parts, " ")
 }
 
 // stripJoin joins cells for the selected row, which is drawn in one style.

@@ -12,7 +12,10 @@ package termpane
 // scrollback, which the pane does not show. TestFastPathMatchesFullEmulation checks the
 // equivalence against full emulation.
 
-import "unicode/utf8"
+import (
+	"strconv"
+	"unicode/utf8"
+)
 
 // marginTracker follows, from the byte stream, whether the active screen may have a scroll region
 // or left/right margins. It errs on the side of "may".
@@ -86,10 +89,7 @@ func (t *marginTracker) final(c byte, rows int) {
 		for _, p := range splitParams(t.params) {
 			switch p {
 			case "69":
-				t.lrm = t.lrm || on
-				if !on {
-					t.lrm = false
-				}
+				t.lrm = on
 			case "47", "1047", "1049":
 				t.alt = on
 			}
@@ -123,22 +123,8 @@ func fullRegion(params string, rows int) bool {
 		return false
 	}
 	okTop := top == "" || top == "0" || top == "1"
-	okBottom := bottom == "" || bottom == "0" || bottom == itoa(rows)
+	okBottom := bottom == "" || bottom == "0" || bottom == strconv.Itoa(rows)
 	return okTop && okBottom
-}
-
-func itoa(n int) string {
-	if n == 0 {
-		return "0"
-	}
-	var b [20]byte
-	i := len(b)
-	for n > 0 {
-		i--
-		b[i] = byte('0' + n%10)
-		n /= 10
-	}
-	return string(b[i:])
 }
 
 // safe reports whether the fast path may be used on the current screen.

@@ -72,15 +72,13 @@ type Model struct {
 	closed        bool
 	statusDone    bool
 
-	state    State
-	attempt  int
-	closeCod int
-	reason   string // latest interruption / error text
-	exit     *client.Exit
-	loss     *client.LossEvidence
-	gaps     int
-	lastGap  string // cursor at the last gap
-	snap     Snapshot
+	state   State
+	attempt int
+	reason  string // latest interruption / error text
+	exit    *client.Exit
+	loss    *client.LossEvidence
+	gaps    int
+	snap    Snapshot
 }
 
 // headerLines is how many rows the header takes.

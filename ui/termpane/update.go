@@ -113,9 +113,8 @@ func (m *Model) apply(ev client.TermEvent) {
 		m.state, m.attempt, m.reason = Live, ev.Attempt, ""
 	case client.TermGap:
 		m.gaps++
-		m.lastGap = ev.Cursor
 	case client.TermInterrupted:
-		m.state, m.closeCod = Reconnecting, ev.CloseCode
+		m.state = Reconnecting
 		m.reason = fmt.Sprintf("interrupted %d %s", ev.CloseCode, ev.Reason)
 	case client.TermReconnecting:
 		m.state, m.attempt = Reconnecting, ev.Attempt
@@ -123,7 +122,7 @@ func (m *Model) apply(ev client.TermEvent) {
 		m.state, m.exit = Exited, ev.Exit
 	case client.TermError:
 		if ev.CloseCode != 0 {
-			m.state, m.closeCod = Errored, ev.CloseCode
+			m.state = Errored
 		}
 		m.reason = ev.Reason
 	case client.TermLost:

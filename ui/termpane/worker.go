@@ -14,15 +14,11 @@ import (
 	"github.com/charmbracelet/x/vt"
 
 	"sandscope/client"
+	"sandscope/ui/common"
 )
 
 // Conn is what the pane needs of a terminal connection (*client.TerminalConn satisfies it).
-type Conn interface {
-	Events() <-chan client.TermEvent
-	Write(p []byte) (int, error)
-	Resize(cols, rows int) error
-	Close() error
-}
+type Conn = common.TermConn
 
 // Snapshot is one rendered state of the emulator, taken by the worker.
 type Snapshot struct {
@@ -423,13 +419,6 @@ func (w *worker) Snapshot() Snapshot {
 // idle reports that the connection ended and every byte was digested.
 func (w *worker) idle() bool {
 	return w.eof.Load() && w.received.Load() == w.digested.Load()
-}
-
-func (w *worker) send(in input) {
-	select {
-	case w.inputs <- in:
-	case <-w.ctx.Done():
-	}
 }
 
 func (w *worker) setSize(cols, rows int) {
