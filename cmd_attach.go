@@ -58,8 +58,5 @@ func configuredDetachKey(cmd *cobra.Command, g *globalOptions, flagValue string)
 	if err != nil {
 		return "", err
 	}
-	if eff.DetachKey != "" {
-		return eff.DetachKey, nil
-	}
-	return flagValue, nil
+	return eff.DetachKey, nil // the config's, or its default
 }

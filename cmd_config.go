@@ -17,19 +17,25 @@ import (
 // environment and the global flags. Every command that talks to a bridge starts here; the token is
 // obtained separately with eff.Token.Get(ctx), only when needed.
 func resolveSettings(g *globalOptions) (*config.Effective, error) {
+	_, eff, err := loadSettings(g)
+	return eff, err
+}
+
+// loadSettings is resolveSettings that also returns the loaded file (its contexts, for the TUI).
+func loadSettings(g *globalOptions) (*config.Config, *config.Effective, error) {
 	path := config.DefaultPath(os.LookupEnv)
 	cfg, err := config.Load(path)
 	if err != nil {
-		return nil, &exitError{code: 2, err: err}
+		return nil, nil, &exitError{code: 2, err: err}
 	}
 	if err := cfg.CheckKeys(keymap.New().Names()); err != nil {
-		return nil, &exitError{code: 2, err: err}
+		return nil, nil, &exitError{code: 2, err: err}
 	}
 	eff, err := cfg.Resolve(config.Flags{URL: g.url, TokenFile: g.tokenFile, Context: g.context}, os.LookupEnv)
 	if err != nil {
-		return nil, &exitError{code: 2, err: err}
+		return nil, nil, &exitError{code: 2, err: err}
 	}
-	return eff, nil
+	return cfg, eff, nil
 }
 
 func newConfigCmd(g *globalOptions) *cobra.Command {

@@ -56,30 +56,22 @@ func registerTUIFlags(root *cobra.Command) {
 // SANDSCOPE_URL), else on a local bridge started in this process with a fresh random token. The
 // embedded bridge is shut down on exit, which ends every process and terminal it started.
 func runTUI(cmd *cobra.Command, g *globalOptions) error {
-	eff, err := resolveSettings(g)
+	cfg, eff, err := loadSettings(g)
 	if err != nil {
 		return err
-	}
-	cfg, err := config.Load(config.DefaultPath(os.LookupEnv))
-	if err != nil {
-		return &exitError{code: 2, err: err}
 	}
 	wantDemo := false
 	if f := cmd.Flags().Lookup("demo"); f != nil {
 		wantDemo = f.Value.String() == "true"
 	}
 	stateDir := localbridge.DefaultStateDir()
-	theme := eff.Theme
-	if v := os.Getenv("SANDSCOPE_THEME"); v != "" {
-		theme = v
-	}
 	if _, err := attach.ParseDetachKey(eff.DetachKey); err != nil {
 		return &exitError{code: 2, err: fmt.Errorf("detachKey (%s): %w", eff.DetachKeySource, err)}
 	}
 	opts := ui.Options{
 		StateDir:     stateDir,
 		CacheDir:     filepath.Join(xdg.CacheHome, "sandscope", "logs"),
-		Theme:        theme,
+		Theme:        eff.Theme,
 		ThemeDir:     filepath.Join(xdg.ConfigHome, "sandscope", "themes"),
 		KeyOverrides: paneKeyOverrides(eff.Keys, eff.DetachKey),
 		WatchFast:    eff.PollFast,
@@ -96,6 +88,7 @@ func runTUI(cmd *cobra.Command, g *globalOptions) error {
 			return &exitError{code: 2, err: err}
 		}
 		opts.Client, opts.BridgeURL, opts.BridgeLabel = t.Client, t.BridgeURL, t.BridgeLabel
+		opts.Local, opts.BridgeProblem = t.Local, t.BridgeProblem
 	} else {
 		t, err := emb.target()
 		if err != nil {
@@ -103,14 +96,7 @@ func runTUI(cmd *cobra.Command, g *globalOptions) error {
 		}
 		opts.Client, opts.BridgeURL, opts.BridgeLabel, opts.Local = t.Client, t.BridgeURL, t.BridgeLabel, true
 	}
-	embeddedRun := opts.Local
-	if !opts.Local {
-		ctx, cancel := context.WithTimeout(cmd.Context(), 5*time.Second)
-		caps, err := opts.Client.Capabilities(ctx)
-		cancel()
-		opts.Local = err == nil && caps.Local
-		opts.BridgeProblem = dialectProblem(caps, err)
-	}
+	embeddedRun := eff.Local()
 
 	// Contexts: the config's, plus the embedded bridge.
 	opts.Contexts = append(cfg.ContextNames(), localContextName)
@@ -126,16 +112,7 @@ func runTUI(cmd *cobra.Command, g *globalOptions) error {
 		if e.Local() {
 			return emb.target()
 		}
-		t, err := remoteTarget(ctx, e)
-		if err != nil {
-			return t, err
-		}
-		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		caps, err := t.Client.Capabilities(cctx)
-		cancel()
-		t.Local = err == nil && caps.Local
-		t.BridgeProblem = dialectProblem(caps, err)
-		return t, nil
+		return remoteTarget(ctx, e)
 	}
 
 	// The demo: started at once with --demo, offered on the embedded bridge's first run.
@@ -203,16 +180,8 @@ func paneKeyOverrides(keys map[string][]string, detachKey string) map[string][]s
 	return out
 }
 
-// remoteTarget builds the client for a configured remote bridge.
-// dialectProblem is the error the TUI shows from the start for a bridge it cannot use: one whose
-// OpenAPI document says it speaks the stable API (the client refuses its sandbox calls).
-func dialectProblem(caps client.Capabilities, err error) error {
-	if err == nil && caps.Dialect == client.DialectStable {
-		return &client.StableBridgeError{}
-	}
-	return nil
-}
-
+// remoteTarget builds the client for a configured remote bridge and reads its capabilities (5 s
+// at most): whether it is a sandscope local bridge, and why it cannot be used, if so.
 func remoteTarget(ctx context.Context, eff *config.Effective) (ui.Target, error) {
 	tctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	tok, err := eff.Token.Get(tctx)
@@ -225,7 +194,14 @@ func remoteTarget(ctx context.Context, eff *config.Effective) (ui.Target, error)
 	if err != nil {
 		return ui.Target{}, fmt.Errorf("bridge %s: %w", safeURL(eff.URL), err)
 	}
-	return ui.Target{Client: c, BridgeURL: eff.URL, BridgeLabel: safeURL(eff.URL), ContextName: eff.Context}, nil
+	t := ui.Target{Client: c, BridgeURL: eff.URL, BridgeLabel: safeURL(eff.URL), ContextName: eff.Context}
+	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	caps, err := c.Capabilities(cctx)
+	cancel()
+	if err == nil {
+		t.Local, t.BridgeProblem = caps.Local, caps.Problem()
+	}
+	return t, nil
 }
 
 // embedded is the in-process local bridge, started on first use (at start, or when the context

@@ -90,7 +90,16 @@ func (c *Client) checkDialect(ctx context.Context) error {
 		}
 		caps = &got
 	}
-	if caps != nil && caps.Dialect == DialectStable {
+	if caps != nil {
+		return caps.Problem()
+	}
+	return nil
+}
+
+// Problem is why sandscope cannot use a bridge with these capabilities (a *StableBridgeError for
+// the stable API), or nil.
+func (c Capabilities) Problem() error {
+	if c.Dialect == DialectStable {
 		return &StableBridgeError{}
 	}
 	return nil
