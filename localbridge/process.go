@@ -122,8 +122,8 @@ func (inc *incarnation) getProcess(id string) *process {
 	return inc.procs[id]
 }
 
-// processCounts reports running and known processes.
-func (inc *incarnation) processCounts() (running, total int) {
+// runningProcesses counts the incarnation's running processes.
+func (inc *incarnation) runningProcesses() (running int) {
 	inc.mu.Lock()
 	procs := make([]*process, 0, len(inc.procs))
 	for _, p := range inc.procs {
@@ -135,7 +135,7 @@ func (inc *incarnation) processCounts() (running, total int) {
 			running++
 		}
 	}
-	return running, len(procs)
+	return running
 }
 
 func (inc *incarnation) listProcesses() []processJSON {

@@ -83,14 +83,11 @@ type sandbox struct {
 	count      int // incarnations so far
 }
 
-// incarnation is one container life of a sandbox: its own process and terminal tables. ctx is
-// cancelled when the incarnation ends (stop or replace).
+// incarnation is one container life of a sandbox: its own process and terminal tables.
 type incarnation struct {
 	number    int
 	sandbox   string
 	workspace string
-	ctx       context.Context
-	cancel    context.CancelFunc
 	terms     *terminalTable
 	server    *Server
 
@@ -305,8 +302,7 @@ func (s *Server) sandboxLocked(id string) (*sandbox, error) {
 
 func (s *Server) startIncarnationLocked(sb *sandbox) *incarnation {
 	sb.count++
-	ctx, cancel := context.WithCancel(s.ctx)
-	inc := &incarnation{number: sb.count, sandbox: sb.id, workspace: sb.workspace, ctx: ctx, cancel: cancel,
+	inc := &incarnation{number: sb.count, sandbox: sb.id, workspace: sb.workspace,
 		server: s, procs: map[string]*process{}}
 	inc.terms = newTerminalTable(inc)
 	sb.cur = inc
@@ -371,13 +367,6 @@ func (s *Server) allocateIncarnation(sandbox string) (*incarnation, error) {
 	return s.startIncarnationLocked(sb), nil
 }
 
-// ended reports whether the incarnation was stopped or replaced.
-func (inc *incarnation) ended() bool {
-	inc.mu.Lock()
-	defer inc.mu.Unlock()
-	return inc.endedFlag
-}
-
 // end kills everything the incarnation runs: process groups (SIGKILL), their log streams
 // (aborted), and terminals.
 func (inc *incarnation) end(replaced bool) {
@@ -399,7 +388,6 @@ func (inc *incarnation) end(replaced bool) {
 	for _, p := range procs {
 		p.abort(reason)
 	}
-	inc.cancel()
 	inc.terms.shutdown(replaced)
 	inc.server.logf("localbridge: sandbox %s: incarnation %d ended (replaced=%v)", inc.sandbox, inc.number, replaced)
 }
@@ -454,7 +442,7 @@ func (s *Server) listSandboxes() []sandboxInfo {
 		if sn.inc != nil {
 			info.Running = true
 			info.Incarnation = sn.inc.number
-			info.Processes, _ = sn.inc.processCounts()
+			info.Processes = sn.inc.runningProcesses()
 			info.Terminals, _ = sn.inc.terms.counts()
 		}
 		out = append(out, info)
@@ -495,7 +483,7 @@ func (s *Server) idleLoop() {
 		// Counting takes the tables' own locks; never hold s.mu meanwhile.
 		busy := map[string]bool{}
 		for _, c := range cands {
-			pr, _ := c.inc.processCounts()
+			pr := c.inc.runningProcesses()
 			tr, _ := c.inc.terms.counts()
 			busy[c.id] = pr > 0 || tr > 0
 		}
@@ -763,12 +751,7 @@ func (s *Server) serveSandbox(w http.ResponseWriter, r *http.Request, method, id
 		}
 		writeNotFoundText(w)
 	case rest == "/running" && method == http.MethodGet:
-		inc := s.lookupIncarnation(id)
-		if inc == nil {
-			writeJSON(w, http.StatusOK, runningJSON{Running: false})
-			return
-		}
-		writeJSON(w, http.StatusOK, runningJSON{Running: true, Incarnation: inc.number})
+		s.writeRunning(w, id)
 	case rest == "/processes":
 		switch method {
 		case http.MethodGet:
@@ -785,10 +768,6 @@ func (s *Server) serveSandbox(w http.ResponseWriter, r *http.Request, method, id
 	case seg[0] == "processes" && len(seg) == 3 && seg[1] != "" && seg[2] == "kill" && method == http.MethodPost:
 		s.handleKill(w, r, s.lookupIncarnation(id), seg[1])
 	case seg[0] == "terminals":
-		if rest == "/terminals" && method == http.MethodPost && s.capacity.Load() {
-			writeAllocError(w, capacityError())
-			return
-		}
 		s.serveTerminals(w, r, id, strings.TrimPrefix(rest, "/terminals"))
 	case seg[0] == "file" && len(seg) >= 2 && (method == http.MethodGet || method == http.MethodPut):
 		s.handleFile(w, r, method, id, strings.TrimPrefix(rest, "/file/"), allocate)
@@ -814,15 +793,19 @@ func (s *Server) serveSandbox(w http.ResponseWriter, r *http.Request, method, id
 			writeError(w, http.StatusBadGateway, "pool error: "+err.Error(), "pool_error")
 			return
 		}
-		inc := s.lookupIncarnation(id)
-		if inc == nil {
-			writeJSON(w, http.StatusOK, runningJSON{Running: false})
-			return
-		}
-		writeJSON(w, http.StatusOK, runningJSON{Running: true, Incarnation: inc.number})
+		s.writeRunning(w, id)
 	default:
 		writeNotFoundText(w)
 	}
+}
+
+// writeRunning answers with the sandbox's current state, as GET /running does.
+func (s *Server) writeRunning(w http.ResponseWriter, id string) {
+	if inc := s.lookupIncarnation(id); inc != nil {
+		writeJSON(w, http.StatusOK, runningJSON{Running: true, Incarnation: inc.number})
+		return
+	}
+	writeJSON(w, http.StatusOK, runningJSON{Running: false})
 }
 
 // runningJSON answers GET /running; Incarnation is an extension present only while a container

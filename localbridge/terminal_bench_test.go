@@ -2,7 +2,6 @@ package localbridge
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"os/exec"
 	"strings"
@@ -21,13 +20,11 @@ import (
 // Bulk: MB/s of `head -c 8M /dev/zero` read to the end (the WebSocket side also decodes frames).
 
 func benchHarness(b *testing.B) (*terminalTable, func(id string) *websocket.Conn) {
-	ctx, cancel := context.WithCancel(context.Background())
-	inc := &incarnation{number: 1, sandbox: "bench", workspace: b.TempDir(), ctx: ctx}
+	inc := &incarnation{number: 1, sandbox: "bench", workspace: b.TempDir()}
 	inc.terms = newTerminalTable(inc)
 	srv := newSocketServer(inc)
 	b.Cleanup(func() {
 		inc.terms.shutdown(false)
-		cancel()
 		srv.Close()
 	})
 	dial := func(id string) *websocket.Conn {

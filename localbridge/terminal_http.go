@@ -6,7 +6,6 @@ import (
 	"io"
 	"math"
 	"net/http"
-	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
@@ -18,9 +17,6 @@ var terminalIDPattern = regexp.MustCompile(`^[a-zA-Z0-9._-]{1,128}$`)
 func validTerminalID(id string) bool {
 	return terminalIDPattern.MatchString(id) && !strings.Contains(id, "..")
 }
-
-// maxTerminalBody bounds a create request body; real requests are a few hundred bytes.
-const maxTerminalBody = 1 << 20
 
 const (
 	codeInvalidRequest = "invalid_request"
@@ -64,9 +60,7 @@ func (s *Server) routeTerminals(w http.ResponseWriter, r *http.Request, sandbox,
 			writeNotFoundText(w)
 			return
 		}
-		if u, err := url.PathUnescape(p); err == nil {
-			parts[i] = u
-		}
+		parts[i] = decodePathParam(p)
 	}
 	switch {
 	case len(parts) == 1 && method == http.MethodGet:
@@ -141,8 +135,8 @@ func (s *Server) createTerminal(w http.ResponseWriter, r *http.Request, sandbox 
 		writeTerminalFailed(w, errRuntimeEnded)
 		return
 	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, maxTerminalBody+1))
-	if err != nil || len(body) > maxTerminalBody {
+	body, err := readLimited(r, maxJSONBody)
+	if err != nil {
 		writeError(w, http.StatusBadRequest, "Invalid JSON body", codeInvalidRequest)
 		return
 	}

@@ -31,14 +31,12 @@ type termHarness struct {
 
 func newTermHarness(t *testing.T) *termHarness {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	inc := &incarnation{number: 1, sandbox: "abc", workspace: t.TempDir(), ctx: ctx}
+	inc := &incarnation{number: 1, sandbox: "abc", workspace: t.TempDir()}
 	inc.terms = newTerminalTable(inc)
 	h := &termHarness{t: t, inc: inc, terms: inc.terms}
 	h.srv = newSocketServer(inc)
 	t.Cleanup(func() {
 		inc.terms.shutdown(false)
-		cancel()
 		h.srv.Close()
 	})
 	return h

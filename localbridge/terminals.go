@@ -43,28 +43,22 @@ type termExit struct {
 	TimedOut bool `json:"timedOut"`
 }
 
-// termError is TerminalSnapshot.error for a terminal that finished in the error state.
-type termErrorInfo struct {
-	Code    string `json:"code"`
-	Message string `json:"message"`
-}
-
 // termFinal is the payload of the output log's terminal event.
 type termFinal struct {
 	exit *termExit
-	err  *termErrorInfo
+	err  *errorJSON
 }
 
 // termSnapshot is the TerminalSnapshot JSON plus the local bridge's explicit incarnation.
 type termSnapshot struct {
-	ID          string         `json:"id"`
-	PID         int            `json:"pid"`
-	Command     []string       `json:"command"`
-	Cwd         string         `json:"cwd"`
-	Status      string         `json:"status"`
-	Exit        *termExit      `json:"exit,omitempty"`
-	Error       *termErrorInfo `json:"error,omitempty"`
-	Incarnation int            `json:"incarnation"`
+	ID          string     `json:"id"`
+	PID         int        `json:"pid"`
+	Command     []string   `json:"command"`
+	Cwd         string     `json:"cwd"`
+	Status      string     `json:"status"`
+	Exit        *termExit  `json:"exit,omitempty"`
+	Error       *errorJSON `json:"error,omitempty"`
+	Incarnation int        `json:"incarnation"`
 }
 
 // errRuntimeEnded is the failure of an operation on an incarnation that has ended.
@@ -74,11 +68,10 @@ var errRuntimeEnded = errors.New("Sandbox operation was interrupted because the 
 type terminalTable struct {
 	inc *incarnation
 
-	mu       sync.Mutex
-	terms    map[string]*terminal
-	created  uint64 // creation counter, orders terminals
-	ended    bool
-	replaced bool
+	mu      sync.Mutex
+	terms   map[string]*terminal
+	created uint64 // creation counter, orders terminals
+	ended   bool
 }
 
 // newTerminalTable makes the terminal table of a new incarnation.
@@ -138,7 +131,6 @@ func (t *terminalTable) shutdown(replaced bool) {
 		return
 	}
 	t.ended = true
-	t.replaced = replaced
 	terms := make([]*terminal, 0, len(t.terms))
 	for _, term := range t.terms {
 		terms = append(terms, term)
@@ -191,7 +183,7 @@ type terminal struct {
 	mu        sync.Mutex
 	status    string
 	exit      *termExit
-	errInfo   *termErrorInfo
+	errInfo   *errorJSON
 	ptyClosed bool
 	killed    bool // the incarnation ended; no new connections
 	conns     map[*termConn]struct{}
@@ -332,10 +324,10 @@ func (term *terminal) readLoop(done chan<- struct{}) {
 // feed stores one output chunk and pushes it to every live connection. Pushing never blocks: a
 // connection whose queue is full is closed for backpressure and leaves the live set.
 func (term *terminal) feed(p []byte) {
-	data := append([]byte(nil), p...) // shared, read-only, by every connection's queue
+	data := append([]byte(nil), p...) // shared, read-only, by the log and every connection's queue
 	term.feedMu.Lock()
 	defer term.feedMu.Unlock()
-	seq := term.log.Append(seqlog.Stdout, data)
+	seq := term.log.AppendOwned(seqlog.Stdout, data)
 	if seq == 0 || len(term.live) == 0 {
 		return
 	}
@@ -373,7 +365,7 @@ func (term *terminal) waitLoop(cmd *exec.Cmd, readDone <-chan struct{}) {
 	case werr == nil || errors.As(werr, &ee):
 		final.exit = exitFromState(cmd.ProcessState)
 	default:
-		final.err = &termErrorInfo{Code: "PTY_EXIT_FAILED", Message: werr.Error()}
+		final.err = &errorJSON{Code: "PTY_EXIT_FAILED", Message: werr.Error()}
 	}
 	term.mu.Lock()
 	if term.killTimer != nil {

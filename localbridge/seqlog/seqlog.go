@@ -1,6 +1,7 @@
 package seqlog
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"errors"
@@ -84,17 +85,21 @@ func New(storeID string, maxBytes, maxEvents int) *Log {
 	}
 }
 
-// StoreID is the store the log's cursors belong to.
-func (l *Log) StoreID() string { return l.storeID }
-
 // Append stores a copy of data as the next event and returns its sequence number, or 0 when the log
 // is already finished or aborted (or data is empty).
 func (l *Log) Append(kind Kind, data []byte) uint64 {
 	if len(data) == 0 || (kind != Stdout && kind != Stderr) {
 		return 0
 	}
-	buf := make([]byte, len(data))
-	copy(buf, data)
+	return l.AppendOwned(kind, bytes.Clone(data))
+}
+
+// AppendOwned is Append for data the caller hands over and never modifies again: the log keeps it
+// without a copy.
+func (l *Log) AppendOwned(kind Kind, buf []byte) uint64 {
+	if len(buf) == 0 || (kind != Stdout && kind != Stderr) {
+		return 0
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.finished || l.abortErr != nil {
