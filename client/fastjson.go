@@ -42,51 +42,16 @@ func decodeLogFastInto(b []byte, alloc func(n int) []byte) (r rawLogEvent, ok bo
 		}
 		i = skipWS(b, i+1)
 		if string(key) == "data" {
-			j, ok := decodeDataValue(b, i, alloc, &r)
-			if !ok {
-				return r, false
-			}
-			i = j
-			first = false
-			i = skipWS(b, i)
-			if i >= len(b) {
-				return r, false
-			}
-			if b[i] == ',' {
-				i++
-				continue
-			}
-			if b[i] == '}' {
-				i++
-				break
-			}
-			return r, false
+			j, ok = decodeDataValue(b, i, alloc, &r)
+		} else {
+			var val []byte
+			val, j, ok = simpleString(b, i)
+			ok = ok && r.setString(key, val)
 		}
-		val, j, ok := simpleString(b, i)
 		if !ok {
 			return r, false
 		}
 		i = j
-		switch string(key) {
-		case "type":
-			r.Type = string(val)
-		case "cursor":
-			r.Cursor = string(val)
-		case "timestamp":
-			r.Timestamp = string(val)
-		case "state":
-			r.State = string(val)
-		case "exit", "error":
-			return r, false // objects, handled by encoding/json
-		default:
-			// Case-insensitive key matching in encoding/json: leave such keys to it.
-			if bytes.EqualFold(key, []byte("type")) || bytes.EqualFold(key, []byte("cursor")) ||
-				bytes.EqualFold(key, []byte("timestamp")) || bytes.EqualFold(key, []byte("data")) ||
-				bytes.EqualFold(key, []byte("state")) || bytes.EqualFold(key, []byte("exit")) ||
-				bytes.EqualFold(key, []byte("error")) {
-				return r, false
-			}
-		}
 		first = false
 		i = skipWS(b, i)
 		if i >= len(b) {
@@ -106,6 +71,31 @@ func decodeLogFastInto(b []byte, alloc func(n int) []byte) (r rawLogEvent, ok bo
 		return r, false
 	}
 	return r, true
+}
+
+// setString stores a string member of an output event. It refuses (false) members the fast path
+// leaves to encoding/json: the objects exit and error, and keys matching a known one only without
+// regard to case (encoding/json matches keys case-insensitively).
+func (r *rawLogEvent) setString(key, val []byte) bool {
+	switch string(key) {
+	case "type":
+		r.Type = string(val)
+	case "cursor":
+		r.Cursor = string(val)
+	case "timestamp":
+		r.Timestamp = string(val)
+	case "state":
+		r.State = string(val)
+	case "exit", "error":
+		return false
+	default:
+		for _, k := range []string{"type", "cursor", "timestamp", "data", "state", "exit", "error"} {
+			if bytes.EqualFold(key, []byte(k)) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // decodeDataValue decodes the base64 string at b[i] into r.Data and returns the index after it.
