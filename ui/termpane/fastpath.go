@@ -140,6 +140,14 @@ func (t *marginTracker) safe(alt bool) bool {
 // The skipped run is plain, ends with CR LF and holds at least rows line feeds; the plain run after
 // it holds at least rows more.
 func skippable(b []byte, rows int) int {
+	n, _ := skippableScan(b, rows)
+	return n
+}
+
+// skippableScan is skippable that also says where the scan stopped: at the first byte that is not
+// plain, or at len(b). The answer depends on b[:stop] alone, so while that byte is still ahead and
+// rows unchanged, asking again from a later start cannot find more to skip.
+func skippableScan(b []byte, rows int) (n, stop int) {
 	var nl []int
 	i := 0
 scan:
@@ -165,8 +173,8 @@ scan:
 	j := len(nl) - rows - 1 // the last LF that leaves rows LFs after it
 	for ; j >= rows-1; j-- {
 		if nl[j] > 0 && b[nl[j]-1] == '\r' {
-			return nl[j] + 1
+			return nl[j] + 1, i
 		}
 	}
-	return 0
+	return 0, i
 }

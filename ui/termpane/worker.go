@@ -258,6 +258,9 @@ func (w *worker) run(em *vt.Emulator, cols, rows int) {
 	}()
 	lastRender := time.Time{}
 	dirty := true
+	// Where a fast-path scan last met a byte that is not plain (stream offset, -1: none) and at
+	// which height: until that byte is digested, scanning again finds nothing to skip.
+	blockedAt, blockedRows := int64(-1), 0
 	ticker := time.NewTicker(w.frame)
 	defer ticker.Stop()
 	for {
@@ -273,8 +276,14 @@ func (w *worker) run(em *vt.Emulator, cols, rows int) {
 				more = false
 			}
 		}
-		if w.fast && w.backlog() >= fastBehind && tr.safe(em.IsAltScreen()) {
-			if n := skippable(w.peek(fastWindow), rows); n > 0 {
+		if w.fast && w.backlog() >= fastBehind && tr.safe(em.IsAltScreen()) &&
+			(w.digested.Load() > blockedAt || rows != blockedRows) {
+			window := w.peek(fastWindow)
+			n, stop := skippableScan(window, rows)
+			if n == 0 && stop < len(window) {
+				blockedAt, blockedRows = w.digested.Load()+int64(stop), rows
+			}
+			if n > 0 {
 				w.discard(n)
 				_, _ = em.Write(scrollOut(rows))
 				w.digested.Add(int64(n))
