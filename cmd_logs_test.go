@@ -26,6 +26,15 @@ var (
 	cmdBinDir  string
 )
 
+// TestMain removes the binary sandscopeBinary built, once every test has run.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if cmdBinDir != "" {
+		_ = os.RemoveAll(cmdBinDir)
+	}
+	os.Exit(code)
+}
+
 // sandscopeBinary builds the real binary once per test run.
 func sandscopeBinary(t testing.TB) string {
 	t.Helper()

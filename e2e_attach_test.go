@@ -21,19 +21,6 @@ import (
 	"sandscope/localbridge/bridgetest"
 )
 
-// attachNeedTool skips without the tool, except under CI where a missing tool is a failure.
-func attachNeedTool(t *testing.T, name string) string {
-	t.Helper()
-	p, err := exec.LookPath(name)
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("%s is required under CI: %v", name, err)
-		}
-		t.Skipf("%s not installed", name)
-	}
-	return p
-}
-
 var attachSizeRE = regexp.MustCompile(`rows \d+; columns \d+;`)
 
 type attachTmux struct {
@@ -108,29 +95,16 @@ func attachChildPID(t *testing.T, pid string) int {
 	return 0
 }
 
-func attachBuildBinary(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "sandscope")
-	cmd := exec.Command("go", "build", "-o", bin, ".")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
-	return bin
-}
-
 func TestE2EShellAttachInTmux(t *testing.T) {
-	tmux := attachNeedTool(t, "tmux")
+	tmux := needTmux(t)
 	pager := "less"
 	if _, err := exec.LookPath("less"); err != nil {
 		pager = "vi"
 	}
-	bin := attachBuildBinary(t)
+	bin := sandscopeBinary(t)
 	b := bridgetest.Start(t)
 	dir := t.TempDir()
-	tokenFile := filepath.Join(dir, "token")
-	if err := os.WriteFile(tokenFile, []byte(b.Token+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	tok := tokenFile(t, b)
 	c, _ := client.New(b.URL, client.WithToken(b.Token))
 	ctx := context.Background()
 	sb, err := c.CreateSandbox(ctx)
@@ -144,7 +118,7 @@ func TestE2EShellAttachInTmux(t *testing.T) {
 	t.Cleanup(func() { _ = exec.Command(tmux, "-S", s.socket, "kill-server").Run() })
 	s.waitFor("local$")
 
-	sscope := fmt.Sprintf("%s --url %s --token-file %s", bin, b.URL, tokenFile)
+	sscope := fmt.Sprintf("%s --url %s --token-file %s", bin, b.URL, tok)
 	before := filepath.Join(dir, "stty.before")
 	s.line("stty -a > " + before + "; echo MARK$((1+1))")
 	s.waitFor("MARK2")

@@ -52,7 +52,7 @@ func (p *tuiSession) selectRow(want string) {
 func TestE2EDemoFirstRun(t *testing.T) {
 	tmuxPath := needTmux(t)
 	dir := t.TempDir()
-	bin := tuiBinary(t)
+	bin := sandscopeBinary(t)
 	// A sandscope that never ran: fresh XDG directories, none of the caller's bridge settings, so it
 	// opens on its embedded local bridge exactly as `go run .` does.
 	env := tuiEnv(t, dir)

@@ -29,17 +29,6 @@ import (
 // tuiWait bounds each wait for the screen.
 const tuiWait = 90 * time.Second
 
-// tuiBinary builds the real binary into the test's temporary directory (removed with it; the Go
-// build cache makes every build after the first one a link).
-func tuiBinary(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "sandscope")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
-}
-
 // tuiSession is one tmux server (private socket) running sandscope in a 160×48 window.
 type tuiSession struct {
 	t      *testing.T
@@ -113,7 +102,7 @@ func tokenFile(t *testing.T, b *bridgetest.Bridge) string {
 // launchTUI starts sandscope with args in a new tmux server (socket under dir).
 func launchTUI(t *testing.T, tmuxPath, dir string, env []string, args ...string) *tuiSession {
 	t.Helper()
-	s := &tuiSession{t: t, bin: tuiBinary(t), tmux: tmuxPath, socket: filepath.Join(dir, "tmux.sock"), env: env}
+	s := &tuiSession{t: t, bin: sandscopeBinary(t), tmux: tmuxPath, socket: filepath.Join(dir, "tmux.sock"), env: env}
 	t.Cleanup(s.stop)
 	s.must("-f", "/dev/null", "new-session", "-d", "-s", "tui", "-x", "160", "-y", "48", s.launch(args...))
 	// OSC 52 from programs would create tmux paste buffers (the default only forwards them)
