@@ -183,28 +183,13 @@ func (r *follower) run() {
 	}
 }
 
+// backoff is the wait before the n-th retry, with ±20% jitter.
 func (r *follower) backoff(n int) time.Duration {
-	d := r.opts.MinBackoff
-	for i := 1; i < n && d < r.opts.MaxBackoff; i++ {
-		d *= 2
-	}
-	if d > r.opts.MaxBackoff {
-		d = r.opts.MaxBackoff
-	}
 	jitter := 0.8 + 0.4*rand.Float64()
-	return time.Duration(float64(d) * jitter)
+	return time.Duration(float64(doubling(r.opts.MinBackoff, r.opts.MaxBackoff, n)) * jitter)
 }
 
-func (r *follower) sleep(d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-r.ctx.Done():
-		return false
-	}
-}
+func (r *follower) sleep(d time.Duration) bool { return sleepCtx(r.ctx, d) }
 
 // emit delivers ev unless the context is done.
 func (r *follower) emit(ev LogEvent) bool {

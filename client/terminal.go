@@ -446,24 +446,10 @@ func (t *TerminalConn) emitLost(cause error) {
 	t.emit(TermEvent{Kind: TermLost, Cursor: t.Cursor(), Loss: ev, Reason: reason})
 }
 
+// backoff is the wait before reconnect attempt n, plus up to 10% jitter.
 func (t *TerminalConn) backoff(attempt int) time.Duration {
-	d := t.opts.MinBackoff
-	for i := 1; i < attempt && d < t.opts.MaxBackoff; i++ {
-		d *= 2
-	}
-	if d > t.opts.MaxBackoff {
-		d = t.opts.MaxBackoff
-	}
+	d := doubling(t.opts.MinBackoff, t.opts.MaxBackoff, attempt)
 	return d + time.Duration(rand.Int64N(int64(d)/10+1))
 }
 
-func (t *TerminalConn) sleep(d time.Duration) bool {
-	tm := time.NewTimer(d)
-	defer tm.Stop()
-	select {
-	case <-tm.C:
-		return true
-	case <-t.ctx.Done():
-		return false
-	}
-}
+func (t *TerminalConn) sleep(d time.Duration) bool { return sleepCtx(t.ctx, d) }
