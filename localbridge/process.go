@@ -220,6 +220,17 @@ func confine(workspace, virt string) (string, bool) {
 	return real, true
 }
 
+// badEnvEntry finds an overlay entry no environment can hold: an empty name, a name with '=' or
+// NUL, or a value with NUL.
+func badEnvEntry(overlay map[string]string) (key string, bad bool) {
+	for k, v := range overlay {
+		if k == "" || strings.ContainsAny(k, "=\x00") || strings.ContainsRune(v, 0) {
+			return k, true
+		}
+	}
+	return "", false
+}
+
 // childEnv is the base environment of launched processes: enough to run tools, nothing of the
 // bridge's own secrets.
 func childEnv(home, cwd string, overlay map[string]string) []string {
@@ -341,10 +352,8 @@ func (s *Server) launch(inc *incarnation, argv []string, cwd string, overlay map
 	if timeoutMS > 0 && timeoutMS < 1 {
 		return nil, errors.New("timeout must be at least 1 ms")
 	}
-	for k, v := range overlay {
-		if k == "" || strings.ContainsAny(k, "=\x00") || strings.ContainsRune(v, 0) {
-			return nil, errors.New("invalid environment variable name or value")
-		}
+	if _, bad := badEnvEntry(overlay); bad {
+		return nil, errors.New("invalid environment variable name or value")
 	}
 	for _, a := range argv {
 		if strings.ContainsRune(a, 0) {

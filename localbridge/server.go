@@ -402,12 +402,16 @@ func (s *Server) deleteSandbox(id string) {
 	s.mu.Lock()
 	sb := s.sandboxes[id]
 	delete(s.sandboxes, id)
+	var inc *incarnation
+	if sb != nil {
+		inc, sb.cur = sb.cur, nil // under s.mu, like every other change of sb.cur
+	}
 	s.mu.Unlock()
 	if sb == nil {
 		return
 	}
-	if sb.cur != nil {
-		sb.cur.end(false)
+	if inc != nil {
+		inc.end(false)
 	}
 	if err := os.RemoveAll(sb.dir); err != nil {
 		s.logf("localbridge: delete sandbox %s: %v", id, err)

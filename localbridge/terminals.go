@@ -292,10 +292,8 @@ func (t *terminalTable) resolveCwd(cwd string) (dir, show string) {
 // bridge's own environment beyond what tools need, so no secret of the host leaks in), the request's
 // overlay, and TERM forced to xterm-256color.
 func terminalEnv(home string, overlay map[string]string, dir string) ([]string, error) {
-	for k, v := range overlay {
-		if k == "" || strings.ContainsAny(k, "=\x00") || strings.ContainsRune(v, 0) {
-			return nil, fmt.Errorf("invalid environment variable name %q", k)
-		}
+	if k, bad := badEnvEntry(overlay); bad {
+		return nil, fmt.Errorf("invalid environment variable name %q", k)
 	}
 	merged := make(map[string]string, len(overlay)+1)
 	for k, v := range overlay {
