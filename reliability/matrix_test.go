@@ -9,6 +9,7 @@ package reliability
 // which RELIABILITY.md's table is made.
 
 import (
+	"cmp"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -235,16 +236,7 @@ func followProblems(t *testing.T, row followRow, r *followResult, wantOut, wantE
 	case r.final.Kind == client.Ended && (r.final.Status == nil || r.final.Status.Exit == nil || r.final.Status.Exit.Code != 0):
 		probs = append(probs, fmt.Sprintf("ENDED without the confirmed exit 0: %+v", r.final.Status))
 	}
-	for _, k := range row.must {
-		if !r.saw(k) {
-			probs = append(probs, "never showed "+strings.ToUpper(k.String()))
-		}
-	}
-	for _, k := range row.mustNot {
-		if r.saw(k) {
-			probs = append(probs, "showed "+strings.ToUpper(k.String()))
-		}
-	}
+	probs = append(probs, kindProblems(row.must, row.mustNot, r.saw)...)
 	complete := row.complete && r.final != nil && r.final.Kind == client.Ended
 	if d := checkSegments(r.out[0], wantOut, r.gapsAt[0], complete); d != "" {
 		probs = append(probs, "stdout: "+d)
@@ -252,15 +244,8 @@ func followProblems(t *testing.T, row followRow, r *followResult, wantOut, wantE
 	if d := checkSegments(r.out[1], wantErr, r.gapsAt[1], complete); d != "" {
 		probs = append(probs, "stderr: "+d)
 	}
-	for _, ev := range r.events {
-		text := ev.Reason
-		if ev.Err != nil {
-			text += " " + ev.Err.Error()
-		}
-		if strings.Contains(text, token) {
-			probs = append(probs, "the token appears in an event's text")
-			break
-		}
+	if tokenInEvents(r.events, func(ev client.LogEvent) (string, error) { return ev.Reason, ev.Err }, token) {
+		probs = append(probs, "the token appears in an event's text")
 	}
 	if row.check != nil && r.final != nil && r.final.Kind == row.final {
 		if s := row.check(t, r); s != "" {
@@ -511,7 +496,7 @@ func runTermRow(t *testing.T, row termRow, seed uint64) {
 			once.Do(func() { row.at(e) })
 		}
 	}
-	r := collectTermWithin(tc, onData, row.slow, row.timeout)
+	r := collectTerm(tc, onData, row.slow, cmp.Or(row.timeout, caseTimeout))
 	var probs []string
 	if r.hung {
 		probs = append(probs, "no final state (hang)")
@@ -524,29 +509,13 @@ func runTermRow(t *testing.T, row termRow, seed uint64) {
 	case r.final.Kind == client.TermExited && (r.final.Exit == nil || r.final.Exit.Code != 0):
 		probs = append(probs, fmt.Sprintf("EXITED without exit 0: %+v", r.final.Exit))
 	}
-	for _, k := range row.must {
-		if !r.saw(k) {
-			probs = append(probs, "never showed "+strings.ToUpper(k.String()))
-		}
-	}
-	for _, k := range row.mustNot {
-		if r.saw(k) {
-			probs = append(probs, "showed "+strings.ToUpper(k.String()))
-		}
-	}
+	probs = append(probs, kindProblems(row.must, row.mustNot, r.saw)...)
 	complete := row.complete && r.final != nil && r.final.Kind == client.TermExited
 	if d := checkSegments(r.out, src.all(), r.gapsAt, complete); d != "" {
 		probs = append(probs, "output: "+d)
 	}
-	for _, ev := range r.events {
-		text := ev.Reason
-		if ev.Err != nil {
-			text += " " + ev.Err.Error()
-		}
-		if strings.Contains(text, e.br.token) {
-			probs = append(probs, "the token appears in an event's text")
-			break
-		}
+	if tokenInEvents(r.events, func(ev client.TermEvent) (string, error) { return ev.Reason, ev.Err }, e.br.token) {
+		probs = append(probs, "the token appears in an event's text")
 	}
 	if row.check != nil && r.final != nil && r.final.Kind == row.final {
 		if s := row.check(r); s != "" {
@@ -556,10 +525,32 @@ func runTermRow(t *testing.T, row termRow, seed uint64) {
 	reportRow(t, "terminal", row.name, row.want, r.summary(), probs, seed)
 }
 
-// collectTermWithin is collectTerm with a per-row hang limit (0 = caseTimeout).
-func collectTermWithin(tc *client.TerminalConn, onData func(int), slow, limit time.Duration) *termResult {
-	if limit <= 0 {
-		return collectTerm(tc, onData, slow, caseTimeout)
+// kindProblems lists the event kinds a row requires but never saw, and those it forbids but saw.
+func kindProblems[K fmt.Stringer](must, mustNot []K, saw func(K) bool) []string {
+	var probs []string
+	for _, k := range must {
+		if !saw(k) {
+			probs = append(probs, "never showed "+strings.ToUpper(k.String()))
+		}
 	}
-	return collectTerm(tc, onData, slow, limit)
+	for _, k := range mustNot {
+		if saw(k) {
+			probs = append(probs, "showed "+strings.ToUpper(k.String()))
+		}
+	}
+	return probs
+}
+
+// tokenInEvents reports whether token appears in any event's reason or error text.
+func tokenInEvents[E any](events []E, text func(E) (string, error), token string) bool {
+	for _, ev := range events {
+		reason, err := text(ev)
+		if err != nil {
+			reason += " " + err.Error()
+		}
+		if strings.Contains(reason, token) {
+			return true
+		}
+	}
+	return false
 }
