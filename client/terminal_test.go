@@ -61,11 +61,7 @@ func numbered(n int) []byte {
 
 func TestTerminalEchoResizeAndExit(t *testing.T) {
 	f := newFakeTermServer(t)
-	tc, err := f.client().ConnectTerminal(context.Background(), "abc", "t1", fastOpts())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tc.Close()
+	tc := f.open(t)
 	_, evs := collect(t, tc, func(e TermEvent) bool { return e.Kind == TermReady })
 	if evs[len(evs)-1].Kind != TermReady {
 		t.Fatalf("first event %v", kinds(evs))
@@ -134,11 +130,7 @@ func TestTerminalResumesAfterEachCloseCode(t *testing.T) {
 			f.setFault(1, connFault{dropAfterChunks: 7, closeCode: tc.code, closeText: tc.text})
 			f.setFault(2, connFault{dropAfterChunks: 3, closeCode: tc.code, closeText: tc.text})
 			f.exit(0)
-			conn, err := f.client().ConnectTerminal(context.Background(), "abc", "t1", fastOpts())
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer conn.Close()
+			conn := f.open(t)
 			out, evs := collect(t, conn, nil)
 			if !bytes.Equal(out, want) {
 				t.Fatalf("output differs: got %d bytes, want %d; events %s", len(out), len(want), kinds(evs))
@@ -179,11 +171,7 @@ func TestTerminalWrongByteLengthIsAnErrorNotCorruption(t *testing.T) {
 	f.output([]byte("second "))
 	f.setFault(1, connFault{badLength: true})
 	f.exit(0)
-	conn, err := f.client().ConnectTerminal(context.Background(), "abc", "t1", fastOpts())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
+	conn := f.open(t)
 	out, evs := collect(t, conn, nil)
 	var protoErr bool
 	for _, e := range evs {
@@ -221,11 +209,7 @@ func TestTerminalPersistentCorruptionFails(t *testing.T) {
 
 func TestTerminalLostAfterReplace(t *testing.T) {
 	f := newFakeTermServer(t)
-	conn, err := f.client().ConnectTerminal(context.Background(), "abc", "t1", fastOpts())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
+	conn := f.open(t)
 	collect(t, conn, func(e TermEvent) bool { return e.Kind == TermReady })
 	f.output([]byte("before"))
 	collect(t, conn, func(e TermEvent) bool { return e.Kind == TermOutput })
@@ -244,13 +228,20 @@ func TestTerminalLostAfterReplace(t *testing.T) {
 	}
 }
 
-func TestTerminalBudgetExhausted(t *testing.T) {
-	f := newFakeTermServer(t)
+// open connects to terminal t1 of sandbox abc with fastOpts; it is closed when the test ends.
+func (f *fakeTermServer) open(t *testing.T) *TerminalConn {
+	t.Helper()
 	conn, err := f.client().ConnectTerminal(context.Background(), "abc", "t1", fastOpts())
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close()
+	t.Cleanup(func() { conn.Close() })
+	return conn
+}
+
+func TestTerminalBudgetExhausted(t *testing.T) {
+	f := newFakeTermServer(t)
+	conn := f.open(t)
 	collect(t, conn, func(e TermEvent) bool { return e.Kind == TermReady })
 	f.mu.Lock()
 	f.refuse = true
@@ -347,11 +338,7 @@ func FuzzDecodeTermControl(f *testing.F) {
 
 func TestTerminalInputHeldWhileReconnecting(t *testing.T) {
 	f := newFakeTermServer(t)
-	conn, err := f.client().ConnectTerminal(context.Background(), "abc", "t1", fastOpts())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
+	conn := f.open(t)
 	collect(t, conn, func(e TermEvent) bool { return e.Kind == TermReady })
 	f.mu.Lock()
 	f.refuse = true
@@ -491,11 +478,7 @@ func TestTerminalRefusedReconnectFailsAtOnce(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFakeTermServer(t)
 			token := f.token
-			conn, err := f.client().ConnectTerminal(context.Background(), "abc", "t1", fastOpts())
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer conn.Close()
+			conn := f.open(t)
 			collect(t, conn, func(e TermEvent) bool { return e.Kind == TermReady })
 			f.mu.Lock()
 			tc.refuse(f)
