@@ -77,7 +77,6 @@ func runTUI(cmd *cobra.Command, g *globalOptions) error {
 		WatchFast:    eff.PollFast,
 		WatchSlow:    eff.PollSlow,
 		LogMemLines:  eff.LogMemoryLines,
-		ContextName:  eff.Context,
 		DetachKey:    eff.DetachKey,
 	}
 	emb := &embedded{stateDir: stateDir}
@@ -87,15 +86,15 @@ func runTUI(cmd *cobra.Command, g *globalOptions) error {
 		if err != nil {
 			return &exitError{code: 2, err: err}
 		}
-		opts.Client, opts.BridgeURL, opts.BridgeLabel = t.Client, t.BridgeURL, t.BridgeLabel
-		opts.Local, opts.BridgeProblem = t.Local, t.BridgeProblem
+		opts.Target = t
 	} else {
 		t, err := emb.target()
 		if err != nil {
 			return &exitError{code: 1, err: err}
 		}
-		opts.Client, opts.BridgeURL, opts.BridgeLabel, opts.Local = t.Client, t.BridgeURL, t.BridgeLabel, true
+		opts.Target = t
 	}
+	opts.ContextName = eff.Context
 	embeddedRun := eff.Local()
 
 	// Contexts: the config's, plus the embedded bridge.

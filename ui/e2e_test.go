@@ -41,7 +41,7 @@ func TestEndToEndLocalBridge(t *testing.T) {
 	}
 	p, _ := themes.Builtin("dark")
 	m, err := New(Options{
-		Client: c, BridgeLabel: srv.URL(), BridgeURL: "local:e2e", Local: true,
+		Target:   Target{Client: c, BridgeLabel: srv.URL(), BridgeURL: "local:e2e", Local: true},
 		StateDir: t.TempDir(), CacheDir: t.TempDir(),
 		Styles:    themes.New(p, themes.AsciiRenderer()),
 		WatchFast: 200 * time.Millisecond, WatchSlow: 500 * time.Millisecond,

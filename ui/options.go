@@ -2,6 +2,7 @@ package ui
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"time"
@@ -14,17 +15,9 @@ import (
 
 // Options is everything the UI needs from the command line and the config.
 type Options struct {
-	Client      *client.Client // the bridge client (ignored when Bridge is set)
-	Bridge      common.Bridge  // a bridge seam (tests)
-	BridgeLabel string         // how the header names the bridge (never holds a token)
-	BridgeURL   string         // keys the persisted known-sandbox set
-	Local       bool           // the embedded local bridge
-	// BridgeProblem, when set, says why the bridge cannot be used (a bridge speaking the stable
-	// API); the status area shows it from the start.
-	BridgeProblem error
-	ContextName   string
-	StateDir      string
-	CacheDir      string
+	Target   // the bridge the UI starts on
+	StateDir string
+	CacheDir string
 
 	Theme        string // "auto", "dark", "light", "high-contrast" or a user theme name
 	ThemeDir     string // user themes (<name>.json)
@@ -58,16 +51,36 @@ type Options struct {
 	Demo *DemoOptions
 }
 
-// Target is a bridge the TUI can switch to: its client and how the header names it.
+// Target is a bridge the TUI runs on (at start, or after a context switch): its client and how the
+// header names it.
 type Target struct {
-	Client      *client.Client
-	Bridge      common.Bridge // a bridge seam (tests); takes precedence over Client
-	BridgeLabel string
-	BridgeURL   string
-	Local       bool
+	Client      *client.Client // the bridge client (ignored when Bridge is set)
+	Bridge      common.Bridge  // a bridge seam (tests); takes precedence over Client
+	BridgeLabel string         // how the header names the bridge (never holds a token)
+	BridgeURL   string         // keys the persisted known-sandbox set
+	Local       bool           // a sandscope local bridge (its extensions are there)
 	ContextName string
-	// BridgeProblem: as Options.BridgeProblem.
+	// BridgeProblem, when set, says why the bridge cannot be used (a bridge speaking the stable
+	// API); the status area shows it from the start.
 	BridgeProblem error
+}
+
+// applyTarget points c at t's bridge.
+func applyTarget(c *common.Context, t Target) error {
+	br := t.Bridge
+	if br == nil && t.Client != nil {
+		br = common.FromClient(t.Client)
+	}
+	if br == nil {
+		return errors.New("no bridge client")
+	}
+	label := t.BridgeLabel
+	if label == "" {
+		label = t.BridgeURL
+	}
+	c.Bridge, c.BridgeLabel, c.BridgeURL = br, common.SanitizeText(label), t.BridgeURL
+	c.Local, c.ContextName = t.Local, common.SanitizeText(t.ContextName)
+	return nil
 }
 
 // SwitchFunc opens the bridge of a context (one of Options.Contexts). It may take a while (a
@@ -107,25 +120,9 @@ func newContext(ctx context.Context, o Options) (*common.Context, error) {
 		}
 		st = themes.New(p, r)
 	}
-	br := o.Bridge
-	if br == nil && o.Client != nil {
-		br = common.FromClient(o.Client)
-	}
-	if br == nil {
-		return nil, fmt.Errorf("ui: no bridge client")
-	}
-	label := o.BridgeLabel
-	if label == "" {
-		label = o.BridgeURL
-	}
-	return &common.Context{
+	c := &common.Context{
 		Styles:      st,
 		Keys:        keys,
-		Bridge:      br,
-		BridgeLabel: common.SanitizeText(label),
-		BridgeURL:   o.BridgeURL,
-		Local:       o.Local,
-		ContextName: common.SanitizeText(o.ContextName),
 		StateDir:    o.StateDir,
 		CacheDir:    o.CacheDir,
 		Ctx:         ctx,
@@ -134,5 +131,9 @@ func newContext(ctx context.Context, o Options) (*common.Context, error) {
 		WatchSlow:   o.WatchSlow,
 		Clipboard:   o.Clipboard,
 		LogMemLines: o.LogMemLines,
-	}, nil
+	}
+	if err := applyTarget(c, o.Target); err != nil {
+		return nil, fmt.Errorf("ui: %w", err)
+	}
+	return c, nil
 }

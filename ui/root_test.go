@@ -144,11 +144,11 @@ func TestTerminalConnectFailureExplains(t *testing.T) {
 
 func TestKeyOverridesAndBadTheme(t *testing.T) {
 	p, _ := themes.Builtin("dark")
-	_, err := New(Options{Bridge: uitest.NewBridge(), Styles: themes.New(p, themes.AsciiRenderer()), KeyOverrides: map[string][]string{"nosuch": {"z"}}})
+	_, err := New(Options{Target: Target{Bridge: uitest.NewBridge()}, Styles: themes.New(p, themes.AsciiRenderer()), KeyOverrides: map[string][]string{"nosuch": {"z"}}})
 	if err == nil {
 		t.Fatal("unknown key override accepted")
 	}
-	m, err := New(Options{Bridge: uitest.NewBridge(), Styles: themes.New(p, themes.AsciiRenderer()), KeyOverrides: map[string][]string{"quit": {"Q"}}, StateDir: t.TempDir()})
+	m, err := New(Options{Target: Target{Bridge: uitest.NewBridge()}, Styles: themes.New(p, themes.AsciiRenderer()), KeyOverrides: map[string][]string{"quit": {"Q"}}, StateDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +160,7 @@ func TestKeyOverridesAndBadTheme(t *testing.T) {
 	if _, cmd := m.Update(uitest.Key("Q")); cmd == nil || cmd() != tea.Quit() {
 		t.Fatal("Q does not quit")
 	}
-	if _, err := New(Options{Bridge: uitest.NewBridge(), Theme: "nosuch"}); err == nil {
+	if _, err := New(Options{Target: Target{Bridge: uitest.NewBridge()}, Theme: "nosuch"}); err == nil {
 		t.Fatal("unknown theme accepted")
 	}
 }
@@ -186,7 +186,7 @@ func TestTinyAndOddSizesDoNotPanic(t *testing.T) {
 func TestStableBridgeShownFromTheStart(t *testing.T) {
 	br := uitest.NewBridge()
 	br.RunErr = &client.StableBridgeError{}
-	m := newRootWith(t, br, Options{BridgeProblem: &client.StableBridgeError{}})
+	m := newRootWith(t, br, Options{Target: Target{BridgeProblem: &client.StableBridgeError{}}})
 	m.Update(tea.WindowSizeMsg{Width: 160, Height: 30})
 	if v := m.View(); !strings.Contains(v, "WRONG BRIDGE API: stable bridge API") {
 		t.Fatalf("status area does not name the stable API:\n%s", v)

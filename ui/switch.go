@@ -2,7 +2,6 @@ package ui
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -63,8 +62,9 @@ func (m *Model) chooseContext(i int) tea.Cmd {
 // switchTo closes every screen and stream of the current bridge and starts over on t.
 func (m *Model) switchTo(msg contextTargetMsg) tea.Cmd {
 	name := common.SanitizeText(msg.name)
-	if msg.err == nil && msg.target.Bridge == nil && msg.target.Client == nil {
-		msg.err = errors.New("no bridge client")
+	c := *m.ctx // styles, keys, sizes, dirs and clock carry over
+	if msg.err == nil {
+		msg.err = applyTarget(&c, msg.target)
 	}
 	if msg.err != nil {
 		m.status, m.statusLevel = common.Describe("context "+name, msg.err), common.Error
@@ -73,20 +73,7 @@ func (m *Model) switchTo(msg contextTargetMsg) tea.Cmd {
 	m.closeScreens()
 	m.cancel()
 	ctx, cancel := context.WithCancel(m.baseCtx)
-	c := *m.ctx // styles, keys, sizes, dirs and clock carry over
 	c.Ctx = ctx
-	c.Bridge = msg.target.Bridge
-	if c.Bridge == nil {
-		c.Bridge = common.FromClient(msg.target.Client)
-	}
-	label := msg.target.BridgeLabel
-	if label == "" {
-		label = msg.target.BridgeURL
-	}
-	c.BridgeLabel = common.SanitizeText(label)
-	c.BridgeURL = msg.target.BridgeURL
-	c.Local = msg.target.Local
-	c.ContextName = common.SanitizeText(msg.target.ContextName)
 	m.ctx, m.cancel = &c, cancel
 	m.connErr, m.help = msg.target.BridgeProblem, false
 	sb := sandboxes.New(m.ctx)
