@@ -1,7 +1,6 @@
 package ui
 
 import (
-	"context"
 	"fmt"
 
 	tea "github.com/charmbracelet/bubbletea"
@@ -92,23 +91,8 @@ func (m *Model) paneAction(msg termpane.ActionMsg) tea.Cmd {
 	case termpane.AttachAction:
 		return m.attachFull(open.Sandbox, open.Terminal)
 	case termpane.InterruptAction, termpane.TerminateAction:
-		br, base := m.ctx.Bridge, m.ctx.BaseCtx()
-		sb, tid := open.Sandbox, open.Terminal.ID
-		interrupt := msg.Action == termpane.InterruptAction
-		return func() tea.Msg {
-			ctx, cancel := context.WithTimeout(base, common.CallTimeout)
-			defer cancel()
-			if interrupt {
-				if err := br.InterruptTerminal(ctx, sb, tid); err != nil {
-					return common.StatusMsg{Level: common.Error, Text: common.Describe("interrupt terminal "+tid, err)}
-				}
-				return common.StatusMsg{Level: common.Info, Text: "sent SIGINT to terminal " + tid}
-			}
-			if err := br.TerminateTerminal(ctx, sb, tid); err != nil {
-				return common.StatusMsg{Level: common.Error, Text: common.Describe("terminate terminal "+tid, err)}
-			}
-			return common.StatusMsg{Level: common.Info, Text: "terminating terminal " + tid + "; the pane shows its ending"}
-		}
+		return common.SignalTerminal(m.ctx, open.Sandbox, open.Terminal.ID,
+			msg.Action == termpane.InterruptAction, "the pane shows its ending")
 	}
 	return nil
 }

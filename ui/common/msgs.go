@@ -1,6 +1,7 @@
 package common
 
 import (
+	"context"
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
@@ -73,3 +74,24 @@ func Send(msg tea.Msg) tea.Cmd { return func() tea.Msg { return msg } }
 
 // Status is a command that puts text in the status area at level l.
 func Status(l Level, text string) tea.Cmd { return Send(StatusMsg{Level: l, Text: text}) }
+
+// SignalTerminal is the command that interrupts (SIGINT) or terminates (SIGTERM, then SIGKILL) a
+// terminal's process tree through the bridge and reports the outcome in the status area; after a
+// terminate, endHint says where its ending will show.
+func SignalTerminal(c *Context, sandbox, terminal string, interrupt bool, endHint string) tea.Cmd {
+	br, base := c.Bridge, c.BaseCtx()
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(base, CallTimeout)
+		defer cancel()
+		if interrupt {
+			if err := br.InterruptTerminal(ctx, sandbox, terminal); err != nil {
+				return StatusMsg{Level: Error, Text: Describe("interrupt terminal "+terminal, err)}
+			}
+			return StatusMsg{Level: Info, Text: "sent SIGINT to terminal " + terminal}
+		}
+		if err := br.TerminateTerminal(ctx, sandbox, terminal); err != nil {
+			return StatusMsg{Level: Error, Text: Describe("terminate terminal "+terminal, err)}
+		}
+		return StatusMsg{Level: Info, Text: "terminating terminal " + terminal + "; " + endHint}
+	}
+}

@@ -397,24 +397,7 @@ func (m *Model) signalTerm(what string) tea.Cmd {
 	if e == nil {
 		return refused
 	}
-	br, base, id, tid := m.ctx.Bridge, m.ctx.BaseCtx(), m.id, e.t.ID
-	return func() tea.Msg {
-		ctx, cancel := context.WithTimeout(base, common.CallTimeout)
-		defer cancel()
-		var err error
-		if what == "interrupt" {
-			err = br.InterruptTerminal(ctx, id, tid)
-		} else {
-			err = br.TerminateTerminal(ctx, id, tid)
-		}
-		if err != nil {
-			return common.StatusMsg{Level: common.Error, Text: common.Describe(what+" terminal "+tid, err)}
-		}
-		if what == "interrupt" {
-			return common.StatusMsg{Level: common.Info, Text: "sent SIGINT to terminal " + tid}
-		}
-		return common.StatusMsg{Level: common.Info, Text: "terminating terminal " + tid + "; its ending shows once the bridge confirms it"}
-	}
+	return common.SignalTerminal(m.ctx, m.id, e.t.ID, what == "interrupt", "its ending shows once the bridge confirms it")
 }
 
 func entryKey(e *procEntry) string { return fmt.Sprintf("%s@%d", e.p.ID, e.incarnation) }
