@@ -111,13 +111,16 @@ func newBridgeClient(g *globalOptions) (*client.Client, bridgeTarget, error) {
 	if err != nil {
 		return nil, t, &exitError{code: 2, err: err}
 	}
-	c, err := client.New(t.url,
-		client.WithToken(t.token),
-		client.WithUserAgent("sandscope/"+version),
-		client.WithRequestTimeout(30*time.Second),
-	)
+	c, err := newClient(t.url, t.token)
 	if err != nil {
 		return nil, t, &exitError{code: 2, err: fmt.Errorf("%s: %w", t.source, err)}
 	}
 	return c, t, nil
+}
+
+// newClient is a client for the bridge at url as every sandscope command and the TUI make it: the
+// token, sandscope's user agent, and a 30 s bound on each non-streaming call.
+func newClient(url, token string) (*client.Client, error) {
+	return client.New(url, client.WithToken(token), client.WithUserAgent("sandscope/"+version),
+		client.WithRequestTimeout(30*time.Second))
 }

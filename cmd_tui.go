@@ -21,7 +21,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"sandscope/attach"
-	"sandscope/client"
 	"sandscope/config"
 	"sandscope/demo"
 	"sandscope/localbridge"
@@ -188,8 +187,7 @@ func remoteTarget(ctx context.Context, eff *config.Effective) (ui.Target, error)
 	if err != nil {
 		return ui.Target{}, fmt.Errorf("token (%s): %w", eff.Token, err)
 	}
-	c, err := client.New(eff.URL, client.WithToken(tok), client.WithUserAgent("sandscope/"+version),
-		client.WithRequestTimeout(30*time.Second))
+	c, err := newClient(eff.URL, tok)
 	if err != nil {
 		return ui.Target{}, fmt.Errorf("bridge %s: %w", safeURL(eff.URL), err)
 	}
@@ -230,7 +228,7 @@ func (e *embedded) target() (ui.Target, error) {
 	if err := srv.Start(); err != nil {
 		return ui.Target{}, fmt.Errorf("local bridge: %w", err)
 	}
-	c, err := client.New(srv.URL(), client.WithToken(tok), client.WithUserAgent("sandscope/"+version))
+	c, err := newClient(srv.URL(), tok)
 	if err != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
