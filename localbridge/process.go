@@ -591,22 +591,12 @@ func liveGroupMembers(pgid int) (live, ok bool) {
 	if err != nil {
 		return false, false
 	}
-	want := strconv.Itoa(pgid)
 	for _, n := range names {
-		if n[0] < '0' || n[0] > '9' {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + n + "/stat")
+		pid, err := strconv.Atoi(n)
 		if err != nil {
 			continue
 		}
-		i := bytes.LastIndexByte(b, ')')
-		if i < 0 {
-			continue
-		}
-		f := strings.Fields(string(b[i+1:]))
-		// fields after comm: state ppid pgrp …
-		if len(f) >= 3 && f[2] == want && f[0] != "Z" && f[0] != "X" {
+		if pi, ok := readProcStat(pid); ok && pi.pgrp == pgid && pi.state != 'Z' && pi.state != 'X' {
 			return true, true
 		}
 	}

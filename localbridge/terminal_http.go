@@ -32,9 +32,11 @@ func writeTerminalFailed(w http.ResponseWriter, err error) {
 	writeError(w, http.StatusBadGateway, "terminal failed: "+err.Error(), codeExecTransport)
 }
 
-// routeTerminals dispatches the terminal routes. Unknown paths and methods get Hono's text 404
-// (there is no 405), as do trailing slashes and empty segments.
-func (s *Server) routeTerminals(w http.ResponseWriter, r *http.Request, sandbox, rest string) {
+// serveTerminals handles /v1/sandbox/{id}/terminals and everything below it, after the sandbox ID
+// was validated and the request authenticated; rest is the path after ".../terminals" ("" or
+// "/…"). Unknown paths and methods get Hono's text 404 (there is no 405), as do trailing slashes
+// and empty segments.
+func (s *Server) serveTerminals(w http.ResponseWriter, r *http.Request, sandbox, rest string) {
 	method := r.Method
 	if method == http.MethodHead {
 		method = http.MethodGet

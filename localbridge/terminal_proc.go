@@ -16,6 +16,7 @@ import (
 // procInfo is the part of /proc/<pid>/stat the tree walk needs.
 type procInfo struct {
 	pid, ppid, pgrp, session int
+	state                    byte // R, S, D, Z (zombie), X (dead), …
 }
 
 // readProcStat parses /proc/<pid>/stat. The command name may contain spaces and parentheses, so
@@ -41,7 +42,7 @@ func readProcStat(pid int) (procInfo, bool) {
 	if err1 != nil || err2 != nil || err3 != nil {
 		return procInfo{}, false
 	}
-	return procInfo{pid: pid, ppid: ppid, pgrp: pgrp, session: sess}, true
+	return procInfo{pid: pid, ppid: ppid, pgrp: pgrp, session: sess, state: f[0][0]}, true
 }
 
 // treePIDs lists the live processes that belong to root's terminal: its session, its process

@@ -3,7 +3,6 @@ package localbridge
 import (
 	"errors"
 	"fmt"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -543,10 +542,4 @@ func unwrapExecErr(err error) error {
 		return ee.Err
 	}
 	return pathErrText(err)
-}
-
-// serveTerminals handles /v1/sandbox/{id}/terminals and everything below it, after the sandbox ID
-// was validated and the request authenticated. rest is the path after ".../terminals" ("" or "/…").
-func (s *Server) serveTerminals(w http.ResponseWriter, r *http.Request, sandbox, rest string) {
-	s.routeTerminals(w, r, sandbox, rest)
 }
