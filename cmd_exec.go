@@ -70,8 +70,8 @@ unreachable, ended in error) exit 255 with a "sandscope: " notice on stderr.`,
 }
 
 func runExec(ctx context.Context, c *client.Client, sandbox string, req client.ExecRequest, stdout, stderr io.Writer) error {
-	if !client.ValidSandboxID(sandbox) {
-		return &exitError{code: exitUsage, err: fmt.Errorf("sandbox ID %q: must be 1-128 characters of a-z and 2-7", sandbox)}
+	if err := checkSandboxArg(sandbox); err != nil {
+		return err
 	}
 	p, err := startWithCapacityRetry(ctx, c, sandbox, req, stderr)
 	if err != nil {

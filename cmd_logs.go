@@ -65,8 +65,8 @@ Exit status: 0 the bridge confirms the process ended (the final notice gives its
 }
 
 func runLogs(ctx context.Context, c *client.Client, sandbox, process, since string, follow bool, stdout, stderr io.Writer) error {
-	if !client.ValidSandboxID(sandbox) {
-		return &exitError{code: exitUsage, err: fmt.Errorf("sandbox ID %q: must be 1-128 characters of a-z and 2-7", sandbox)}
+	if err := checkSandboxArg(sandbox); err != nil {
+		return err
 	}
 	fctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -98,6 +98,14 @@ func streamOnOneCore() {
 	if os.Getenv("GOMAXPROCS") == "" {
 		runtime.GOMAXPROCS(1)
 	}
+}
+
+// checkSandboxArg refuses a sandbox ID the bridge would refuse, before any call (exit 2).
+func checkSandboxArg(sandbox string) error {
+	if !client.ValidSandboxID(sandbox) {
+		return &exitError{code: exitUsage, err: fmt.Errorf("sandbox ID %q: must be 1-128 characters of a-z and 2-7", sandbox)}
+	}
+	return nil
 }
 
 // failedExitCode maps a follower failure to the logs exit status.

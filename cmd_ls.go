@@ -93,8 +93,8 @@ type sandboxListing struct {
 }
 
 func runLsSandbox(ctx context.Context, c *client.Client, sandbox string, asJSON bool, w io.Writer) error {
-	if !client.ValidSandboxID(sandbox) {
-		return &exitError{code: exitUsage, err: fmt.Errorf("sandbox ID %q: must be 1-128 characters of a-z and 2-7", sandbox)}
+	if err := checkSandboxArg(sandbox); err != nil {
+		return err
 	}
 	rs, err := c.Running(ctx, sandbox)
 	if err != nil {
