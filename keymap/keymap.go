@@ -242,21 +242,19 @@ func (k *KeyMap) FullHelp(s Screen) [][]key.Binding {
 			// the Terminals tab acts on the selected terminal with the pane's keys
 			own = append(own, k.Attach, k.Interrupt, k.Terminate)
 		}
-		for len(own) > 6 {
-			cols = append(cols, own[:6])
-			own = own[6:]
-		}
-		if len(own) > 0 {
-			cols = append(cols, own)
-		}
+		cols = appendColumns(cols, own)
 	}
-	g := k.Bindings(Global)
-	for len(g) > 6 {
-		cols = append(cols, g[:6])
-		g = g[6:]
+	return appendColumns(cols, k.Bindings(Global))
+}
+
+// appendColumns appends bs to cols in columns of at most six keys.
+func appendColumns(cols [][]key.Binding, bs []key.Binding) [][]key.Binding {
+	for len(bs) > 6 {
+		cols = append(cols, bs[:6])
+		bs = bs[6:]
 	}
-	if len(g) > 0 {
-		cols = append(cols, g)
+	if len(bs) > 0 {
+		cols = append(cols, bs)
 	}
 	return cols
 }
