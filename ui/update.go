@@ -54,25 +54,13 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		return m, m.toTop(msg)
 	case common.OpenSandboxMsg:
-		if sb, ok := m.sandboxes[msg.ID]; ok {
-			m.pushKept(sb)
-			return m, nil
-		}
-		sb := sandbox.New(m.ctx, msg.ID)
-		m.sandboxes[msg.ID] = sb
-		return m, m.push(sb)
+		// history lives in the record: a new screen shows it all
+		return m, m.push(sandbox.New(m.ctx, msg.ID))
 	case common.OpenLogsMsg:
 		if len(msg.Targets) == 0 {
 			return m, nil
 		}
-		k := logsKey(msg.Targets)
-		if lv, ok := m.logs[k]; ok {
-			m.pushKept(lv)
-			return m, nil
-		}
-		lv := logview.New(m.ctx, msg.Targets, logview.Options{MemLines: m.ctx.LogMemLines})
-		m.logs[k] = lv
-		return m, m.push(lv)
+		return m, m.push(logview.New(m.ctx, msg.Targets, logview.Options{MemLines: m.ctx.LogMemLines}))
 	case common.OpenTerminalMsg:
 		return m, m.openTerminal(msg)
 	case common.AttachTerminalMsg:
@@ -229,77 +217,14 @@ func (m *Model) toTop(msg tea.Msg) tea.Cmd {
 
 func (m *Model) broadcast(msg tea.Msg) tea.Cmd {
 	var cmds []tea.Cmd
-	onStack := map[common.Component]bool{}
 	for i := range m.stack {
-		onStack[m.stack[i]] = true
 		c, cmd := m.stack[i].Update(msg)
 		m.stack[i] = c
 		if cmd != nil {
 			cmds = append(cmds, cmd)
 		}
 	}
-	// kept sandbox screens keep their watchers drained; their status messages are dropped
-	for _, sb := range m.sandboxes {
-		if onStack[sb] {
-			continue
-		}
-		if _, cmd := sb.Update(msg); cmd != nil {
-			cmds = append(cmds, quietCmd(cmd))
-		}
-	}
-	for _, lv := range m.logs {
-		if onStack[lv] {
-			continue
-		}
-		if _, cmd := lv.Update(msg); cmd != nil {
-			cmds = append(cmds, quietCmd(cmd))
-		}
-	}
 	return tea.Batch(cmds...)
-}
-
-// quietCmd runs cmd but drops the status and connection messages it yields (a screen in the
-// background must not repaint the status area).
-func quietCmd(cmd tea.Cmd) tea.Cmd {
-	return func() tea.Msg {
-		msg := cmd()
-		switch msg := msg.(type) {
-		case common.StatusMsg, common.ConnMsg:
-			return nil
-		case tea.BatchMsg:
-			out := make(tea.BatchMsg, 0, len(msg))
-			for _, c := range msg {
-				if c != nil {
-					out = append(out, quietCmd(c))
-				}
-			}
-			return out
-		}
-		return msg
-	}
-}
-
-// logsKey names a set of followed processes.
-func logsKey(ts []common.LogTarget) string {
-	var b strings.Builder
-	for _, t := range ts {
-		fmt.Fprintf(&b, "%s/%s@%d ", t.Sandbox, t.Process.ID, t.Incarnation)
-	}
-	return b.String()
-}
-
-// pushKept puts a kept screen back on top (a sandbox's watcher runs fast again).
-func (m *Model) pushKept(c common.Component) {
-	if f, ok := m.top().(focuser); ok {
-		f.SetFocus(false)
-	}
-	w, h := m.bodySize()
-	c.SetSize(w, h)
-	if f, ok := c.(focuser); ok {
-		f.SetFocus(true)
-	}
-	m.stack = append(m.stack, c)
-	m.status = ""
 }
 
 type focuser interface{ SetFocus(bool) }
@@ -326,15 +251,10 @@ func (m *Model) pop() {
 		return
 	}
 	top := m.top()
-	kept := false
-	for _, lv := range m.logs {
-		kept = kept || lv == top
+	if f, ok := top.(focuser); ok {
+		f.SetFocus(false)
 	}
-	if sb, ok := top.(*sandbox.Model); ok && m.sandboxes[sb.ID()] == sb {
-		sb.SetFocus(false) // kept: its watcher continues slowly
-	} else if kept {
-		// kept: its followers keep filling the buffer
-	} else if cl, ok := top.(interface{ Close() }); ok {
+	if cl, ok := top.(interface{ Close() }); ok {
 		cl.Close()
 	}
 	if p, ok := top.(interface{ ID() int64 }); ok {
