@@ -58,3 +58,5 @@ require (
 	golang.org/x/sync v0.24.0 // indirect
 	golang.org/x/text v0.43.0 // indirect
 )
+
+replace github.com/charmbracelet/bubbletea => ./third_party/bubbletea
