@@ -37,6 +37,11 @@ type Options struct {
 	ReattachHint string
 	// NoRaw leaves the terminal mode alone (for callers that already manage it).
 	NoRaw bool
+	// OwnScreen runs the attachment on the alternate screen, cleared, and clears the screen it ends
+	// on before leaving it: the TUI uses it, so nothing of the attachment stays on the user's
+	// screen once the TUI is gone (what the remote program printed belongs to the terminal, which
+	// the TUI still shows).
+	OwnScreen bool
 }
 
 // Ending says why Run returned.
