@@ -221,6 +221,8 @@ func run(size, budget int64, parent string, pause float64, limit time.Duration, 
 		fmt.Printf("metric mbps %.1f\n", float64(followed)/elapsed.Seconds()/1e6)
 		fmt.Printf("metric scrollback-ms %.3f\n", float64(back.Microseconds())/1000)
 		fmt.Printf("metric frame-ms %.3f\n", float64(tailFrame.Microseconds())/1000)
+		fmt.Printf("metric gaps %d\n", gaps)
+		fmt.Printf("metric followed-bytes %d\n", followed)
 	}
 	if hwm >= budget<<20 {
 		failed = append(failed, fmt.Sprintf("peak RSS %.1f MiB reaches the budget of %d MiB", mib(hwm), budget))
