@@ -19,15 +19,15 @@ Detach with ctrl-] (or --detach-key, e.g. "ctrl-a d"); the terminal keeps runnin
 Exit status: the terminal's own exit code when it exits; 0 on detach; 3 when the terminal was lost
 with its container; 4 when the bridge stayed unreachable; 2 on usage, auth or not-found errors.`,
 		Example: `  # list a sandbox's terminals, then attach to one
-  sandscope ls my-sandbox
-  sandscope attach my-sandbox 0f9d3c2e-8a41-4d6b-9a4e-1c2b3d4e5f60
+  sandscope ls myapp
+  sandscope attach myapp 0f9d3c2e-8a41-4d6b-9a4e-1c2b3d4e5f60
 
   # tmux-style detach: ctrl-a then d (ctrl-a twice sends one ctrl-a)
-  sandscope attach --detach-key "ctrl-a d" my-sandbox 0f9d3c2e-8a41-4d6b-9a4e-1c2b3d4e5f60
+  sandscope attach --detach-key "ctrl-a d" myapp 0f9d3c2e-8a41-4d6b-9a4e-1c2b3d4e5f60
 
   # a remote bridge, token from a file
   sandscope --url https://bridge.example.workers.dev --token-file ~/.config/sandscope/token \
-    attach my-sandbox 0f9d3c2e-8a41-4d6b-9a4e-1c2b3d4e5f60`,
+    attach myapp 0f9d3c2e-8a41-4d6b-9a4e-1c2b3d4e5f60`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			detachKey, err := configuredDetachKey(cmd, g, detachKey)

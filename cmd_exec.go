@@ -26,12 +26,12 @@ func newExecCmd(g *globalOptions) *cobra.Command {
 		Long: `Launch a process in a sandbox and follow its output (stdout to stdout, stderr to stderr).
 Exit with the process's own exit code once the bridge confirms it ended; otherwise (lost, bridge
 unreachable, ended in error) exit 255 with a "sandscope: " notice on stderr.`,
-		Example: `  sandscope exec my-sandbox -- npm test -- --watch=false
-  sandscope exec my-sandbox --cwd /workspace/app --env CI=1 --env NODE_ENV=test -- npm run build
-  sandscope exec my-sandbox --timeout 10m -- sh -c 'make -j4 2>&1 | tee build.log'
+		Example: `  sandscope exec myapp -- npm test -- --watch=false
+  sandscope exec myapp --cwd /workspace/app --env CI=1 --env NODE_ENV=test -- npm run build
+  sandscope exec myapp --timeout 10m -- sh -c 'make -j4 2>&1 | tee build.log'
 
   # scripts branch on the exit status: the process's own code, or 255 when it is not confirmed
-  sandscope exec my-sandbox -- ./check.sh || echo "failed with $?"`,
+  sandscope exec myapp -- ./check.sh || echo "failed with $?"`,
 		Args: cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dash := cmd.ArgsLenAtDash()

@@ -40,13 +40,13 @@ Exit status: 0 the bridge confirms the process ended (the final notice gives its
 3 the process was lost with its container, 4 the stream could not be resumed,
 2 usage, authentication or not-found errors.`,
 		Example: `  # everything the bridge still holds, stdout and stderr kept apart
-  sandscope logs my-sandbox 7d56e9e2-d5c1-4b8e-a7f0-2b9c8d1e3f45 > out.log 2> err.log
+  sandscope logs myapp 7d56e9e2-d5c1-4b8e-a7f0-2b9c8d1e3f45 > out.log 2> err.log
 
   # follow until the process ends; exit 0 only when the bridge confirms the ending
-  sandscope logs -f my-sandbox 7d56e9e2-d5c1-4b8e-a7f0-2b9c8d1e3f45
+  sandscope logs -f myapp 7d56e9e2-d5c1-4b8e-a7f0-2b9c8d1e3f45
 
   # resume strictly after a cursor (the TUI's log view copies one with y)
-  sandscope logs -f --since "$CURSOR" my-sandbox 7d56e9e2-d5c1-4b8e-a7f0-2b9c8d1e3f45`,
+  sandscope logs -f --since "$CURSOR" myapp 7d56e9e2-d5c1-4b8e-a7f0-2b9c8d1e3f45`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, _, err := newBridgeClient(g)

@@ -26,8 +26,8 @@ func newLsCmd(g *globalOptions) *cobra.Command {
 enumerate them). With SANDBOX, list its processes and terminals. These lookups never wake or start
 a container.`,
 		Example: `  sandscope ls                  # sandboxes (a local bridge lists them; a remote one cannot)
-  sandscope ls my-sandbox       # its processes and terminals
-  sandscope ls --json my-sandbox | jq -r '.processes[] | select(.state == "running") | .id'`,
+  sandscope ls myapp       # its processes and terminals
+  sandscope ls --json myapp | jq -r '.processes[] | select(.state == "running") | .id'`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, _, err := newBridgeClient(g)

@@ -48,7 +48,7 @@ commands find the running server through <state>/serve.json.`,
   sandscope ls`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 			defer stop()
 			return runServe(ctx, cmd, o)
 		},
@@ -63,7 +63,7 @@ commands find the running server through <state>/serve.json.`,
 	return cmd
 }
 
-// runServe serves until ctx ends (SIGINT/SIGTERM), then shuts down cleanly.
+// runServe serves until ctx ends (SIGINT, SIGTERM, SIGHUP), then shuts down cleanly.
 func runServe(ctx context.Context, cmd *cobra.Command, o *serveOptions) error {
 	out, errOut := cmd.OutOrStdout(), cmd.ErrOrStderr()
 	if o.dialect == "" {

@@ -33,9 +33,9 @@ Detach with ctrl-] (or --detach-key, e.g. "ctrl-a d"); the terminal keeps runnin
 
 Exit status: the terminal's own exit code when it exits; 0 on detach; 3 when the terminal was lost
 with its container; 4 when the bridge stayed unreachable; 2 on usage, auth or not-found errors.`,
-		Example: `  sandscope shell my-sandbox
-  sandscope shell my-sandbox --cwd /workspace/app -- bash -l
-  sandscope shell --detach-key "ctrl-a d" my-sandbox -- python3`,
+		Example: `  sandscope shell myapp
+  sandscope shell myapp --cwd /workspace/app -- bash -l
+  sandscope shell --detach-key "ctrl-a d" myapp -- python3`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dash := cmd.ArgsLenAtDash()

@@ -10,9 +10,11 @@ import (
 	"io/fs"
 	"net/url"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/adrg/xdg"
@@ -153,11 +155,44 @@ func runTUI(cmd *cobra.Command, g *globalOptions) error {
 		return &exitError{code: 2, err: err}
 	}
 	defer m.Close()
-	p := tea.NewProgram(m, tea.WithAltScreen(), tea.WithMouseCellMotion(), tea.WithContext(cmd.Context()))
+	// Closing the terminal window (SIGHUP) or a SIGTERM ends the TUI like quitting does: the program
+	// stops, and the deferred close of the embedded bridge ends every process and terminal it started.
+	ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGHUP, syscall.SIGTERM)
+	defer stop()
+	watchdog := endAfterSignal(ctx, cmd.Context(), emb.close)
+	defer watchdog()
+	p := tea.NewProgram(m, tea.WithAltScreen(), tea.WithMouseCellMotion(), tea.WithContext(ctx))
 	if _, err := p.Run(); err != nil && err != tea.ErrProgramKilled {
 		return &exitError{code: 1, err: fmt.Errorf("tui: %w", err)}
 	}
+	if ctx.Err() != nil && cmd.Context().Err() == nil {
+		return &exitError{code: 1, err: errors.New("ended by a signal: every process of the embedded bridge was ended")}
+	}
 	return nil
+}
+
+// endAfterSignal guards the shutdown after a signal: if the TUI has not returned 5 s after sig
+// ended (a terminal that hung up can block a write), cleanup runs and the process exits. The
+// returned func disarms it.
+func endAfterSignal(sig, parent context.Context, cleanup func()) func() {
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-done:
+			return
+		case <-sig.Done():
+		}
+		if parent.Err() != nil {
+			return
+		}
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			cleanup()
+			os.Exit(1)
+		}
+	}()
+	return func() { close(done) }
 }
 
 // paneKeyOverrides adds the configured detach key as the embedded pane's leave key, unless the

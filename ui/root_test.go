@@ -192,3 +192,35 @@ func TestStableBridgeShownFromTheStart(t *testing.T) {
 		t.Fatalf("status area does not name the stable API:\n%s", v)
 	}
 }
+
+// TestKeysTypedTogether sends keys the way Bubble Tea reports them when they arrive in one read:
+// one KeyRunes message with several runes. Each rune is one key: jj moves two rows.
+func TestKeysTypedTogether(t *testing.T) {
+	br := uitest.NewBridge()
+	for _, id := range []string{"aaaa", "bbbb", "cccc", "dddd"} {
+		br.Sandboxes = append(br.Sandboxes, client.SandboxInfo{ID: id, Running: true, CreatedAt: uitest.T0})
+	}
+	m := newRoot(t, br)
+	step(m, tea.WindowSizeMsg{Width: 120, Height: 40}, 0)
+	for _, msg := range uitest.Exec(m.Init(), wait) {
+		step(m, msg, 2)
+	}
+	sel := func() string { return m.stack[0].(interface{ Selected() string }).Selected() }
+	if first := sel(); first != "aaaa" {
+		t.Fatalf("the cursor starts on %q", first)
+	}
+	step(m, tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("jj")}, 0)
+	if got := sel(); got != "cccc" {
+		t.Fatalf("jj in one message moved to %q, want two rows down (cccc)", got)
+	}
+	step(m, tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("k")}, 0)
+	if got := sel(); got != "bbbb" {
+		t.Fatalf("k moved to %q", got)
+	}
+	// a paste is text, not keys: it does nothing on a list
+	before := sel()
+	step(m, tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("jjj"), Paste: true}, 0)
+	if sel() != before {
+		t.Fatal("a paste was taken as keys")
+	}
+}

@@ -36,6 +36,13 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		return m, nil
 	case tea.KeyMsg:
+		if keys := splitRunes(msg); keys != nil && !m.paneFocused() {
+			cmds := make([]tea.Cmd, 0, len(keys))
+			for _, k := range keys {
+				cmds = append(cmds, m.key(k))
+			}
+			return m, tea.Batch(cmds...)
+		}
 		return m, m.key(msg)
 	case tea.MouseMsg:
 		if m.help || m.confirm != nil || m.dialog != nil {
@@ -114,6 +121,29 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, cmd
 	}
 	return m, m.broadcast(msg)
+}
+
+// splitRunes splits a key message carrying several runes into one message per rune, or returns
+// nil when msg is one key. Bubble Tea reports the printable runes that arrive in one read as one
+// KeyRunes message ("jj" when j is typed twice quickly, on key repeat or on a busy machine), and
+// such a message matches no single-key binding: every key typed together would be lost. A paste
+// stays one message (it is text, not keys).
+func splitRunes(msg tea.KeyMsg) []tea.KeyMsg {
+	if msg.Type != tea.KeyRunes || len(msg.Runes) < 2 || msg.Paste {
+		return nil
+	}
+	out := make([]tea.KeyMsg, len(msg.Runes))
+	for i, r := range msg.Runes {
+		out[i] = tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}, Alt: msg.Alt}
+	}
+	return out
+}
+
+// paneFocused reports a focused terminal pane on top: it takes runes as text for the remote
+// terminal, several at once.
+func (m *Model) paneFocused() bool {
+	p, ok := m.top().(paneFocus)
+	return ok && p.Focused()
 }
 
 func (m *Model) key(msg tea.KeyMsg) tea.Cmd {

@@ -5,12 +5,15 @@ package termpane
 // big file), lines that will scroll off before anything draws them do not need to be drawn: the
 // visible screen after a run of at least `rows` plain lines ending in CR LF, followed by at least
 // `rows` more plain lines, is the same whether the first run is drawn or replaced by CR + `rows`
-// line feeds. "Plain" means no escape sequence, no charset shift and no C1 control: nothing in the
-// skipped run can change modes, colours, the title, the cursor beyond its line, or tab stops. The
-// one thing that would break the equivalence is a scroll region (or left/right margins), so the
-// fast path is off whenever one may be set. Lines skipped this way are not in the emulator's
-// scrollback, which the pane does not show. TestFastPathMatchesFullEmulation checks the
-// equivalence against full emulation.
+// line feeds. "Plain" means no charset shift, no C1 control and no escape sequence other than SGR
+// (colours and attributes, `CSI … m`) and erase in line (`CSI … K`): nothing in the skipped run can
+// change modes, the title, the cursor beyond its line, or tab stops. SGR only changes the pen, so
+// the replacement ends by replaying the run's SGR sequences from the last one that resets the pen:
+// the tail then starts with the same pen it would have had. Erase in line only touches a line that
+// scrolls off. The one thing that would break the equivalence is a scroll region (or left/right
+// margins), so the fast path is off whenever one may be set. Lines skipped this way are not in the
+// emulator's scrollback, which the pane does not show. TestFastPathMatchesFullEmulation checks the
+// equivalence against full emulation, for plain and for coloured output.
 
 import (
 	"strconv"
@@ -136,19 +139,28 @@ func (t *marginTracker) safe(alt bool) bool {
 	return t.st == 0 && alt == t.alt && !t.region[scr] && !t.lrm
 }
 
-// skippable returns how many leading bytes of b may be replaced by CR + rows line feeds, or 0.
-// The skipped run is plain, ends with CR LF and holds at least rows line feeds; the plain run after
-// it holds at least rows more.
-func skippable(b []byte, rows int) int {
-	n, _ := skippableScan(b, rows)
-	return n
+// skippable returns how many leading bytes of b may be replaced by CR + rows line feeds followed
+// by pen (the SGR sequences that restore the pen at the end of the run), or 0. The skipped run is
+// plain, ends with CR LF and holds at least rows line feeds; the plain run after it holds at least
+// rows more.
+func skippable(b []byte, rows int) (n int, pen []byte) {
+	n, _, pen = skippableScan(b, rows)
+	return n, pen
+}
+
+// sgrSpan is where one SGR sequence lies in a scanned window, and whether it starts by resetting
+// the pen (so nothing before it matters for the pen).
+type sgrSpan struct {
+	start, end int
+	reset      bool
 }
 
 // skippableScan is skippable that also says where the scan stopped: at the first byte that is not
 // plain, or at len(b). The answer depends on b[:stop] alone, so while that byte is still ahead and
 // rows unchanged, asking again from a later start cannot find more to skip.
-func skippableScan(b []byte, rows int) (n, stop int) {
+func skippableScan(b []byte, rows int) (n, stop int, pen []byte) {
 	var nl []int
+	var sgr []sgrSpan
 	i := 0
 scan:
 	for i < len(b) {
@@ -156,7 +168,17 @@ scan:
 		switch {
 		case c == '\n':
 			nl = append(nl, i)
-		case c == 0x1b, c == 0x0e, c == 0x0f, c == 0x7f:
+		case c == 0x1b:
+			end, final, ok := plainCSI(b[i:])
+			if !ok {
+				break scan
+			}
+			if final == 'm' {
+				sgr = append(sgr, sgrSpan{i, i + end, resetsPen(b[i+2 : i+end-1])})
+			}
+			i += end
+			continue
+		case c == 0x0e, c == 0x0f, c == 0x7f:
 			break scan
 		case c < 0x20:
 			// \r \t \b \a and the rest of C0 only act on the current line or nothing.
@@ -173,8 +195,65 @@ scan:
 	j := len(nl) - rows - 1 // the last LF that leaves rows LFs after it
 	for ; j >= rows-1; j-- {
 		if nl[j] > 0 && b[nl[j]-1] == '\r' {
-			return nl[j] + 1, i
+			n = nl[j] + 1
+			return n, i, penAt(b, sgr, n)
 		}
 	}
-	return 0, i
+	return 0, i, nil
+}
+
+// plainCSI reports whether p starts with an SGR (`ESC [ params m`) or an erase in line
+// (`ESC [ digits K`) sequence, its length and final byte. Params are digits, ';' and ':' only: no
+// private marker, no intermediate byte.
+func plainCSI(p []byte) (n int, final byte, ok bool) {
+	if len(p) < 3 || p[1] != '[' {
+		return 0, 0, false
+	}
+	digitsOnly := true
+	for k := 2; k < len(p) && k < 256; k++ {
+		c := p[k]
+		switch {
+		case c >= '0' && c <= '9':
+		case c == ';' || c == ':':
+			digitsOnly = false
+		case c == 'm':
+			return k + 1, c, true
+		case c == 'K' && digitsOnly:
+			return k + 1, c, true
+		default:
+			return 0, 0, false
+		}
+	}
+	return 0, 0, false
+}
+
+// resetsPen reports SGR parameters whose first one is 0 (or empty): the pen is reset before the
+// rest applies.
+func resetsPen(params []byte) bool {
+	k := 0
+	for k < len(params) && params[k] == '0' {
+		k++
+	}
+	return k == len(params) || params[k] == ';'
+}
+
+// penAt returns the SGR sequences before offset n that determine the pen at n: from the last one
+// that resets it, in order.
+func penAt(b []byte, sgr []sgrSpan, n int) []byte {
+	last := len(sgr)
+	for last > 0 && sgr[last-1].end > n {
+		last--
+	}
+	first := last
+	for first > 0 {
+		first--
+		if sgr[first].reset {
+			break
+		}
+	}
+	var pen []byte
+	for _, s := range sgr[first:last] {
+		pen = append(pen, b[s.start:s.end]...)
+	}
+	return pen
 }

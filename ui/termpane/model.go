@@ -49,8 +49,7 @@ type Options struct {
 	Plain bool
 	// FrameInterval is how often the UI takes a snapshot (default 1/30 s).
 	FrameInterval time.Duration
-	// Exact turns off the catch-up fast path (fastpath.go): every byte is drawn, and lines that
-	// scroll off while catching up reach the emulator's scrollback.
+	// Exact turns off the catch-up fast path (fastpath.go): every byte is drawn.
 	Exact bool
 	// Ctx bounds the worker's life (default: background; Close ends it in any case).
 	Ctx context.Context

@@ -49,9 +49,9 @@ type input struct {
 }
 
 const (
-	digestSlice  = 16 << 10  // bytes fed to the emulator between looks at input and resizes
+	digestSlice  = 4 << 10   // bytes fed to the emulator between looks at input and resizes
 	fastBehind   = 256 << 10 // the catch-up fast path starts when this far behind
-	fastWindow   = 2 << 20   // how much backlog one fast-path step looks at
+	fastWindow   = 512 << 10 // how much backlog one fast-path step looks at
 	maxQueued    = 8 << 20   // beyond this the reader stops taking output (the socket backs up)
 	defaultFrame = time.Second / 30
 )
@@ -102,6 +102,10 @@ func newWorker(parent context.Context, conn Conn, cols, rows int, plain, fast bo
 		room:   make(chan struct{}, 1),
 	}
 	em := vt.NewEmulator(cols, rows)
+	// The pane never shows the emulator's scrollback, and x/vt v0.1.0 keeps it in a slice it
+	// shifts by one for every line that scrolls off a full scrollback (a third of the time spent on
+	// scrolling output): keep one line.
+	em.SetScrollbackSize(1)
 	w.snap = Snapshot{Cols: cols, Rows: rows, Lines: make([]string, rows)}
 	w.wg.Add(3)
 	go w.read()
@@ -279,13 +283,13 @@ func (w *worker) run(em *vt.Emulator, cols, rows int) {
 		if w.fast && w.backlog() >= fastBehind && tr.safe(em.IsAltScreen()) &&
 			(w.digested.Load() > blockedAt || rows != blockedRows) {
 			window := w.peek(fastWindow)
-			n, stop := skippableScan(window, rows)
+			n, stop, pen := skippableScan(window, rows)
 			if n == 0 && stop < len(window) {
 				blockedAt, blockedRows = w.digested.Load()+int64(stop), rows
 			}
 			if n > 0 {
 				w.discard(n)
-				_, _ = em.Write(scrollOut(rows))
+				_, _ = em.Write(append(scrollOut(rows), pen...))
 				w.digested.Add(int64(n))
 				w.skipped.Add(int64(n))
 				dirty = true
