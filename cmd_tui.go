@@ -10,9 +10,11 @@ import (
 	"io/fs"
 	"net/url"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/adrg/xdg"
@@ -46,6 +48,7 @@ const rootExample = `  sandscope                                   # the TUI on 
 // registerTUIFlags adds the TUI's own flags and examples to the root command.
 func registerTUIFlags(root *cobra.Command) {
 	root.Flags().Bool("demo", false, "start the demo scene (sandbox \"demo\") in the background when the TUI opens")
+	root.Flags().String("dialect", localbridge.DialectPreview, "API of the embedded local bridge: v1-preview, or stable (the 0.12 API)")
 	if root.Example == "" {
 		root.Example = rootExample
 	}
@@ -78,7 +81,13 @@ func runTUI(cmd *cobra.Command, g *globalOptions) error {
 		LogMemLines:  eff.LogMemoryLines,
 		DetachKey:    eff.DetachKey,
 	}
-	emb := &embedded{stateDir: stateDir}
+	emb := &embedded{stateDir: stateDir, dialect: localbridge.DialectPreview}
+	if f := cmd.Flags().Lookup("dialect"); f != nil {
+		emb.dialect = f.Value.String()
+	}
+	if emb.dialect != localbridge.DialectPreview && emb.dialect != localbridge.DialectStable {
+		return &exitError{code: 2, err: fmt.Errorf("--dialect %q: want %s or %s", emb.dialect, localbridge.DialectPreview, localbridge.DialectStable)}
+	}
 	defer emb.close()
 	if !eff.Local() {
 		t, err := remoteTarget(cmd.Context(), eff)
@@ -146,11 +155,44 @@ func runTUI(cmd *cobra.Command, g *globalOptions) error {
 		return &exitError{code: 2, err: err}
 	}
 	defer m.Close()
-	p := tea.NewProgram(m, tea.WithAltScreen(), tea.WithMouseCellMotion(), tea.WithContext(cmd.Context()))
+	// Closing the terminal window (SIGHUP) or a SIGTERM ends the TUI like quitting does: the program
+	// stops, and the deferred close of the embedded bridge ends every process and terminal it started.
+	ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGHUP, syscall.SIGTERM)
+	defer stop()
+	watchdog := endAfterSignal(ctx, cmd.Context(), emb.close)
+	defer watchdog()
+	p := tea.NewProgram(m, tea.WithAltScreen(), tea.WithMouseCellMotion(), tea.WithContext(ctx))
 	if _, err := p.Run(); err != nil && err != tea.ErrProgramKilled {
 		return &exitError{code: 1, err: fmt.Errorf("tui: %w", err)}
 	}
+	if ctx.Err() != nil && cmd.Context().Err() == nil {
+		return &exitError{code: 1, err: errors.New("ended by a signal: every process of the embedded bridge was ended")}
+	}
 	return nil
+}
+
+// endAfterSignal guards the shutdown after a signal: if the TUI has not returned 5 s after sig
+// ended (a terminal that hung up can block a write), cleanup runs and the process exits. The
+// returned func disarms it.
+func endAfterSignal(sig, parent context.Context, cleanup func()) func() {
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-done:
+			return
+		case <-sig.Done():
+		}
+		if parent.Err() != nil {
+			return
+		}
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			cleanup()
+			os.Exit(1)
+		}
+	}()
+	return func() { close(done) }
 }
 
 // paneKeyOverrides adds the configured detach key as the embedded pane's leave key, unless the
@@ -205,6 +247,7 @@ func remoteTarget(ctx context.Context, eff *config.Effective) (ui.Target, error)
 // switcher picks it) and closed when the TUI exits.
 type embedded struct {
 	stateDir string
+	dialect  string // localbridge.DialectPreview or DialectStable
 	mu       sync.Mutex
 	srv      *localbridge.Server
 	t        ui.Target
@@ -221,7 +264,10 @@ func (e *embedded) target() (ui.Target, error) {
 		return ui.Target{}, err
 	}
 	root := filepath.Join(e.stateDir, "sandboxes")
-	srv, err := localbridge.New(localbridge.Config{Root: root, Token: tok})
+	if e.dialect == localbridge.DialectStable {
+		root = filepath.Join(e.stateDir, "sandboxes-stable")
+	}
+	srv, err := localbridge.New(localbridge.Config{Root: root, Token: tok, Dialect: e.dialect})
 	if err != nil {
 		return ui.Target{}, fmt.Errorf("local bridge: %w", err)
 	}

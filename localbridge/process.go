@@ -415,7 +415,7 @@ func (s *Server) launch(inc *incarnation, argv []string, cwd string, overlay map
 		}
 		return nil, errors.New("Sandbox operation process.start was interrupted because the runtime changed")
 	}
-	err = cmd.Start()
+	err = startChild(cmd, cmd.Start)
 	outW.Close()
 	errW.Close()
 	devnull.Close()

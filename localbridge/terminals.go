@@ -228,7 +228,11 @@ func (t *terminalTable) create(spec termSpec) (*terminal, error) {
 	cmd.Env = env
 	// pty.StartWithSize makes the child a session leader with the PTY as controlling terminal, so
 	// its pid is also its session and process-group ID.
-	ptmx, err := pty.StartWithSize(cmd, &pty.Winsize{Cols: uint16(cols), Rows: uint16(rows)})
+	var ptmx *os.File
+	err = startChild(cmd, func() (err error) {
+		ptmx, err = pty.StartWithSize(cmd, &pty.Winsize{Cols: uint16(cols), Rows: uint16(rows)})
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("spawn %s: %w", spec.argv[0], unwrapExecErr(err))
 	}

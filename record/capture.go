@@ -1,0 +1,272 @@
+package record
+
+import (
+	"database/sql"
+	"fmt"
+	"time"
+
+	"sandscope/client"
+)
+
+// Capture is what the record kept of a process's output.
+type Capture struct {
+	Found       bool      // capture ever began for this process
+	Began       time.Time // when capture began
+	BeganCursor string    // the cursor of the first byte captured ("" = from the first byte the bridge had)
+	// EarlierGone says output before the first captured byte was no longer at the bridge when
+	// capture began (evicted, or the capture started late); GoneReason says why.
+	EarlierGone bool
+	GoneReason  string
+	Dropped     int64  // bytes captured and later removed to keep the per-process budget (the oldest go first)
+	Bytes       int64  // bytes kept
+	LastCursor  string // cursor of the last byte captured
+	Ended       string // why capture stopped ("" while it runs or when it never stopped cleanly)
+	Chunks      []Chunk
+}
+
+// maxChunk is the largest output row; consecutive chunks of one stream are merged up to it.
+const maxChunk = 64 << 10
+
+// CaptureBegin notes that output capture of a process begins. earlierGone says bytes before the
+// first captured one are already gone, and why. Capturing a process again (after a restart)
+// continues the same capture.
+func (r *Record) CaptureBegin(sandbox, process string, earlierGone bool, why string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	m := r.metaLocked(sandbox, process)
+	if m.began.IsZero() {
+		m.began = r.now()
+		m.earlierGone, m.goneReason = earlierGone, why
+	} else if earlierGone && !m.earlierGone && m.bytes == 0 && m.dropped == 0 {
+		m.earlierGone, m.goneReason = true, why
+	}
+	m.ended = ""
+	m.dirty = true
+	r.kickWriter()
+}
+
+// CaptureGap notes that bytes are missing in the middle of a capture (the stream had a gap).
+// Before the first captured byte it marks the capture as beginning after lost output.
+func (r *Record) CaptureGap(sandbox, process, why string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	m := r.metaLocked(sandbox, process)
+	if m.bytes == 0 && m.dropped == 0 && m.lastCursor == "" {
+		m.earlierGone, m.goneReason, m.dirty = true, why, true
+	}
+}
+
+// CaptureData keeps a Data event's bytes. It copies them and never blocks on the disk.
+func (r *Record) CaptureData(sandbox, process string, ev client.LogEvent) {
+	if len(ev.Data) == 0 {
+		return
+	}
+	t := ev.Time
+	if t.IsZero() {
+		t = r.now()
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return
+	}
+	m := r.metaLocked(sandbox, process)
+	if m.began.IsZero() {
+		m.began = r.now()
+	}
+	if m.bytes == 0 && m.dropped == 0 && m.beganCursor == "" {
+		m.beganCursor = ev.Cursor
+	}
+	m.bytes += int64(len(ev.Data))
+	m.lastCursor = ev.Cursor
+	m.dirty = true
+	if n := len(r.chunks); n > 0 {
+		last := &r.chunks[n-1]
+		if last.Sandbox == sandbox && last.Process == process && last.Stream == ev.Stream && len(last.Data)+len(ev.Data) <= maxChunk {
+			last.Data = append(last.Data, ev.Data...)
+			last.Cursor = ev.Cursor
+			r.kickWriter()
+			return
+		}
+	}
+	data := make([]byte, len(ev.Data), max(len(ev.Data), 4<<10))
+	copy(data, ev.Data)
+	r.chunks = append(r.chunks, Chunk{Sandbox: sandbox, Process: process, Time: t, Cursor: ev.Cursor, Stream: ev.Stream, Data: data})
+	r.kickWriter()
+}
+
+// CaptureEnd notes why capture of a process stopped (the process ended or was lost, the budget,
+// sandscope quit).
+func (r *Record) CaptureEnd(sandbox, process, why string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	m := r.metaLocked(sandbox, process)
+	m.ended, m.dirty = why, true
+	r.kickWriter()
+}
+
+// metaLocked returns the capture row of a process, loading it from disk on first use.
+func (r *Record) metaLocked(sandbox, process string) *captureMeta {
+	k := capKey{sandbox, process}
+	if m, ok := r.capture[k]; ok {
+		return m
+	}
+	m := &captureMeta{}
+	var began, updated int64
+	var gone int
+	err := r.db.QueryRow(`SELECT began, began_cursor, earlier_gone, gone_reason, dropped, bytes, last_cursor, updated, ended
+		FROM captures WHERE sandbox = ? AND process = ?`, sandbox, process).
+		Scan(&began, &m.beganCursor, &gone, &m.goneReason, &m.dropped, &m.bytes, &m.lastCursor, &updated, &m.ended)
+	if err == nil {
+		m.began, m.earlierGone, m.loaded = time.Unix(0, began), gone != 0, true
+	}
+	r.capture[k] = m
+	return m
+}
+
+// writeChunks stores output and capture rows in tx, then trims each process to its budget.
+func (r *Record) writeChunks(tx *sql.Tx, chunks []Chunk, metas map[capKey]captureMeta) error {
+	if len(chunks) > 0 {
+		st, err := tx.Prepare("INSERT INTO chunks (sandbox, process, time, cursor, stream, data) VALUES (?, ?, ?, ?, ?, ?)")
+		if err != nil {
+			return fmt.Errorf("record: write output: %w", err)
+		}
+		for _, c := range chunks {
+			if _, err := st.Exec(c.Sandbox, c.Process, c.Time.UnixNano(), c.Cursor, int(c.Stream), c.Data); err != nil {
+				st.Close()
+				return fmt.Errorf("record: write output: %w", err)
+			}
+		}
+		st.Close()
+	}
+	for k, m := range metas {
+		if m.bytes > r.budget.CapturePerRun {
+			d, err := trimOldest(tx, k, m.bytes-r.budget.CapturePerRun)
+			if err != nil {
+				return err
+			}
+			r.mu.Lock()
+			if cur := r.capture[k]; cur != nil {
+				cur.bytes -= d
+				cur.dropped += d
+				m = *cur
+			}
+			r.mu.Unlock()
+		}
+		gone := 0
+		if m.earlierGone {
+			gone = 1
+		}
+		if _, err := tx.Exec(`INSERT INTO captures (sandbox, process, began, began_cursor, earlier_gone, gone_reason, dropped, bytes, last_cursor, updated, ended)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+			ON CONFLICT (sandbox, process) DO UPDATE SET began = excluded.began, began_cursor = excluded.began_cursor,
+			earlier_gone = excluded.earlier_gone, gone_reason = excluded.gone_reason, dropped = excluded.dropped, bytes = excluded.bytes,
+			last_cursor = excluded.last_cursor, updated = excluded.updated, ended = excluded.ended`,
+			k.sandbox, k.process, m.began.UnixNano(), m.beganCursor, gone, m.goneReason, m.dropped, m.bytes, m.lastCursor, r.now().UnixNano(), m.ended); err != nil {
+			return fmt.Errorf("record: write capture: %w", err)
+		}
+	}
+	return nil
+}
+
+// trimOldest deletes a process's oldest output rows until at least excess bytes are gone, and
+// returns how many were.
+func trimOldest(tx *sql.Tx, k capKey, excess int64) (int64, error) {
+	var deleted int64
+	for deleted < excess {
+		rows, err := tx.Query("SELECT id, length(data) FROM chunks WHERE sandbox = ? AND process = ? ORDER BY id LIMIT 64", k.sandbox, k.process)
+		if err != nil {
+			return deleted, fmt.Errorf("record: trim output: %w", err)
+		}
+		var upto int64 = -1
+		for rows.Next() && deleted < excess {
+			var id, n int64
+			if rows.Scan(&id, &n) != nil {
+				break
+			}
+			upto, deleted = id, deleted+n
+		}
+		rows.Close()
+		if upto < 0 {
+			break
+		}
+		if _, err := tx.Exec("DELETE FROM chunks WHERE sandbox = ? AND process = ? AND id <= ?", k.sandbox, k.process, upto); err != nil {
+			return deleted, fmt.Errorf("record: trim output: %w", err)
+		}
+	}
+	return deleted, nil
+}
+
+// pruneCaptures keeps the total captured output under the budget: whole captures go, the least
+// recently updated first.
+func (r *Record) pruneCaptures() {
+	var total int64
+	if r.db.QueryRow("SELECT COALESCE(SUM(bytes), 0) FROM captures").Scan(&total) != nil || total <= r.budget.CaptureTotal {
+		return
+	}
+	rows, err := r.db.Query("SELECT sandbox, process, bytes FROM captures WHERE bytes > 0 ORDER BY updated")
+	if err != nil {
+		return
+	}
+	var victims []capKey
+	var sizes []int64
+	for rows.Next() && total > r.budget.CaptureTotal*9/10 {
+		var k capKey
+		var n int64
+		if rows.Scan(&k.sandbox, &k.process, &n) != nil {
+			break
+		}
+		victims = append(victims, k)
+		sizes = append(sizes, n)
+		total -= n
+	}
+	rows.Close()
+	const why = "removed to keep the record under its total output budget"
+	for i, k := range victims {
+		if _, err := r.db.Exec("DELETE FROM chunks WHERE sandbox = ? AND process = ?", k.sandbox, k.process); err != nil {
+			continue
+		}
+		_, _ = r.db.Exec("UPDATE captures SET dropped = dropped + bytes, bytes = 0, ended = ? WHERE sandbox = ? AND process = ?", why, k.sandbox, k.process)
+		r.mu.Lock()
+		if m := r.capture[k]; m != nil {
+			m.dropped += sizes[i]
+			m.bytes = 0
+			m.ended = why
+		}
+		r.mu.Unlock()
+	}
+}
+
+// Captured returns what was captured of a process (committed output; call Flush first for the
+// newest bytes).
+func (r *Record) Captured(sandbox, process string) (Capture, error) {
+	var c Capture
+	var began, updated int64
+	var gone int
+	err := r.db.QueryRow(`SELECT began, began_cursor, earlier_gone, gone_reason, dropped, bytes, last_cursor, updated, ended
+		FROM captures WHERE sandbox = ? AND process = ?`, sandbox, process).
+		Scan(&began, &c.BeganCursor, &gone, &c.GoneReason, &c.Dropped, &c.Bytes, &c.LastCursor, &updated, &c.Ended)
+	if err == sql.ErrNoRows {
+		return c, nil
+	}
+	if err != nil {
+		return c, fmt.Errorf("record: capture of %s: %w", process, err)
+	}
+	c.Found, c.Began, c.EarlierGone = true, time.Unix(0, began), gone != 0
+	rows, err := r.db.Query("SELECT time, cursor, stream, data FROM chunks WHERE sandbox = ? AND process = ? ORDER BY id", sandbox, process)
+	if err != nil {
+		return c, fmt.Errorf("record: capture of %s: %w", process, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var ch Chunk
+		var t int64
+		var s int
+		if err := rows.Scan(&t, &ch.Cursor, &s, &ch.Data); err != nil {
+			return c, fmt.Errorf("record: capture of %s: %w", process, err)
+		}
+		ch.Sandbox, ch.Process, ch.Time, ch.Stream = sandbox, process, time.Unix(0, t), client.Stream(s)
+		c.Chunks = append(c.Chunks, ch)
+	}
+	return c, rows.Err()
+}

@@ -1,0 +1,65 @@
+package record
+
+// SchemaVersion is the version of the on-disk schema. A file with a newer version is not touched
+// (it is moved aside with a notice); an older one is migrated by the steps below.
+const SchemaVersion = 1
+
+// schema is version 1. Times are Unix nanoseconds (UTC).
+//
+//   - meta: key/value (schema_version, bridge)
+//   - runs: one row per sandscope process that opened the record; ended stays NULL when it was
+//     killed, which the next start reports
+//   - events: every observation (watch, stream, terminal, action, launch, capture); body is the
+//     Event as JSON, the other columns make the common questions cheap ("every LOST process this
+//     week": SELECT … WHERE lost = 1 AND time > ?)
+//   - captures: one row per captured process (where capture began, whether earlier bytes were
+//     already gone, how much the budget dropped)
+//   - chunks: captured output, in arrival order
+var schema = []string{
+	`CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)`,
+	`CREATE TABLE IF NOT EXISTS runs (
+		id INTEGER PRIMARY KEY,
+		started INTEGER NOT NULL,
+		ended INTEGER,
+		version TEXT NOT NULL,
+		pid INTEGER NOT NULL)`,
+	`CREATE TABLE IF NOT EXISTS events (
+		id INTEGER PRIMARY KEY,
+		run INTEGER NOT NULL,
+		time INTEGER NOT NULL,
+		sandbox TEXT NOT NULL,
+		source TEXT NOT NULL,
+		kind TEXT NOT NULL,
+		entity TEXT NOT NULL DEFAULT '',
+		entity_id TEXT NOT NULL DEFAULT '',
+		incarnation INTEGER NOT NULL DEFAULT 0,
+		lost INTEGER NOT NULL DEFAULT 0,
+		cursor TEXT NOT NULL DEFAULT '',
+		body TEXT NOT NULL)`,
+	`CREATE INDEX IF NOT EXISTS events_sandbox ON events (sandbox, id)`,
+	`CREATE INDEX IF NOT EXISTS events_entity ON events (sandbox, entity_id, id)`,
+	`CREATE INDEX IF NOT EXISTS events_time ON events (time)`,
+	`CREATE INDEX IF NOT EXISTS events_lost ON events (lost, time) WHERE lost = 1`,
+	`CREATE TABLE IF NOT EXISTS captures (
+		sandbox TEXT NOT NULL,
+		process TEXT NOT NULL,
+		began INTEGER NOT NULL,
+		began_cursor TEXT NOT NULL DEFAULT '',
+		earlier_gone INTEGER NOT NULL DEFAULT 0,
+		gone_reason TEXT NOT NULL DEFAULT '',
+		dropped INTEGER NOT NULL DEFAULT 0,
+		bytes INTEGER NOT NULL DEFAULT 0,
+		last_cursor TEXT NOT NULL DEFAULT '',
+		updated INTEGER NOT NULL,
+		ended TEXT NOT NULL DEFAULT '',
+		PRIMARY KEY (sandbox, process))`,
+	`CREATE TABLE IF NOT EXISTS chunks (
+		id INTEGER PRIMARY KEY,
+		sandbox TEXT NOT NULL,
+		process TEXT NOT NULL,
+		time INTEGER NOT NULL,
+		cursor TEXT NOT NULL DEFAULT '',
+		stream INTEGER NOT NULL DEFAULT 0,
+		data BLOB NOT NULL)`,
+	`CREATE INDEX IF NOT EXISTS chunks_process ON chunks (sandbox, process, id)`,
+}

@@ -1,0 +1,360 @@
+package record
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"sandscope/client"
+)
+
+const bridgeID = "local:/tmp/test-bridge"
+
+func open(t *testing.T, dir string) *Record {
+	t.Helper()
+	r, err := Open(Options{Dir: dir, Bridge: bridgeID, Version: "test", FlushEvery: 5 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+var t0 = time.Now().Add(-time.Hour).Truncate(time.Second)
+
+func running(id string, pid, inc int) *client.Process {
+	return &client.Process{ID: id, PID: pid, Command: []string{"agent", "--json"}, State: "running", Incarnation: inc}
+}
+
+// scene records a replacement: agent running in incarnation 1, then absent, incarnation 2.
+func scene(r *Record) {
+	inc1 := client.Incarnation{Number: 1}
+	inc2 := client.Incarnation{Number: 2}
+	add := func(sec int, ev client.SandboxEvent) {
+		ev.Sandbox, ev.Time = "demo", t0.Add(time.Duration(sec)*time.Second)
+		r.Add(FromSandboxEvent(ev))
+	}
+	add(0, client.SandboxEvent{Kind: client.SandboxStarted, Incarnation: inc1, Evidence: []string{"GET running: true (first poll)"}})
+	add(0, client.SandboxEvent{Kind: client.ProcessAppeared, Incarnation: inc1, Process: running("agent1", 10, 1)})
+	r.Add(FromLogEvent("demo", "agent1", client.LogEvent{Kind: client.Interrupted, Time: t0.Add(3 * time.Second), Cursor: "c-5", Reason: "connection reset"}))
+	r.Add(FromLogEvent("demo", "agent1", client.LogEvent{Kind: client.Resumed, Time: t0.Add(4 * time.Second), Cursor: "c-5", Attempt: 1}))
+	add(10, client.SandboxEvent{Kind: client.IncarnationChanged, Previous: inc1, Incarnation: inc2, Evidence: []string{"the bridge reports incarnation 2 (was 1)"}})
+	add(10, client.SandboxEvent{Kind: client.ProcessVanished, Incarnation: inc2, Process: running("agent1", 10, 1), Evidence: []string{"absent from the process list", "it was running"}})
+	add(10, client.SandboxEvent{Kind: client.ProcessAppeared, Incarnation: inc2, Process: running("agent2", 3, 2)})
+}
+
+func checkScene(t *testing.T, st *State, earlier bool) {
+	t.Helper()
+	if len(st.Incarnations) != 2 || st.Incarnations[0].Number != 1 || st.Incarnations[1].Number != 2 {
+		t.Fatalf("incarnations: %+v", st.Incarnations)
+	}
+	if !strings.Contains(strings.Join(st.Incarnations[1].Evidence, ";"), "reports incarnation 2") {
+		t.Fatalf("evidence: %v", st.Incarnations[1].Evidence)
+	}
+	a := st.Find(Process, "agent1")
+	if a == nil || !a.Lost || a.Incarnation != 1 || !st.Stale(a.Incarnation) || a.Interruptions != 1 {
+		t.Fatalf("agent1: %+v", a)
+	}
+	if a.Earlier != earlier {
+		t.Fatalf("agent1 earlier = %v, want %v", a.Earlier, earlier)
+	}
+	if b := st.Find(Process, "agent2"); b == nil || b.Lost || b.Incarnation != 2 {
+		t.Fatalf("agent2: %+v", b)
+	}
+}
+
+func TestRecordSurvivesRestart(t *testing.T) {
+	dir := t.TempDir()
+	r := open(t, dir)
+	scene(r)
+	checkScene(t, r.State("demo"), false)
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	r2 := open(t, dir)
+	defer r2.Close()
+	if n := r2.Notices(); len(n) != 0 {
+		t.Fatalf("clean restart gave notices: %v", n)
+	}
+	checkScene(t, r2.State("demo"), true)
+	lost, err := r2.LostSince(t0)
+	if err != nil || len(lost) != 1 || lost[0].EntityID != "agent1" {
+		t.Fatalf("LostSince: %v %+v", err, lost)
+	}
+	sbs, _ := r2.Sandboxes()
+	if len(sbs) != 1 || sbs[0] != "demo" {
+		t.Fatalf("sandboxes: %v", sbs)
+	}
+	if fi, err := os.Stat(r2.Path()); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("record file mode: %v %v", fi.Mode(), err)
+	}
+}
+
+func TestCaptureBudgetKeepsNewest(t *testing.T) {
+	dir := t.TempDir()
+	r, err := Open(Options{Dir: dir, Bridge: bridgeID, Budget: Budget{CapturePerRun: 10_000}, FlushEvery: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	r.CaptureBegin("demo", "p1", true, "the bridge had evicted the first 5 bytes")
+	for i := 0; i < 300; i++ {
+		line := fmt.Sprintf("{\"n\":%05d}\n", i) // 12 bytes
+		r.CaptureData("demo", "p1", client.LogEvent{Kind: client.Data, Cursor: "c-" + strconv.Itoa(i), Data: []byte(line)})
+		if i%50 == 0 {
+			if err := r.Flush(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	r.CaptureEnd("demo", "p1", "lost")
+	if err := r.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	c, err := r.Captured("demo", "p1")
+	if err != nil || !c.Found {
+		t.Fatal(err, c.Found)
+	}
+	var all []byte
+	for _, ch := range c.Chunks {
+		all = append(all, ch.Data...)
+	}
+	if int64(len(all)) != c.Bytes || c.Bytes > 10_000 || c.Dropped+c.Bytes != 3600 {
+		t.Fatalf("bytes %d kept %d dropped %d", len(all), c.Bytes, c.Dropped)
+	}
+	if !strings.HasSuffix(string(all), "{\"n\":00299}\n") || !c.EarlierGone || c.Ended != "lost" || c.LastCursor != "c-299" || c.BeganCursor != "c-0" {
+		t.Fatalf("capture: %+v tail %q", c, all[len(all)-20:])
+	}
+}
+
+func TestTotalCaptureBudget(t *testing.T) {
+	dir := t.TempDir()
+	r, err := Open(Options{Dir: dir, Bridge: bridgeID, Budget: Budget{CapturePerRun: 1 << 20, CaptureTotal: 50_000}, FlushEvery: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	blob := []byte(strings.Repeat("x", 1000) + "\n")
+	for p := 0; p < 5; p++ {
+		for i := 0; i < 20; i++ {
+			r.CaptureData("demo", fmt.Sprintf("p%d", p), client.LogEvent{Kind: client.Data, Data: blob})
+		}
+		r.Flush()
+	}
+	r.prune()
+	var total int64
+	for p := 0; p < 5; p++ {
+		c, _ := r.Captured("demo", fmt.Sprintf("p%d", p))
+		total += c.Bytes
+		if p == 0 && (c.Bytes != 0 || !strings.Contains(c.Ended, "total output budget")) {
+			t.Fatalf("oldest capture kept: %+v", c)
+		}
+		if p == 4 && c.Bytes == 0 {
+			t.Fatal("newest capture removed")
+		}
+	}
+	if total > 50_000 {
+		t.Fatalf("total %d over budget", total)
+	}
+}
+
+func TestPruneByAgeAndCount(t *testing.T) {
+	dir := t.TempDir()
+	now := t0.Add(30 * 24 * time.Hour)
+	r, err := Open(Options{Dir: dir, Bridge: bridgeID, Budget: Budget{MaxEvents: 100}, Now: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	scene(r) // 14+ days old
+	for i := 0; i < 150; i++ {
+		r.Add(Event{Sandbox: "other", Source: FromAction, Kind: "exec", Time: now, Action: &Action{Kind: "exec", Outcome: "ok"}})
+	}
+	r.Flush()
+	r.prune()
+	if evs, _ := r.Events("demo", ""); len(evs) != 0 {
+		t.Fatalf("old events kept: %d", len(evs))
+	}
+	if evs, _ := r.Events("other", ""); len(evs) > 100 || len(evs) < 80 {
+		t.Fatalf("count prune kept %d", len(evs))
+	}
+}
+
+// The child writes numbered events, printing each number once it is committed, until killed.
+func TestMain(m *testing.M) {
+	if dir := os.Getenv("SANDSCOPE_RECORD_CHILD"); dir != "" {
+		r, err := Open(Options{Dir: dir, Bridge: bridgeID, FlushEvery: time.Millisecond})
+		if err != nil {
+			fmt.Println("open:", err)
+			os.Exit(1)
+		}
+		for i := 0; ; i++ {
+			r.Add(Event{Sandbox: "demo", Source: FromStream, Kind: "interrupted", Entity: Process, EntityID: "p", Cursor: strconv.Itoa(i), Reason: strings.Repeat("r", i%500)})
+			r.CaptureData("demo", "p", client.LogEvent{Kind: client.Data, Cursor: strconv.Itoa(i), Data: []byte(strings.Repeat("o", 1+i%300) + "\n")})
+			if i%3 == 0 {
+				if err := r.Flush(); err != nil {
+					fmt.Println("flush:", err)
+					os.Exit(1)
+				}
+				fmt.Println(i)
+			}
+		}
+	}
+	os.Exit(m.Run())
+}
+
+func TestSIGKILLKeepsEverythingCommitted(t *testing.T) {
+	dir := t.TempDir()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "SANDSCOPE_RECORD_CHILD="+dir)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(out)
+	acked := -1
+	for sc.Scan() {
+		n, err := strconv.Atoi(sc.Text())
+		if err != nil {
+			t.Fatalf("child: %s", sc.Text())
+		}
+		acked = n
+		if n >= 1500 {
+			break
+		}
+	}
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	if acked < 1500 {
+		t.Fatalf("child acknowledged only %d", acked)
+	}
+	r := open(t, dir)
+	defer r.Close()
+	notices := strings.Join(r.Notices(), "\n")
+	if !strings.Contains(notices, "ended without closing the record") {
+		t.Fatalf("no unclean-end notice: %q", notices)
+	}
+	evs, err := r.Events("demo", "p")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(evs) <= acked {
+		t.Fatalf("read %d events, %d were committed", len(evs), acked+1)
+	}
+	for i, ev := range evs {
+		if ev.Cursor != strconv.Itoa(i) || len(ev.Reason) != i%500 {
+			t.Fatalf("event %d: cursor %q reason %d bytes", i, ev.Cursor, len(ev.Reason))
+		}
+	}
+	c, err := r.Captured("demo", "p")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, _ := strconv.Atoi(c.LastCursor)
+	if n < acked {
+		t.Fatalf("capture ends at %d, %d were committed", n, acked)
+	}
+	// a second start reports nothing: the unclean end was told once
+	r.Close()
+	r3 := open(t, dir)
+	defer r3.Close()
+	if n := r3.Notices(); len(n) != 0 {
+		t.Fatalf("notice repeated: %v", n)
+	}
+}
+
+func fill(t *testing.T, dir string, n int) string {
+	r := open(t, dir)
+	for i := 0; i < n; i++ {
+		r.Add(Event{Sandbox: "demo", Source: FromWatch, Kind: client.ProcessAppeared.String(), Entity: Process, EntityID: fmt.Sprintf("p%04d", i),
+			Process: running(fmt.Sprintf("p%04d", i), i, 1), Incarnation: client.Incarnation{Number: 1}, Evidence: []string{strings.Repeat("e", 200)}})
+	}
+	path := r.Path()
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestCorruptRecordGivesNoticeAndTheRest(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		damage  func(path string) error
+		atLeast int
+	}{
+		{"page overwritten", func(p string) error {
+			f, err := os.OpenFile(p, os.O_RDWR, 0)
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			fi, _ := f.Stat()
+			_, err = f.WriteAt([]byte(strings.Repeat("\xff garbage ", 400)), fi.Size()/2/4096*4096)
+			return err
+		}, 100},
+		{"tail torn off", func(p string) error {
+			fi, err := os.Stat(p)
+			if err != nil {
+				return err
+			}
+			return os.Truncate(p, fi.Size()*6/10)
+		}, 100},
+		{"not a database", func(p string) error { return os.WriteFile(p, []byte("this is not a record\n"), 0o600) }, 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := fill(t, dir, 1000)
+			if err := c.damage(path); err != nil {
+				t.Fatal(err)
+			}
+			r := open(t, dir)
+			defer r.Close()
+			notices := strings.Join(r.Notices(), "\n")
+			if !strings.Contains(notices, "damaged") {
+				t.Fatalf("no notice: %q", notices)
+			}
+			st := r.State("demo")
+			if len(st.Processes) < c.atLeast || len(st.Processes) > 1000 {
+				t.Fatalf("recovered %d of 1000 processes", len(st.Processes))
+			}
+			matches, _ := filepath.Glob(path + ".damaged-*")
+			if len(matches) == 0 {
+				t.Fatal("damaged file not kept aside")
+			}
+			// the new record works
+			r.Add(Event{Sandbox: "demo", Source: FromAction, Kind: "exec", Action: &Action{Kind: "exec", Outcome: "ok"}})
+			if err := r.Flush(); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+func TestNewerSchemaIsMovedAside(t *testing.T) {
+	dir := t.TempDir()
+	path := fill(t, dir, 3)
+	r := open(t, dir)
+	if _, err := r.db.Exec("UPDATE meta SET value = '99' WHERE key = 'schema_version'"); err != nil {
+		t.Fatal(err)
+	}
+	r.Close()
+	r2 := open(t, dir)
+	defer r2.Close()
+	if n := strings.Join(r2.Notices(), ""); !strings.Contains(n, "newer sandscope") {
+		t.Fatalf("notice: %q", n)
+	}
+	if m, _ := filepath.Glob(path + ".v99-*"); len(m) == 0 {
+		t.Fatal("not moved aside")
+	}
+}
