@@ -16,6 +16,7 @@ import (
 	"sandscope/client"
 	"sandscope/themes"
 	"sandscope/ui/common"
+	"sandscope/vocab"
 	"sandscope/ui/logbuf"
 )
 
@@ -494,7 +495,12 @@ func (m *Model) copyCursor() tea.Cmd {
 		m.note = "no cursor yet: nothing delivered"
 		return nil
 	}
-	text := fmt.Sprintf("cursor of %s: %s", s.name, s.cursor)
+	text := fmt.Sprintf("cursor of %s: %s", vocab.Text(s.name), vocab.Text(s.cursor))
+	if !plainToken(s.cursor) {
+		// pasted into a shell, a cursor with spaces or controls could do harm: it is shown, not copied
+		m.note = text + " (not copied: the bridge's cursor holds characters a cursor never has)"
+		return common.Status(common.Warn, m.note)
+	}
 	if m.ctx.Clipboard == nil {
 		m.note = text + " (no clipboard on this terminal)"
 		return common.Status(common.Info, m.note)
@@ -505,6 +511,16 @@ func (m *Model) copyCursor() tea.Cmd {
 	}
 	m.note = text + " — copied (OSC 52)"
 	return common.Status(common.Info, m.note)
+}
+
+// plainToken says c is printable ASCII without spaces (what a resume cursor is).
+func plainToken(c string) bool {
+	for i := 0; i < len(c); i++ {
+		if c[i] <= ' ' || c[i] >= 0x7f {
+			return false
+		}
+	}
+	return c != ""
 }
 
 // badgeOf maps a stream state to its badge.
