@@ -47,14 +47,7 @@ a container.`,
 }
 
 // lsExit maps a bridge error to an exit status: 2 for usage/auth/not-found, 1 otherwise.
-func lsExit(err error) error {
-	code := 1
-	if errors.Is(err, client.ErrUnauthorized) || errors.Is(err, client.ErrNotFound) ||
-		errors.Is(err, client.ErrInvalidRequest) || errors.Is(err, client.ErrUnsupported) {
-		code = exitUsage
-	}
-	return &exitError{code: code, err: err}
-}
+func lsExit(err error) error { return bridgeExit("", err, exitFailure) }
 
 func runLsSandboxes(ctx context.Context, c *client.Client, asJSON bool, w io.Writer) error {
 	list, err := c.ListSandboxes(ctx)
@@ -104,10 +97,18 @@ func runLsSandbox(ctx context.Context, c *client.Client, sandbox string, asJSON 
 	if err != nil {
 		return lsExit(err)
 	}
+	empty := !rs.Running && rs.Incarnation == 0 && len(ps) == 0 && len(ts) == 0
+	if empty && !everSeen(ctx, c, sandbox) {
+		return &exitError{code: exitUsage, err: fmt.Errorf("sandbox %s: never seen by this bridge (no container, process or terminal)", sandbox)}
+	}
 	if asJSON {
 		return writeJSON(w, sandboxListing{Sandbox: sandbox, Running: rs.Running, Incarnation: rs.Incarnation, Processes: ps, Terminals: ts})
 	}
-	fmt.Fprintf(w, "sandbox %s: %s\n", sandbox, vocab.Sandbox(rs.Running, rs.Incarnation))
+	state := vocab.Sandbox(rs.Running, rs.Incarnation)
+	if empty {
+		state += " · nothing here: no process or terminal (this bridge cannot tell a sandbox never used from one stopped with nothing left)"
+	}
+	fmt.Fprintf(w, "sandbox %s: %s\n", sandbox, state)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "KIND\tID\tSTATE\tPID\tSTARTED\tCOMMAND")
 	for _, p := range ps {
@@ -117,6 +118,21 @@ func runLsSandbox(ctx context.Context, c *client.Client, sandbox string, asJSON 
 		fmt.Fprintf(tw, "terminal\t%s\t%s\t%d\t-\t%s\n", safeText(t.ID), terminalState(t), t.PID, commandLine(t.Command))
 	}
 	return tw.Flush()
+}
+
+// everSeen reports whether the bridge knows sandbox: true unless a bridge that lists its sandboxes
+// (the local one) does not list it. A bridge that cannot list gets the benefit of the doubt.
+func everSeen(ctx context.Context, c *client.Client, sandbox string) bool {
+	list, err := c.ListSandboxes(ctx)
+	if err != nil {
+		return true
+	}
+	for _, s := range list {
+		if s.ID == sandbox {
+			return true
+		}
+	}
+	return false
 }
 
 // writeJSON writes v as indented JSON in which no string holds a C1 control or a bidi control raw

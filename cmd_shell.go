@@ -107,9 +107,9 @@ func attachTerminal(ctx context.Context, c *client.Client, sandbox, tid, detachK
 // did not answer, else 2 (usage, auth, not found, refused).
 func setupError(err error) error {
 	if errors.Is(err, client.ErrTransport) {
-		return &exitError{code: 4, err: err}
+		return &exitError{code: exitNoResume, err: err}
 	}
-	return &exitError{code: exitUsage, err: err}
+	return bridgeExit("", err, exitUsage)
 }
 
 // localSize is the size of the user's terminal, or 0×0 (the bridge default) when not a terminal.

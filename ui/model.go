@@ -32,6 +32,8 @@ type Model struct {
 	status      string
 	statusLevel common.Level
 	statusAt    time.Time
+	shownStatus string // the text the fade was armed for
+	statusGen   int    // bumps with each new text: only the latest fade clears
 
 	connErr  error
 	retryAt  time.Time

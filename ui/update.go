@@ -23,9 +23,41 @@ func (m *Model) bodySize() (int, int) {
 	return m.width, max(m.height-headerHeight-footerHeight, 3)
 }
 
-// Update routes messages: size to every screen, keys and mouse to the top screen (after the
-// global keys), everything else to every screen (each ignores what is not its own).
+// Status messages fade: an info after statusLife, a warning or an error after three times that
+// (long enough to read a path or an error twice).
+const statusLife = 6 * time.Second
+
+// statusExpiredMsg clears the status area if it still shows the message of generation gen.
+type statusExpiredMsg struct{ gen int }
+
+// Update routes messages (route) and arms the status area's fade whenever its text changed.
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	if e, ok := msg.(statusExpiredMsg); ok {
+		if e.gen == m.statusGen {
+			m.status = ""
+			m.shownStatus = ""
+		}
+		return m, nil
+	}
+	cmd := m.route(msg)
+	if m.status != m.shownStatus {
+		m.shownStatus = m.status
+		m.statusGen++
+		if m.status != "" {
+			life := statusLife
+			if m.statusLevel != common.Info {
+				life *= 3
+			}
+			gen := m.statusGen
+			cmd = tea.Batch(cmd, tea.Tick(life, func(time.Time) tea.Msg { return statusExpiredMsg{gen} }))
+		}
+	}
+	return m, cmd
+}
+
+// route routes messages: size to every screen, keys and mouse to the top screen (after the
+// global keys), everything else to every screen (each ignores what is not its own).
+func (m *Model) route(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
 		m.width, m.height = msg.Width, msg.Height
@@ -34,93 +66,93 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		for _, c := range m.stack {
 			c.SetSize(w, h)
 		}
-		return m, nil
+		return nil
 	case tea.KeyMsg:
 		if keys := splitRunes(msg); keys != nil && !m.paneFocused() {
 			cmds := make([]tea.Cmd, 0, len(keys))
 			for _, k := range keys {
 				cmds = append(cmds, m.key(k))
 			}
-			return m, tea.Batch(cmds...)
+			return tea.Batch(cmds...)
 		}
-		return m, m.key(msg)
+		return m.key(msg)
 	case tea.MouseMsg:
 		if m.help || m.confirm != nil || m.dialog != nil {
-			return m, nil
+			return nil
 		}
 		msg.Y -= headerHeight
 		if msg.Y < 0 {
-			return m, nil
+			return nil
 		}
-		return m, m.toTop(msg)
+		return m.toTop(msg)
 	case common.OpenSandboxMsg:
 		if sb, ok := m.sandboxes[msg.ID]; ok {
 			m.pushKept(sb)
-			return m, nil
+			return nil
 		}
 		sb := sandbox.New(m.ctx, msg.ID)
 		m.sandboxes[msg.ID] = sb
-		return m, m.push(sb)
+		return m.push(sb)
 	case common.OpenLogsMsg:
 		if len(msg.Targets) == 0 {
-			return m, nil
+			return nil
 		}
 		k := logsKey(msg.Targets)
 		if lv, ok := m.logs[k]; ok {
 			m.pushKept(lv)
-			return m, nil
+			return nil
 		}
 		lv := logview.New(m.ctx, msg.Targets, logview.Options{MemLines: m.ctx.LogMemLines})
 		m.logs[k] = lv
-		return m, m.push(lv)
+		return m.push(lv)
 	case common.OpenTerminalMsg:
-		return m, m.openTerminal(msg)
+		return m.openTerminal(msg)
 	case common.AttachTerminalMsg:
-		return m, m.attachFull(msg.Sandbox, msg.Terminal)
+		return m.attachFull(msg.Sandbox, msg.Terminal)
 	case attachConnMsg:
-		return m, m.runAttach(msg)
+		return m.runAttach(msg)
 	case attachDoneMsg:
 		m.attachDone(msg)
-		return m, nil
+		return nil
 	case termpane.FocusLeftMsg:
 		k := m.ctx.Keys
 		m.status, m.statusLevel = fmt.Sprintf("keys back to sandscope: %s refocuses the terminal, %s attaches full screen, %s closes the pane",
 			k.FocusPane.Help().Key, k.Attach.Help().Key, k.Back.Help().Key), common.Info
-		return m, m.broadcast(msg)
+		return m.broadcast(msg)
 	case termpane.ActionMsg:
-		return m, m.paneAction(msg)
+		return m.paneAction(msg)
 	case contextTargetMsg:
-		return m, m.switchTo(msg)
+		return m.switchTo(msg)
 	case demoDoneMsg:
 		m.demoDone(msg)
-		return m, nil
+		return nil
 	case common.BackMsg:
 		m.pop()
-		return m, nil
+		return nil
 	case common.StatusMsg:
 		// status text often quotes bridge answers and process IDs: untrusted
 		m.status, m.statusLevel, m.statusAt = common.SanitizeText(msg.Text), msg.Level, m.ctx.Clock()
-		return m, nil
+		return nil
 	case common.ConnMsg:
 		m.connErr, m.retryAt, m.attempts = msg.Err, msg.RetryAt, msg.Attempts
 		if m.connErr != nil && !m.ticking {
 			m.ticking = true
-			return m, tea.Tick(time.Second, func(time.Time) tea.Msg { return rootTickMsg{} })
+			return tea.Tick(time.Second, func(time.Time) tea.Msg { return rootTickMsg{} })
 		}
-		return m, nil
+		return nil
 	case rootTickMsg:
 		if m.connErr == nil {
 			m.ticking = false
-			return m, nil
+			return nil
 		}
-		return m, tea.Tick(time.Second, func(time.Time) tea.Msg { return rootTickMsg{} })
+		return tea.Tick(time.Second, func(time.Time) tea.Msg { return rootTickMsg{} })
 	case termConnectedMsg:
-		return m, m.attachPane(msg)
+		return m.attachPane(msg)
 	case common.KnownMsg:
 		_, cmd := m.stack[0].Update(msg)
-		return m, cmd
+		return cmd
 	}
-	return m, m.broadcast(msg)
+	return m.broadcast(msg)
 }
 
 // splitRunes splits a key message carrying several runes into one message per rune, or returns
@@ -341,6 +373,7 @@ func (m *Model) pop() {
 		delete(m.panes, p.ID())
 	}
 	m.stack = m.stack[:len(m.stack)-1]
+	m.status = "" // a message belongs to the screen it was about
 	if f, ok := m.top().(focuser); ok {
 		f.SetFocus(true)
 	}

@@ -79,7 +79,7 @@ func (m *Model) statusView() string {
 		case common.ErrWrongAPI:
 			text = "WRONG BRIDGE API: " + common.SanitizeText((&client.StableBridgeError{}).Error())
 		case common.ErrUnauthorized:
-			text = "UNAUTHORIZED: the bridge rejected the token (check SANDBOX_API_KEY or --token-file)"
+			text = "UNAUTHORIZED: " + common.UnauthorizedHint
 		case common.ErrUnreachable:
 			text = "UNREACHABLE: " + common.SanitizeText(m.connErr.Error())
 		case common.ErrCapacity:

@@ -105,3 +105,16 @@ func JoinCells(cells []string, cols []int) string {
 	}
 	return strings.Join(parts, " ")
 }
+
+// Wrap breaks plain text into lines of at most w cells, at spaces where it can (long words are
+// cut). An empty string is one empty line.
+func Wrap(s string, w int) []string {
+	if w < 1 {
+		w = 1
+	}
+	out := strings.Split(ansi.Wrap(s, w, ""), "\n")
+	for i := range out {
+		out[i] = strings.TrimRight(out[i], " ")
+	}
+	return out
+}

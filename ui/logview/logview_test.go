@@ -239,12 +239,20 @@ func TestSaveRawAndCopyCursor(t *testing.T) {
 	if err != nil || string(got) != raw {
 		t.Fatalf("saved %q (%v), want %q; msgs %+v", got, err, raw, up)
 	}
-	press(t, m, "y")
+	shown := ""
+	for _, msg := range press(t, m, "y") {
+		if s, ok := msg.(common.StatusMsg); ok {
+			shown += s.Text
+		}
+	}
 	if copied != "verylongcursorvalue-0123456789abcdef" {
 		t.Fatalf("copied %q", copied)
 	}
-	if !strings.Contains(m.View(), "verylongcursorvalue-0123456789abcdef") {
-		t.Fatal("the full cursor is not shown after copying")
+	if !strings.Contains(shown, "verylongcursorvalue-0123456789abcdef") {
+		t.Fatalf("the full cursor is not shown after copying: %q", shown)
+	}
+	if strings.Contains(m.View(), "copied") {
+		t.Fatal("the message is in the view too (the status area shows it once)")
 	}
 	// saving never overwrites
 	press(t, m, "s")

@@ -87,7 +87,6 @@ type Model struct {
 	dialog     *common.Dialog
 	quietAfter time.Duration
 	plain      bool
-	note       string // last message of the view itself (saved, copied, not found)
 	closed     bool
 }
 

@@ -8,9 +8,9 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"sandscope/ui/common"
-	"sandscope/vocab"
 	"sandscope/ui/jsonl"
 	"sandscope/ui/logbuf"
+	"sandscope/vocab"
 )
 
 // View renders the title, the visible lines, the status line and the input or note line.
@@ -37,8 +37,6 @@ func (m *Model) View() string {
 		b.WriteString(common.Fit(st.HelpKey.Render(label)+m.input.View(), w))
 	case m.searching:
 		b.WriteString(st.Faint.Render(common.Fit("searching for "+fmt.Sprintf("%q", m.query)+"…", w)))
-	case m.note != "":
-		b.WriteString(st.Info.Render(common.Fit(m.note, w)))
 	case m.bufErr != nil:
 		b.WriteString(st.Error.Render(common.Fit("log buffer: "+m.bufErr.Error(), w)))
 	case m.buf != nil && m.buf.Err() != nil:
