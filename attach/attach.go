@@ -8,7 +8,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"strings"
+	"sandscope/sanitize"
 	"sync"
 	"syscall"
 
@@ -313,7 +313,8 @@ type notifier struct {
 func (n *notifier) printf(format string, a ...any) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	msg := strings.ReplaceAll(fmt.Sprintf(format, a...), "\n", " ")
+	// bridge text (reasons, IDs) reaches the terminal only through the sanitiser
+	msg := sanitize.Message(fmt.Sprintf(format, a...)).String()
 	if n.raw {
 		fmt.Fprintf(n.w, "\r\nsandscope: %s\r\n", msg)
 		return
