@@ -53,6 +53,9 @@ func resolveBridge(g *globalOptions) (bridgeTarget, error) {
 
 	path := filepath.Join(localbridge.DefaultStateDir(), "serve.json")
 	d, err := localbridge.ReadDiscovery(path)
+	if errors.Is(err, localbridge.ErrStaleDiscovery) {
+		return t, fmt.Errorf("no bridge configured, and the local bridge %s announced (%s, pid %d) is not running anymore: start one with `sandscope serve` (or pass --url / set SANDSCOPE_URL)", d.URL, path, d.PID)
+	}
 	if err != nil {
 		return t, errNoBridge
 	}

@@ -41,7 +41,14 @@ with its container; 4 when the bridge stayed unreachable; 2 on usage, auth or no
 			if err != nil {
 				return err
 			}
-			return attachTerminal(cmd.Context(), c, args[0], args[1], detachKey, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
+			if err := checkSandboxArg(args[0]); err != nil {
+				return err
+			}
+			tid, err := resolveTerminalID(cmd.Context(), c, args[0], args[1])
+			if err != nil {
+				return err
+			}
+			return attachTerminal(cmd.Context(), c, args[0], tid, detachKey, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
 	cmd.Flags().StringVar(&detachKey, "detach-key", attach.DefaultDetachKey, `detach key: "ctrl-]" or a prefix and a key like "ctrl-a d" (prefix twice sends it once)`)

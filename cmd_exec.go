@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"sandscope/sanitize"
 	"strings"
 	"syscall"
 	"time"
@@ -24,8 +25,9 @@ func newExecCmd(g *globalOptions) *cobra.Command {
 		Use:   "exec SANDBOX [--cwd D] [--env K=V] [--timeout DUR] -- ARGV...",
 		Short: "Launch a process in a sandbox, follow its output, exit with its code",
 		Long: `Launch a process in a sandbox and follow its output (stdout to stdout, stderr to stderr).
-Exit with the process's own exit code once the bridge confirms it ended; otherwise (lost, bridge
-unreachable, ended in error) exit 255 with a "sandscope: " notice on stderr.`,
+Exit with the process's own exit code once the bridge confirms it ended; 2 for usage,
+authentication or not-found errors; otherwise (lost, bridge unreachable, ended in error) exit 255
+with a "sandscope: " notice on stderr.`,
 		Example: `  sandscope exec myapp -- npm test -- --watch=false
   sandscope exec myapp --cwd /workspace/app --env CI=1 --env NODE_ENV=test -- npm run build
   sandscope exec myapp --timeout 10m -- sh -c 'make -j4 2>&1 | tee build.log'
@@ -78,12 +80,12 @@ func runExec(ctx context.Context, c *client.Client, sandbox string, req client.E
 		if ctx.Err() != nil {
 			return &exitError{code: exitInterrupt}
 		}
-		return &exitError{code: exitExecUnsure, err: fmt.Errorf("exec: %w", err)}
+		return bridgeExit("exec", err, exitExecUnsure)
 	}
 	fctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	f := c.Follow(fctx, sandbox, p.ID, client.FollowOptions{Status: &p})
-	final, ok := printFollow(f, stdout, stderr, true)
+	final, ok, _ := printFollow(f, stdout, stderr, true)
 	if !ok {
 		if ctx.Err() != nil {
 			return &exitError{code: exitInterrupt, err: fmt.Errorf("detached; process %s keeps running (sandscope logs %s %s -f)", p.ID, sandbox, p.ID)}
@@ -100,6 +102,10 @@ func runExec(ctx context.Context, c *client.Client, sandbox string, req client.E
 		}
 		return &exitError{code: code}
 	}
+	if final.Kind == client.Failed && usageKind(final.Err) {
+		// the token was rejected or the process is unknown: the caller's to fix
+		return &exitError{code: exitUsage}
+	}
 	// Lost, Failed, or ended in error: already reported by a notice.
 	return &exitError{code: exitExecUnsure}
 }
@@ -115,7 +121,7 @@ func startWithCapacityRetry(ctx context.Context, c *client.Client, sandbox strin
 		if err == nil || !errors.Is(err, client.ErrCapacity) || i == attempts {
 			return p, err
 		}
-		fmt.Fprintf(stderr, "sandscope: %v; retrying in %v (attempt %d of %d)\n", err, delay, i+1, attempts)
+		fmt.Fprintf(stderr, "sandscope: %s; retrying in %v (attempt %d of %d)\n", sanitize.Message(err.Error()), delay, i+1, attempts)
 		t := time.NewTimer(delay)
 		select {
 		case <-ctx.Done():

@@ -9,21 +9,15 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"sandscope/sanitize"
+	"sandscope/vocab"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"sandscope/client"
-)
-
-// Exit statuses of `sandscope logs -f` (a stable contract: scripts rely on them).
-const (
-	exitOK         = 0
-	exitUsage      = 2
-	exitLost       = 3
-	exitNoResume   = 4
-	exitInterrupt  = 130
-	exitExecUnsure = 255
+	"sandscope/ui/common"
 )
 
 func newLogsCmd(g *globalOptions) *cobra.Command {
@@ -68,13 +62,25 @@ func runLogs(ctx context.Context, c *client.Client, sandbox, process, since stri
 	if err := checkSandboxArg(sandbox); err != nil {
 		return err
 	}
+	process, err := resolveProcessID(ctx, c, sandbox, process)
+	if err != nil {
+		return err
+	}
 	fctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	opts := client.FollowOptions{Since: since, NoFollow: !follow, ReuseData: true, Buffer: 8}
+	if !follow {
+		// a snapshot does not wait out a long outage: a few quick attempts, then say so
+		opts.RetryBudget, opts.MaxBackoff = 2, time.Second
+	}
 	// printFollow writes each event out before receiving the next, so Data buffers can be recycled.
-	f := c.Follow(fctx, sandbox, process, client.FollowOptions{Since: since, NoFollow: !follow, ReuseData: true, Buffer: 8})
-	final, ok := printFollow(f, stdout, stderr, follow)
+	f := c.Follow(fctx, sandbox, process, opts)
+	final, ok, cursor := printFollow(f, stdout, stderr, follow)
 	if !ok {
 		if ctx.Err() != nil {
+			if cursor != "" {
+				fmt.Fprintf(stderr, "sandscope: interrupted; resume with: sandscope logs -f --since %s %s %s\n", cursor, sandbox, process)
+			}
 			return &exitError{code: exitInterrupt}
 		}
 		return nil // snapshot delivered
@@ -85,7 +91,14 @@ func runLogs(ctx context.Context, c *client.Client, sandbox, process, since stri
 	case client.Lost:
 		return &exitError{code: exitLost}
 	default: // Failed
-		return &exitError{code: failedExitCode(final.Err)}
+		code := failedExitCode(final.Err)
+		if !follow && code == exitNoResume {
+			code = exitFailure // a snapshot has nothing to resume: the bridge did not answer
+		}
+		if errors.Is(final.Err, client.ErrUnauthorized) {
+			fmt.Fprintf(stderr, "sandscope: %s\n", common.UnauthorizedHint)
+		}
+		return &exitError{code: code}
 	}
 }
 
@@ -103,7 +116,7 @@ func streamOnOneCore() {
 // checkSandboxArg refuses a sandbox ID the bridge would refuse, before any call (exit 2).
 func checkSandboxArg(sandbox string) error {
 	if !client.ValidSandboxID(sandbox) {
-		return &exitError{code: exitUsage, err: fmt.Errorf("sandbox ID %q: must be 1-128 characters of a-z and 2-7", sandbox)}
+		return &exitError{code: exitUsage, err: errors.New(common.BadSandboxID(sandbox))}
 	}
 	return nil
 }
@@ -121,7 +134,8 @@ func failedExitCode(err error) int {
 // printFollow copies a follower's output to stdout/stderr byte for byte and its other events to
 // stderr as "sandscope: " notices. It returns the final event (Ended, Lost, Failed), or ok false
 // when the stream closed without one (snapshot done or cancelled).
-func printFollow(f *client.Follower, stdout, stderr io.Writer, verbose bool) (final client.LogEvent, ok bool) {
+// cursor is the last cursor delivered ("" when none), to resume from.
+func printFollow(f *client.Follower, stdout, stderr io.Writer, verbose bool) (final client.LogEvent, ok bool, cursor string) {
 	out := bufio.NewWriterSize(stdout, 256<<10)
 	errw := bufio.NewWriterSize(stderr, 64<<10)
 	defer out.Flush()
@@ -130,7 +144,8 @@ func printFollow(f *client.Follower, stdout, stderr io.Writer, verbose bool) (fi
 	flushAll := func() { _ = out.Flush(); _ = errw.Flush() }
 	notice := func(format string, a ...any) {
 		_ = out.Flush()
-		fmt.Fprintf(errw, "sandscope: "+format+"\n", a...)
+		// bridge text (IDs, states, reasons) reaches the terminal only through the sanitiser
+		fmt.Fprintf(errw, "sandscope: %s\n", sanitize.Message(fmt.Sprintf(format, a...)))
 		_ = errw.Flush()
 		last = nil
 	}
@@ -145,7 +160,10 @@ func printFollow(f *client.Follower, stdout, stderr io.Writer, verbose bool) (fi
 			ev, more = <-events
 		}
 		if !more {
-			return client.LogEvent{}, false
+			return client.LogEvent{}, false, cursor
+		}
+		if ev.Cursor != "" {
+			cursor = ev.Cursor
 		}
 		switch ev.Kind {
 		case client.Data:
@@ -173,7 +191,11 @@ func printFollow(f *client.Follower, stdout, stderr io.Writer, verbose bool) (fi
 		case client.Gap:
 			notice("gap: %s%s", ev.Reason, gapSize(ev.Gap))
 		case client.Interrupted:
-			notice("stream interrupted: %s; resuming from cursor", ev.Reason)
+			if ev.Cursor == "" {
+				notice("stream interrupted: %s; retrying from the start (nothing received yet)", ev.Reason)
+			} else {
+				notice("stream interrupted: %s; resuming after the last cursor received", ev.Reason)
+			}
 		case client.Reconnecting:
 			if verbose {
 				notice("reconnecting (attempt %d)", ev.Attempt)
@@ -186,13 +208,13 @@ func printFollow(f *client.Follower, stdout, stderr io.Writer, verbose bool) (fi
 			notice("suspect end: %s; still following", ev.Reason)
 		case client.Ended:
 			notice("%s", describeEnd(ev.Status))
-			return ev, true
+			return ev, true, cursor
 		case client.Lost:
 			notice("lost: %s", ev.Reason)
-			return ev, true
+			return ev, true, cursor
 		case client.Failed:
 			notice("failed: %s", ev.Reason)
-			return ev, true
+			return ev, true, cursor
 		}
 	}
 }
@@ -207,20 +229,18 @@ func gapSize(g *client.GapInfo) string {
 	return fmt.Sprintf(" (%d events missing)", g.Events)
 }
 
-// describeEnd says how a confirmed ending went.
+// describeEnd says how a confirmed ending went, in the shared vocabulary: "process ID ended:
+// KILLED TERM (exit 143)".
 func describeEnd(p *client.Process) string {
 	if p == nil {
 		return "process ended"
 	}
-	switch {
-	case p.State == "error" && p.Error != nil:
-		return fmt.Sprintf("process %s ended in error %s: %s", p.ID, safeText(p.Error.Code), safeText(p.Error.Message))
-	case p.Exit == nil:
-		return fmt.Sprintf("process %s ended (%s)", p.ID, p.State)
-	case p.Exit.TimedOut:
-		return fmt.Sprintf("process %s timed out, exit code %d", p.ID, p.Exit.Code)
-	case p.Exit.Signal != 0:
-		return fmt.Sprintf("process %s killed by signal %d, exit code %d", p.ID, p.Exit.Signal, p.Exit.Code)
+	if p.State == "error" && p.Error != nil {
+		return fmt.Sprintf("process %s ended: %s: %s", vocab.Text(p.ID), vocab.ErrorWord(p.Error), vocab.Text(p.Error.Message))
 	}
-	return fmt.Sprintf("process %s exited with code %d", p.ID, p.Exit.Code)
+	if p.Exit == nil {
+		_, w, _ := vocab.State(p.State, nil, nil)
+		return fmt.Sprintf("process %s ended: %s", vocab.Text(p.ID), w)
+	}
+	return fmt.Sprintf("process %s ended: %s", vocab.Text(p.ID), vocab.EndingDetail(p.Exit))
 }

@@ -22,6 +22,8 @@ type serveOptions struct {
 	root        string
 	allowRemote bool
 	idleSleep   time.Duration
+	dialect     string
+	fakeDone    time.Duration
 }
 
 func newServeCmd(g *globalOptions) *cobra.Command {
@@ -56,12 +58,23 @@ commands find the running server through <state>/serve.json.`,
 	f.StringVar(&o.root, "root", "", "directory holding the sandboxes (default <state>/sandboxes)")
 	f.BoolVar(&o.allowRemote, "allow-remote", false, "allow listening on a non-loopback address")
 	f.DurationVar(&o.idleSleep, "idle-sleep", 0, "stop a sandbox after this long with nothing running (0 = never)")
+	f.StringVar(&o.dialect, "dialect", localbridge.DialectPreview, "bridge API to serve: v1-preview, or stable (the 0.12 API: exec, pty, session; every sandbox request allocates a container, and is counted)")
+	f.DurationVar(&o.fakeDone, "stable-fake-completion", 0, "stable dialect: end /exec streams still open after this long with the exit-code-less completion {\"exit_code\":0} while the process runs on, as a 0.12 container can (0 = never; for testing clients)")
 	return cmd
 }
 
 // runServe serves until ctx ends (SIGINT, SIGTERM, SIGHUP), then shuts down cleanly.
 func runServe(ctx context.Context, cmd *cobra.Command, o *serveOptions) error {
 	out, errOut := cmd.OutOrStdout(), cmd.ErrOrStderr()
+	if o.dialect == "" {
+		o.dialect = localbridge.DialectPreview
+	}
+	if o.dialect != localbridge.DialectPreview && o.dialect != localbridge.DialectStable {
+		return &exitError{code: 2, err: fmt.Errorf("serve: --dialect %q: want %s or %s", o.dialect, localbridge.DialectPreview, localbridge.DialectStable)}
+	}
+	if o.fakeDone != 0 && o.dialect != localbridge.DialectStable {
+		return &exitError{code: 2, err: errors.New("serve: --stable-fake-completion needs --dialect stable")}
+	}
 	if o.idleSleep < 0 {
 		return &exitError{code: 2, err: errors.New("serve: --idle-sleep must not be negative")}
 	}
@@ -76,6 +89,9 @@ func runServe(ctx context.Context, cmd *cobra.Command, o *serveOptions) error {
 	root := o.root
 	if root == "" {
 		root = filepath.Join(stateDir, "sandboxes")
+		if o.dialect == localbridge.DialectStable {
+			root = filepath.Join(stateDir, "sandboxes-stable")
+		}
 	}
 	token := os.Getenv("SANDBOX_API_KEY")
 	tokenWhere := "$SANDBOX_API_KEY"
@@ -90,6 +106,7 @@ func runServe(ctx context.Context, cmd *cobra.Command, o *serveOptions) error {
 	}
 	srv, err := localbridge.New(localbridge.Config{
 		Root: root, Listen: o.listen, Token: token, AllowNonLoopback: o.allowRemote, IdleSleep: o.idleSleep,
+		Dialect: o.dialect, StableFakeCompletionAfter: o.fakeDone,
 		Logf: func(format string, args ...any) { fmt.Fprintf(errOut, "sandscope: "+format+"\n", args...) },
 	})
 	if err != nil {
@@ -110,6 +127,9 @@ func runServe(ctx context.Context, cmd *cobra.Command, o *serveOptions) error {
 
 	fmt.Fprintf(out, "sandscope local bridge listening on %s\n", srv.URL())
 	fmt.Fprintf(out, "sandboxes: %s\n", root)
+	if o.dialect == localbridge.DialectStable {
+		fmt.Fprintf(out, "dialect: stable (0.12: exec, pty, session; every sandbox request allocates and is counted in GET /v1/sandbox)\n")
+	}
 	fmt.Fprintf(out, "token: %s\n", tokenWhere)
 	if tokenFile != "" {
 		fmt.Fprintf(out, "try:   curl -H \"Authorization: Bearer $(cat %s)\" %s/v1/sandbox\n", shellQuote(tokenFile), srv.URL())

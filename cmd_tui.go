@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"sandscope/sanitize"
 	"strings"
 	"sync"
 	"syscall"
@@ -48,6 +49,7 @@ const rootExample = `  sandscope                                   # the TUI on 
 // registerTUIFlags adds the TUI's own flags and examples to the root command.
 func registerTUIFlags(root *cobra.Command) {
 	root.Flags().Bool("demo", false, "start the demo scene (sandbox \"demo\") in the background when the TUI opens")
+	root.Flags().String("dialect", localbridge.DialectPreview, "API of the embedded local bridge: v1-preview, or stable (the 0.12 API)")
 	if root.Example == "" {
 		root.Example = rootExample
 	}
@@ -80,7 +82,13 @@ func runTUI(cmd *cobra.Command, g *globalOptions) error {
 		LogMemLines:  eff.LogMemoryLines,
 		DetachKey:    eff.DetachKey,
 	}
-	emb := &embedded{stateDir: stateDir}
+	emb := &embedded{stateDir: stateDir, dialect: localbridge.DialectPreview}
+	if f := cmd.Flags().Lookup("dialect"); f != nil {
+		emb.dialect = f.Value.String()
+	}
+	if emb.dialect != localbridge.DialectPreview && emb.dialect != localbridge.DialectStable {
+		return &exitError{code: 2, err: fmt.Errorf("--dialect %q: want %s or %s", emb.dialect, localbridge.DialectPreview, localbridge.DialectStable)}
+	}
 	defer emb.close()
 	if !eff.Local() {
 		t, err := remoteTarget(cmd.Context(), eff)
@@ -240,6 +248,7 @@ func remoteTarget(ctx context.Context, eff *config.Effective) (ui.Target, error)
 // switcher picks it) and closed when the TUI exits.
 type embedded struct {
 	stateDir string
+	dialect  string // localbridge.DialectPreview or DialectStable
 	mu       sync.Mutex
 	srv      *localbridge.Server
 	t        ui.Target
@@ -256,7 +265,10 @@ func (e *embedded) target() (ui.Target, error) {
 		return ui.Target{}, err
 	}
 	root := filepath.Join(e.stateDir, "sandboxes")
-	srv, err := localbridge.New(localbridge.Config{Root: root, Token: tok})
+	if e.dialect == localbridge.DialectStable {
+		root = filepath.Join(e.stateDir, "sandboxes-stable")
+	}
+	srv, err := localbridge.New(localbridge.Config{Root: root, Token: tok, Dialect: e.dialect})
 	if err != nil {
 		return ui.Target{}, fmt.Errorf("local bridge: %w", err)
 	}
@@ -285,7 +297,7 @@ func (e *embedded) close() {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := e.srv.Close(ctx); err != nil {
-		fmt.Fprintf(os.Stderr, "sandscope: %v\n", err)
+		fmt.Fprintf(os.Stderr, "sandscope: %s\n", sanitize.Message(err.Error()))
 	}
 	e.srv = nil
 }

@@ -77,9 +77,16 @@ func Dir() (string, error) {
 	return "", fmt.Errorf("conformance harness not found from %s", wd)
 }
 
-// EnsureModules runs `npm ci` in dir when its node_modules lacks the bridge package.
+// EnsureModules runs `npm ci` in dir when its node_modules lacks one of the bridge packages (the
+// preview one and the stable one, installed as @cloudflare/sandbox-stable).
 func EnsureModules(ctx context.Context, dir string) error {
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@cloudflare", "sandbox", "dist", "bridge", "index.js")); err == nil {
+	have := true
+	for _, pkg := range []string{"sandbox", "sandbox-stable"} {
+		if _, err := os.Stat(filepath.Join(dir, "node_modules", "@cloudflare", pkg, "dist", "bridge", "index.js")); err != nil {
+			have = false
+		}
+	}
+	if have {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
@@ -95,30 +102,38 @@ func EnsureModules(ctx context.Context, dir string) error {
 
 // RunHarness sends the input to the Node harness and returns its answers, one per request.
 func RunHarness(ctx context.Context, dir string, in Input) ([]Response, error) {
-	payload, err := json.Marshal(in)
-	if err != nil {
-		return nil, err
-	}
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "node", filepath.Join("harness", "run.mjs"))
-	cmd.Dir = dir
-	cmd.Stdin = bytes.NewReader(payload)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		return nil, fmt.Errorf("harness: %w\n%s", err, tail(stderr.Bytes(), 4000))
-	}
 	var out struct {
 		Responses []Response `json:"responses"`
 	}
-	if err := json.Unmarshal(stdout.Bytes(), &out); err != nil {
-		return nil, fmt.Errorf("harness output: %w\n%s", err, tail(stderr.Bytes(), 2000))
+	if err := runNode(ctx, dir, "run.mjs", in, &out); err != nil {
+		return nil, err
 	}
 	if len(out.Responses) != len(in.Requests) {
 		return nil, fmt.Errorf("harness answered %d of %d requests", len(out.Responses), len(in.Requests))
 	}
 	return out.Responses, nil
+}
+
+// runNode runs harness/<script> with in on stdin and decodes its standard output into out.
+func runNode(ctx context.Context, dir, script string, in any, out any) error {
+	payload, err := json.Marshal(in)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "node", filepath.Join("harness", script))
+	cmd.Dir = dir
+	cmd.Stdin = bytes.NewReader(payload)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("harness: %w\n%s", err, tail(stderr.Bytes(), 4000))
+	}
+	if err := json.Unmarshal(stdout.Bytes(), out); err != nil {
+		return fmt.Errorf("harness output: %w\n%s", err, tail(stderr.Bytes(), 2000))
+	}
+	return nil
 }
 
 // Send sends one row to a bridge over HTTP, reading the whole body (a body that ends with an error
@@ -298,4 +313,66 @@ func CheckNode() error {
 		}
 	}
 	return nil
+}
+
+// StableScript is what the stable harness's fake container does (see harness/run-stable.mjs).
+type StableScript struct {
+	Assigned []string          `json:"assigned,omitempty"`
+	Execs    []StableExec      `json:"execs"`              // one per streaming exec call, in call order
+	Sessions []string          `json:"sessions,omitempty"` // sessions that exist before the table
+	Files    map[string]string `json:"files,omitempty"`    // /workspace path → base64 content
+}
+
+// StableExec is one scripted exec: its output chunks (text, as the container decoded it) and how
+// it ends.
+type StableExec struct {
+	Output []StableChunk `json:"output"`
+	End    StableEnd     `json:"end"`
+}
+
+// StableChunk is one onOutput call.
+type StableChunk struct {
+	Stream string `json:"stream"`
+	Text   string `json:"text"`
+}
+
+// StableEnd is how a scripted exec ends: an exit code, a completion without one, an onError, or a
+// rejected call.
+type StableEnd struct {
+	ExitCode   *int    `json:"exitCode,omitempty"`
+	NoExitCode bool    `json:"noExitCode,omitempty"`
+	Error      *string `json:"error,omitempty"`
+	Reject     *string `json:"reject,omitempty"`
+}
+
+// StableCommand is one command the stable bridge asked the fake container to run.
+type StableCommand struct {
+	Command string  `json:"command"`
+	Session *string `json:"session"`
+	Cwd     *string `json:"cwd"`
+	Stream  bool    `json:"stream"` // a streaming exec (POST /exec); false for GET /running's probe
+}
+
+// StableAnswer is the stable harness's output.
+type StableAnswer struct {
+	Responses   []Response      `json:"responses"`
+	Commands    []StableCommand `json:"commands"`
+	Allocations map[string]int  `json:"allocations"`
+}
+
+// RunStableHarness sends the input to the stable (0.12.10) harness.
+func RunStableHarness(ctx context.Context, dir, token string, script StableScript, requests []Request) (StableAnswer, error) {
+	in := struct {
+		Token    string       `json:"token"`
+		Script   StableScript `json:"script"`
+		Requests []Request    `json:"requests"`
+	}{token, script, requests}
+	var out StableAnswer
+	if err := runNode(ctx, dir, "run-stable.mjs", in, &out); err != nil {
+		return out, err
+	}
+	if len(out.Responses) != len(requests) {
+		return out, fmt.Errorf("stable harness answered %d of %d requests", len(out.Responses), len(requests))
+	}
+	return out, nil
 }

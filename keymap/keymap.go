@@ -205,6 +205,26 @@ func helpLabel(keys []string) string {
 	return strings.Join(parts, "/")
 }
 
+// ScreenOrder lists the screen groups in display order.
+func ScreenOrder() []Screen { return append([]Screen(nil), screenOrder...) }
+
+// NamedBinding is a binding with the name overrides use.
+type NamedBinding struct {
+	Name    string
+	Binding key.Binding
+}
+
+// NamedBindings returns the bindings of one screen group with their names, in display order.
+func (k *KeyMap) NamedBindings(s Screen) []NamedBinding {
+	var out []NamedBinding
+	for _, e := range k.entries() {
+		if e.screen == s {
+			out = append(out, NamedBinding{e.name, *e.b})
+		}
+	}
+	return out
+}
+
 // Bindings returns the bindings of one screen group, in display order.
 func (k *KeyMap) Bindings(s Screen) []key.Binding {
 	var out []key.Binding

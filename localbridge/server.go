@@ -48,6 +48,14 @@ type Config struct {
 	ProcessReadSize int
 	// Logf receives diagnostics (never the token). Nil discards them.
 	Logf func(format string, args ...any)
+
+	// Dialect is the bridge API served: DialectPreview ("" means it) or DialectStable (see
+	// stable.go: exec, pty, session, allocation on every sandbox request).
+	Dialect string
+	// StableFakeCompletionAfter (stable dialect): an /exec stream still open after this long ends
+	// with the exit-code-less completion ({"exit_code":0}) while its process runs on, as a 0.12
+	// container's complete without exitCode does. Zero never does.
+	StableFakeCompletionAfter time.Duration
 }
 
 // Server is a local bridge. Create it with New, then Start it or mount Handler yourself.
@@ -58,6 +66,7 @@ type Server struct {
 
 	mu        sync.Mutex
 	sandboxes map[string]*sandbox
+	allocs    map[string]int // container allocations caused, by sandbox ID (see Allocations)
 	closed    bool
 
 	capacity atomic.Bool
@@ -94,6 +103,7 @@ type incarnation struct {
 	mu        sync.Mutex
 	procs     map[string]*process
 	endedFlag bool
+	stableRT  *stableRuntime // stable dialect state (sessions, PTYs, open exec streams)
 }
 
 var sandboxIDPattern = regexp.MustCompile(`^[a-z2-7]{1,128}$`)
@@ -128,7 +138,16 @@ func New(cfg Config) (*Server, error) {
 	if root, err = filepath.EvalSymlinks(root); err != nil {
 		return nil, fmt.Errorf("localbridge: root: %w", err)
 	}
-	doc, err := openAPIDocument()
+	var doc []byte
+	switch cfg.Dialect {
+	case "", DialectPreview:
+		cfg.Dialect = DialectPreview
+		doc, err = openAPIDocument()
+	case DialectStable:
+		doc, err = stableOpenAPIDocument()
+	default:
+		return nil, fmt.Errorf("localbridge: unknown dialect %q (want %s or %s)", cfg.Dialect, DialectPreview, DialectStable)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -360,6 +379,12 @@ func (s *Server) allocateIncarnation(sandbox string) (*incarnation, error) {
 	if err != nil {
 		return nil, &allocError{status: http.StatusBadGateway, code: "pool_error", msg: "pool error: " + err.Error()}
 	}
+	if !s.stable() { // the stable dialect counts every sandbox request instead
+		if s.allocs == nil {
+			s.allocs = map[string]int{}
+		}
+		s.allocs[sandbox]++
+	}
 	sb.lastActive = time.Now()
 	if sb.cur != nil {
 		return sb.cur, nil
@@ -427,6 +452,7 @@ type sandboxInfo struct {
 	Terminals    int       `json:"terminals"`
 	CreatedAt    time.Time `json:"createdAt"`
 	LastActiveAt time.Time `json:"lastActiveAt"`
+	Allocations  int       `json:"allocations"` // container allocations its requests caused (see Server.Allocations)
 }
 
 func (s *Server) listSandboxes() []sandboxInfo {
@@ -439,10 +465,14 @@ func (s *Server) listSandboxes() []sandboxInfo {
 	for _, sb := range s.sandboxes {
 		snaps = append(snaps, snap{*sb, sb.cur})
 	}
+	allocs := make(map[string]int, len(s.allocs))
+	for k, v := range s.allocs {
+		allocs[k] = v
+	}
 	s.mu.Unlock()
 	out := make([]sandboxInfo, 0, len(snaps))
 	for _, sn := range snaps {
-		info := sandboxInfo{ID: sn.sb.id, CreatedAt: sn.sb.createdAt.UTC(), LastActiveAt: sn.sb.lastActive.UTC()}
+		info := sandboxInfo{ID: sn.sb.id, CreatedAt: sn.sb.createdAt.UTC(), LastActiveAt: sn.sb.lastActive.UTC(), Allocations: allocs[sn.sb.id]}
 		if sn.inc != nil {
 			info.Running = true
 			info.Incarnation = sn.inc.number
@@ -698,6 +728,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		switch method {
 		case http.MethodPost:
+			if s.stable() {
+				writeJSON(w, http.StatusOK, map[string]string{"id": mintStableSandboxID()})
+				return
+			}
 			writeJSON(w, http.StatusOK, map[string]string{"id": mintSandboxID()})
 		case http.MethodGet:
 			writeJSON(w, http.StatusOK, s.listSandboxes())
@@ -737,6 +771,10 @@ func writeNotSupported(w http.ResponseWriter, what string) {
 
 // serveSandbox dispatches /v1/sandbox/{id}{rest} after the ID check and auth.
 func (s *Server) serveSandbox(w http.ResponseWriter, r *http.Request, method, id, rest string) {
+	if s.stable() {
+		s.serveStable(w, r, method, id, rest)
+		return
+	}
 	seg := strings.Split(strings.TrimPrefix(rest, "/"), "/")
 	allocate := func() *incarnation {
 		inc, err := s.allocateIncarnation(id)

@@ -21,7 +21,7 @@ type Entry struct {
 	LastSeen    time.Time // last time the bridge confirmed its state
 	Lost        bool
 	LostAt      time.Time
-	Gone        bool // absent from the bridge's list (lost, or a finished entry the bridge let go)
+	Gone        bool     // absent from the bridge's list (lost, or a finished entry the bridge let go)
 	Evidence    []string // why it is considered lost (or vanished)
 	Launch      *Launch  // how it was launched, when sandscope launched it
 	// Request is the full launch request (environment values included) when this run of

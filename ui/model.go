@@ -9,6 +9,7 @@ import (
 
 	"sandscope/ui/common"
 	"sandscope/ui/sandboxes"
+	"sandscope/ui/termpane"
 )
 
 // Model is the root model: a stack of screens (the sandboxes screen at the bottom), a header, a
@@ -20,7 +21,7 @@ type Model struct {
 	// baseCtx lives as long as the program: the demo scene and context switches derive from it.
 	baseCtx    context.Context
 	baseCancel context.CancelFunc
-	stack      []common.Component
+	stack      []common.Screen
 	width      int
 	height     int
 
@@ -31,6 +32,8 @@ type Model struct {
 	status      string
 	statusLevel common.Level
 	statusAt    time.Time
+	shownStatus string // the text the fade was armed for
+	statusGen   int    // bumps with each new text: only the latest fade clears
 
 	connErr  error
 	retryAt  time.Time
@@ -38,10 +41,9 @@ type Model struct {
 	ticking  bool
 	quitting bool
 
-	terminalPane TerminalPaneFunc
-	// panes maps each open terminal pane to the terminal it shows (for its attach, interrupt and
-	// terminate keys).
-	panes     map[int64]common.OpenTerminalMsg
+	// panes maps each open terminal pane (by its ID, which its messages carry) to the terminal it
+	// shows, for its attach, interrupt and terminate keys.
+	panes     map[int64]paneEntry
 	detachKey string
 }
 
@@ -56,11 +58,11 @@ func New(o Options) (*Model, error) {
 		return nil, err
 	}
 	m := &Model{ctx: c, cancel: cancel, opts: o, baseCtx: base, baseCancel: baseCancel,
-		panes: map[int64]common.OpenTerminalMsg{}, detachKey: o.DetachKey, connErr: o.BridgeProblem}
+		panes: map[int64]paneEntry{}, detachKey: o.DetachKey, connErr: o.BridgeProblem}
 	if notices := openRecord(c, o.Target, o.RecordBudget, o.WatchBudget); len(notices) > 0 {
 		m.status, m.statusLevel = "record: "+strings.Join(notices, "; "), common.Warn
 	}
-	m.stack = []common.Component{sandboxes.New(c)}
+	m.stack = []common.Screen{sandboxes.New(c)}
 	return m, nil
 }
 
@@ -92,32 +94,28 @@ func (m *Model) Close() {
 // closeScreens closes every screen, kept or on the stack, and their streams.
 func (m *Model) closeScreens() {
 	for _, c := range m.stack {
-		if cl, ok := c.(interface{ Close() }); ok {
-			cl.Close()
-		}
+		c.Close()
 	}
-	m.panes = map[int64]common.OpenTerminalMsg{}
+	m.panes = map[int64]paneEntry{}
 }
 
-func (m *Model) top() common.Component { return m.stack[len(m.stack)-1] }
+func (m *Model) top() common.Screen { return m.stack[len(m.stack)-1] }
 
 // attached counts live streams in every screen.
 func (m *Model) attached() int {
 	n := 0
 	for _, c := range m.stack {
-		if a, ok := c.(common.Attacher); ok {
-			n += a.Attached()
-		}
+		n += c.Attached()
 	}
 	return n
 }
 
-func (m *Model) capturing() bool {
-	c, ok := m.top().(common.Capturer)
-	return ok && c.Capturing()
+func (m *Model) capturing() bool { return m.top().Capturing() }
+
+// paneEntry is an open terminal pane and the terminal it shows.
+type paneEntry struct {
+	pane *termpane.Model
+	open common.OpenTerminalMsg
 }
 
 type rootTickMsg struct{}
-
-// TerminalPaneFunc opens a terminal pane component for a terminal row.
-type TerminalPaneFunc func(ctx *common.Context, msg common.OpenTerminalMsg) (common.Component, error)

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/charmbracelet/lipgloss"
+
 	"sandscope/client"
 	"sandscope/keymap"
 	"sandscope/record"
@@ -110,6 +112,9 @@ type DemoOptions struct {
 	Sandbox string
 }
 
+// backgroundQueryTimeout bounds the auto theme's question to the terminal.
+const backgroundQueryTimeout = 300 * time.Millisecond
+
 // newContext builds the shared context from options.
 func newContext(ctx context.Context, o Options) (*common.Context, error) {
 	keys := keymap.New()
@@ -123,7 +128,15 @@ func newContext(ctx context.Context, o Options) (*common.Context, error) {
 		r := themes.NewRenderer(os.Stdout, o.NoColor)
 		dark := true
 		if o.Theme == "" || o.Theme == "auto" {
-			dark = r.HasDarkBackground()
+			// asked once, before the program takes the terminal, and never for longer than
+			// backgroundQueryTimeout (a terminal that does not answer must not stall the start)
+			if d, ok := themes.DarkBackground(os.Stdin, os.Stdout, backgroundQueryTimeout); ok {
+				dark = d
+			}
+			r.SetHasDarkBackground(dark)
+			// components drawing with lipgloss's default renderer (adaptive colours) must not ask
+			// the terminal later, while the program owns it
+			lipgloss.SetHasDarkBackground(dark)
 		}
 		p, err := themes.Load(o.Theme, o.ThemeDir, dark)
 		if err != nil {

@@ -226,3 +226,31 @@ func TestKeysTypedTogether(t *testing.T) {
 		t.Fatal("a paste was taken as keys")
 	}
 }
+
+// TestStatusMessageLifetime: a status message shows once (in the status area), fades, a newer
+// message is not cleared by the older one's fade, and leaving a screen takes its message along.
+func TestStatusMessageLifetime(t *testing.T) {
+	br := uitest.NewBridge()
+	m := newRoot(t, br)
+	step(m, tea.WindowSizeMsg{Width: 120, Height: 30}, 0)
+	_, cmd := m.Update(common.StatusMsg{Level: common.Info, Text: "first message"})
+	if cmd == nil || strings.Count(m.View(), "first message") != 1 {
+		t.Fatalf("the message is not shown once, or no fade was armed:\n%s", m.View())
+	}
+	first := m.statusGen
+	step(m, common.StatusMsg{Level: common.Info, Text: "second message"}, 0)
+	step(m, statusExpiredMsg{gen: first}, 0)
+	if !strings.Contains(m.View(), "second message") {
+		t.Fatal("the first message's fade cleared the second")
+	}
+	step(m, statusExpiredMsg{gen: m.statusGen}, 0)
+	if strings.Contains(m.View(), "second message") {
+		t.Fatal("the message did not fade")
+	}
+	step(m, common.OpenSandboxMsg{ID: "sandboxaaaa"}, 0)
+	step(m, common.StatusMsg{Level: common.Error, Text: "about this sandbox"}, 0)
+	step(m, uitest.Key("esc"), 0)
+	if strings.Contains(m.View(), "about this sandbox") {
+		t.Fatal("the sandbox screen's message followed to the sandboxes screen")
+	}
+}

@@ -23,9 +23,41 @@ func (m *Model) bodySize() (int, int) {
 	return m.width, max(m.height-headerHeight-footerHeight, 3)
 }
 
-// Update routes messages: size to every screen, keys and mouse to the top screen (after the
-// global keys), everything else to every screen (each ignores what is not its own).
+// Status messages fade: an info after statusLife, a warning or an error after three times that
+// (long enough to read a path or an error twice).
+const statusLife = 6 * time.Second
+
+// statusExpiredMsg clears the status area if it still shows the message of generation gen.
+type statusExpiredMsg struct{ gen int }
+
+// Update routes messages (route) and arms the status area's fade whenever its text changed.
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	if e, ok := msg.(statusExpiredMsg); ok {
+		if e.gen == m.statusGen {
+			m.status = ""
+			m.shownStatus = ""
+		}
+		return m, nil
+	}
+	cmd := m.route(msg)
+	if m.status != m.shownStatus {
+		m.shownStatus = m.status
+		m.statusGen++
+		if m.status != "" {
+			life := statusLife
+			if m.statusLevel != common.Info {
+				life *= 3
+			}
+			gen := m.statusGen
+			cmd = tea.Batch(cmd, tea.Tick(life, func(time.Time) tea.Msg { return statusExpiredMsg{gen} }))
+		}
+	}
+	return m, cmd
+}
+
+// route routes messages: size to every screen, keys and mouse to the top screen (after the
+// global keys), everything else to every screen (each ignores what is not its own).
+func (m *Model) route(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
 		m.width, m.height = msg.Width, msg.Height
@@ -34,81 +66,81 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		for _, c := range m.stack {
 			c.SetSize(w, h)
 		}
-		return m, nil
+		return nil
 	case tea.KeyMsg:
 		if keys := splitRunes(msg); keys != nil && !m.paneFocused() {
 			cmds := make([]tea.Cmd, 0, len(keys))
 			for _, k := range keys {
 				cmds = append(cmds, m.key(k))
 			}
-			return m, tea.Batch(cmds...)
+			return tea.Batch(cmds...)
 		}
-		return m, m.key(msg)
+		return m.key(msg)
 	case tea.MouseMsg:
 		if m.help || m.confirm != nil || m.dialog != nil {
-			return m, nil
+			return nil
 		}
 		msg.Y -= headerHeight
 		if msg.Y < 0 {
-			return m, nil
+			return nil
 		}
-		return m, m.toTop(msg)
+		return m.toTop(msg)
 	case common.OpenSandboxMsg:
 		// history lives in the record: a new screen shows it all
-		return m, m.push(sandbox.New(m.ctx, msg.ID))
+		return m.push(sandbox.New(m.ctx, msg.ID))
 	case common.OpenLogsMsg:
 		if len(msg.Targets) == 0 {
-			return m, nil
+			return nil
 		}
-		return m, m.push(logview.New(m.ctx, msg.Targets, logview.Options{MemLines: m.ctx.LogMemLines}))
+		return m.push(logview.New(m.ctx, msg.Targets, logview.Options{MemLines: m.ctx.LogMemLines}))
 	case common.OpenTerminalMsg:
-		return m, m.openTerminal(msg)
+		return m.openTerminal(msg)
 	case common.AttachTerminalMsg:
-		return m, m.attachFull(msg.Sandbox, msg.Terminal)
+		return m.attachFull(msg.Sandbox, msg.Terminal)
 	case attachConnMsg:
-		return m, m.runAttach(msg)
+		return m.runAttach(msg)
 	case attachDoneMsg:
 		m.attachDone(msg)
-		return m, nil
+		return nil
 	case termpane.FocusLeftMsg:
 		k := m.ctx.Keys
 		m.status, m.statusLevel = fmt.Sprintf("keys back to sandscope: %s refocuses the terminal, %s attaches full screen, %s closes the pane",
 			k.FocusPane.Help().Key, k.Attach.Help().Key, k.Back.Help().Key), common.Info
-		return m, m.broadcast(msg)
+		return m.broadcast(msg)
 	case termpane.ActionMsg:
-		return m, m.paneAction(msg)
+		return m.paneAction(msg)
 	case contextTargetMsg:
-		return m, m.switchTo(msg)
+		return m.switchTo(msg)
 	case demoDoneMsg:
 		m.demoDone(msg)
-		return m, nil
+		return nil
 	case common.BackMsg:
 		m.pop()
-		return m, nil
+		return nil
 	case common.StatusMsg:
 		// status text often quotes bridge answers and process IDs: untrusted
 		m.status, m.statusLevel, m.statusAt = common.SanitizeText(msg.Text), msg.Level, m.ctx.Clock()
-		return m, nil
+		return nil
 	case common.ConnMsg:
 		m.connErr, m.retryAt, m.attempts = msg.Err, msg.RetryAt, msg.Attempts
 		if m.connErr != nil && !m.ticking {
 			m.ticking = true
-			return m, tea.Tick(time.Second, func(time.Time) tea.Msg { return rootTickMsg{} })
+			return tea.Tick(time.Second, func(time.Time) tea.Msg { return rootTickMsg{} })
 		}
-		return m, nil
+		return nil
 	case rootTickMsg:
 		if m.connErr == nil {
 			m.ticking = false
-			return m, nil
+			return nil
 		}
-		return m, tea.Tick(time.Second, func(time.Time) tea.Msg { return rootTickMsg{} })
+		return tea.Tick(time.Second, func(time.Time) tea.Msg { return rootTickMsg{} })
 	case termConnectedMsg:
-		return m, m.attachPane(msg)
+		return m.attachPane(msg)
 	case common.KnownMsg:
 		_, cmd := m.stack[0].Update(msg)
-		return m, cmd
+		return cmd
 	}
-	return m, m.broadcast(msg)
+	return m.broadcast(msg)
 }
 
 // splitRunes splits a key message carrying several runes into one message per rune, or returns
@@ -130,8 +162,12 @@ func splitRunes(msg tea.KeyMsg) []tea.KeyMsg {
 // paneFocused reports a focused terminal pane on top: it takes runes as text for the remote
 // terminal, several at once.
 func (m *Model) paneFocused() bool {
-	p, ok := m.top().(paneFocus)
-	return ok && p.Focused()
+	for _, p := range m.panes {
+		if p.pane.AsScreen() == m.top() {
+			return p.pane.Focused()
+		}
+	}
+	return false
 }
 
 func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
@@ -184,6 +220,8 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 		case key.Matches(msg, k.Help):
 			m.help = true
 			return nil
+		case key.Matches(msg, k.Back) && m.top().Back():
+			return nil // the screen used esc itself (an active filter cleared)
 		case key.Matches(msg, k.Back) && len(m.stack) > 1:
 			m.pop()
 			return nil
@@ -209,17 +247,14 @@ func (m *Model) quit() tea.Cmd {
 }
 
 func (m *Model) toTop(msg tea.Msg) tea.Cmd {
-	i := len(m.stack) - 1
-	c, cmd := m.stack[i].Update(msg)
-	m.stack[i] = c
+	_, cmd := m.top().Update(msg)
 	return cmd
 }
 
 func (m *Model) broadcast(msg tea.Msg) tea.Cmd {
 	var cmds []tea.Cmd
-	for i := range m.stack {
-		c, cmd := m.stack[i].Update(msg)
-		m.stack[i] = c
+	for _, c := range m.stack {
+		_, cmd := c.Update(msg)
 		if cmd != nil {
 			cmds = append(cmds, cmd)
 		}
@@ -227,18 +262,8 @@ func (m *Model) broadcast(msg tea.Msg) tea.Cmd {
 	return tea.Batch(cmds...)
 }
 
-type focuser interface{ SetFocus(bool) }
-
-// paneFocus is the terminal pane: it takes keys while focused.
-type paneFocus interface {
-	Focus()
-	Focused() bool
-}
-
-func (m *Model) push(c common.Component) tea.Cmd {
-	if f, ok := m.top().(focuser); ok {
-		f.SetFocus(false)
-	}
+func (m *Model) push(c common.Screen) tea.Cmd {
+	m.top().SetFocus(false)
 	w, h := m.bodySize()
 	c.SetSize(w, h)
 	m.stack = append(m.stack, c)
@@ -251,19 +276,16 @@ func (m *Model) pop() {
 		return
 	}
 	top := m.top()
-	if f, ok := top.(focuser); ok {
-		f.SetFocus(false)
-	}
-	if cl, ok := top.(interface{ Close() }); ok {
-		cl.Close()
-	}
-	if p, ok := top.(interface{ ID() int64 }); ok {
-		delete(m.panes, p.ID())
+	top.SetFocus(false)
+	top.Close()
+	for id, p := range m.panes {
+		if common.Screen(p.pane.AsScreen()) == top {
+			delete(m.panes, id)
+		}
 	}
 	m.stack = m.stack[:len(m.stack)-1]
-	if f, ok := m.top().(focuser); ok {
-		f.SetFocus(true)
-	}
+	m.status = "" // a message belongs to the screen it was about
+	m.top().SetFocus(true)
 	if _, ok := top.(*sandbox.Model); ok {
 		// the watcher's errors no longer apply
 		m.connErr = nil
@@ -271,15 +293,6 @@ func (m *Model) pop() {
 }
 
 func (m *Model) openTerminal(msg common.OpenTerminalMsg) tea.Cmd {
-	if m.terminalPane != nil {
-		c, err := m.terminalPane(m.ctx, msg)
-		if err != nil {
-			return func() tea.Msg {
-				return common.StatusMsg{Level: common.Error, Text: common.Describe("terminal "+msg.Terminal.ID, err)}
-			}
-		}
-		return m.push(c)
-	}
 	m.status = "connecting to terminal " + common.SanitizeText(msg.Terminal.ID) + "…"
 	m.statusLevel = common.Info
 	br, base := m.ctx.Bridge, m.ctx.BaseCtx()
@@ -313,10 +326,10 @@ func (m *Model) attachPane(msg termConnectedMsg) tea.Cmd {
 		Ctx:        m.ctx.BaseCtx(),
 		Keys:       m.ctx.Keys,
 	})
-	m.panes[pane.ID()] = msg.open
+	m.panes[pane.ID()] = paneEntry{pane: pane, open: msg.open}
 	pane.SetOrigin(0, headerHeight)
 	pane.Focus()
-	cmd := m.push(pane.AsComponent())
+	cmd := m.push(pane.AsScreen())
 	k := m.ctx.Keys
 	m.status = fmt.Sprintf("keys go to the terminal; %s gives them back, then %s refocuses, %s attaches full screen, %s closes the pane",
 		pane.LeaveBinding().Help().Key, k.FocusPane.Help().Key, k.Attach.Help().Key, k.Back.Help().Key)

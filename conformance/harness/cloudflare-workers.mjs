@@ -20,3 +20,7 @@ export class WorkerEntrypoint {
 // Module-level bindings; the bridge only reads them at bridge() time to warn about missing
 // bindings. run.mjs fills them before calling bridge().
 export const env = {};
+
+// The Workers tracing API (custom spans); the stable bridge falls back to plain handlers when it is
+// unavailable, which has no effect on the wire.
+export const tracing = undefined;

@@ -31,6 +31,11 @@ func WithProcessLogLimits(bytes, events int) Option {
 	return func(c *localbridge.Config) { c.ProcessLogBytes, c.ProcessLogEvents = bytes, events }
 }
 
+// WithStable makes the bridge speak the stable (0.12) dialect.
+func WithStable() Option {
+	return func(c *localbridge.Config) { c.Dialect = localbridge.DialectStable }
+}
+
 // WithConfig applies any change to the configuration (Listen is forced back to loopback).
 func WithConfig(f func(*localbridge.Config)) Option { return Option(f) }
 

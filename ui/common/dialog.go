@@ -33,6 +33,10 @@ type Dialog struct {
 	Opts   []string
 	Choice int
 	Data   any // carried to the result (e.g. the row the dialog is about)
+	// Validate, when set, checks a form's values on submit: an error keeps the form open, with
+	// what was typed, and shows the error in it until the next edit.
+	Validate func(values []string) error
+	Err      string
 }
 
 // DialogResult is a closed dialog's answer.
@@ -120,7 +124,14 @@ func (d *Dialog) Update(msg tea.Msg, k *keymap.KeyMap) (*DialogResult, tea.Cmd) 
 	if isKey {
 		switch {
 		case key.Matches(km, k.Confirm):
-			return res(true), nil
+			r := res(true)
+			if d.Validate != nil {
+				if err := d.Validate(r.Values); err != nil {
+					d.Err = err.Error()
+					return nil, nil
+				}
+			}
+			return r, nil
 		case key.Matches(km, k.Cancel), km.Type == tea.KeyCtrlC:
 			return res(false), nil
 		case key.Matches(km, k.NextField):
@@ -135,7 +146,11 @@ func (d *Dialog) Update(msg tea.Msg, k *keymap.KeyMap) (*DialogResult, tea.Cmd) 
 		return nil, nil
 	}
 	var cmd tea.Cmd
+	before := d.Fields[d.focus].Value()
 	d.Fields[d.focus], cmd = d.Fields[d.focus].Update(msg)
+	if d.Fields[d.focus].Value() != before {
+		d.Err = ""
+	}
 	return nil, cmd
 }
 
@@ -162,7 +177,9 @@ func (d *Dialog) View(st *themes.Styles, k *keymap.KeyMap, width int) string {
 	lines = append(lines, st.Title.Render(SanitizeText(d.Title)))
 	if d.Text != "" {
 		for _, l := range strings.Split(d.Text, "\n") {
-			lines = append(lines, st.Text.Render(Fit(SanitizeText(l), w-4)))
+			for _, wl := range Wrap(SanitizeText(l), w-4) {
+				lines = append(lines, st.Text.Render(wl))
+			}
 		}
 	}
 	switch d.Kind {
@@ -192,6 +209,12 @@ func (d *Dialog) View(st *themes.Styles, k *keymap.KeyMap, width int) string {
 				mark = "> "
 			}
 			lines = append(lines, mark+st.Faint.Render(Fit(d.Labels[i], lw))+" "+d.Fields[i].View())
+		}
+		if d.Err != "" {
+			lines = append(lines, "")
+			for _, l := range Wrap(SanitizeText(d.Err), w-4) {
+				lines = append(lines, st.Error.Render(l))
+			}
 		}
 		lines = append(lines, "", st.HelpDesc.Render(k.Confirm.Help().Key+" submit · "+k.NextField.Help().Key+" next field · "+k.Cancel.Help().Key+" cancel"))
 	}

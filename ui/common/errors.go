@@ -25,6 +25,17 @@ const (
 // WrongAPIText is how screens name a stable-API bridge in their headers.
 const WrongAPIText = "this bridge speaks another API: sandscope sends it nothing"
 
+// UnauthorizedHint is what to do about a rejected token, in the TUI and on the command line.
+const UnauthorizedHint = "the bridge rejected the token (check SANDBOX_API_KEY or --token-file)"
+
+// SandboxIDRule is the bridge's sandbox ID format in words: hints, errors and help say it alike.
+const SandboxIDRule = "1-128 characters of a-z and 2-7"
+
+// BadSandboxID is the one wording for an ID that is not a sandbox ID (the client's says the same).
+func BadSandboxID(id string) string {
+	return fmt.Sprintf("sandbox ID %q: must be %s", SanitizeText(id), SandboxIDRule)
+}
+
 // Classify sorts an error from the client.
 func Classify(err error) ErrKind {
 	switch {
@@ -57,7 +68,7 @@ func Describe(op string, err error) string {
 	var s string
 	switch Classify(err) {
 	case ErrUnauthorized:
-		s = "unauthorized: the bridge rejected the token (check SANDBOX_API_KEY or --token-file)"
+		s = "unauthorized: " + UnauthorizedHint
 	case ErrUnreachable:
 		s = "bridge unreachable: " + err.Error()
 	case ErrCapacity:

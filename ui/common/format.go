@@ -1,6 +1,8 @@
 package common
 
 import (
+	"sandscope/sanitize"
+
 	"fmt"
 	"strings"
 	"time"
@@ -37,10 +39,8 @@ func ShortCursor(c string) string {
 	if c == "" {
 		return "-"
 	}
-	if len(c) <= 18 {
-		return c
-	}
-	return c[:8] + "…" + c[len(c)-8:]
+	// sanitised before it is shortened, so the two halves cannot join into a sequence
+	return sanitize.Elide(sanitize.Label(c), 17).String()
 }
 
 // Bytes renders a byte count: "812 B", "4.1 KiB", "3.0 MiB".
@@ -104,4 +104,17 @@ func JoinCells(cells []string, cols []int) string {
 		parts[i] = Fit(c, cols[i])
 	}
 	return strings.Join(parts, " ")
+}
+
+// Wrap breaks plain text into lines of at most w cells, at spaces where it can (long words are
+// cut). An empty string is one empty line.
+func Wrap(s string, w int) []string {
+	if w < 1 {
+		w = 1
+	}
+	out := strings.Split(ansi.Wrap(s, w, ""), "\n")
+	for i := range out {
+		out[i] = strings.TrimRight(out[i], " ")
+	}
+	return out
 }

@@ -239,12 +239,20 @@ func TestSaveRawAndCopyCursor(t *testing.T) {
 	if err != nil || string(got) != raw {
 		t.Fatalf("saved %q (%v), want %q; msgs %+v", got, err, raw, up)
 	}
-	press(t, m, "y")
+	shown := ""
+	for _, msg := range press(t, m, "y") {
+		if s, ok := msg.(common.StatusMsg); ok {
+			shown += s.Text
+		}
+	}
 	if copied != "verylongcursorvalue-0123456789abcdef" {
 		t.Fatalf("copied %q", copied)
 	}
-	if !strings.Contains(m.View(), "verylongcursorvalue-0123456789abcdef") {
-		t.Fatal("the full cursor is not shown after copying")
+	if !strings.Contains(shown, "verylongcursorvalue-0123456789abcdef") {
+		t.Fatalf("the full cursor is not shown after copying: %q", shown)
+	}
+	if strings.Contains(m.View(), "copied") {
+		t.Fatal("the message is in the view too (the status area shows it once)")
 	}
 	// saving never overwrites
 	press(t, m, "s")
@@ -317,5 +325,22 @@ func TestViewsIgnoreEachOthersMessages(t *testing.T) {
 	b.Update(logBatchMsg{owner: a, src: 0, gen: a.gen, events: []client.LogEvent{data(0, client.Stdout, "c", "for a\n")}})
 	if b.buf.Len() != 0 {
 		t.Fatal("a view took another view's output")
+	}
+}
+
+// TestJSONLWraps: in the JSONL view a long summary is cut with wrap off and folded onto several
+// rows, whole, with wrap on.
+func TestJSONLWraps(t *testing.T) {
+	m, _ := newView(t, target("p1", "claude", "-p"))
+	long := strings.Repeat("word ", 40) + "THEEND"
+	feed(m, 0, data(0, client.Stdout, "c1", `{"type":"assistant","message":{"role":"assistant","content":[{"type":"text","text":"`+long+`"}]}}`+"\n"))
+	press(t, m, "J")
+	if strings.Contains(m.View(), "THEEND") {
+		t.Fatalf("wrap off shows the end of a line wider than the view:\n%s", m.View())
+	}
+	press(t, m, "w")
+	v := m.View()
+	if !strings.Contains(v, "THEEND") {
+		t.Fatalf("wrap on does not show the whole summary:\n%s", v)
 	}
 }

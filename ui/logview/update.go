@@ -18,6 +18,7 @@ import (
 	"sandscope/themes"
 	"sandscope/ui/common"
 	"sandscope/ui/logbuf"
+	"sandscope/vocab"
 )
 
 // Update handles follower batches, ticks, keys and the answers of searches, filters and saves.
@@ -61,12 +62,11 @@ func (m *Model) Update(msg tea.Msg) (common.Component, tea.Cmd) {
 		m.searching = false
 		switch {
 		case msg.err != nil && !errors.Is(msg.err, context.Canceled):
-			m.note = "search failed: " + msg.err.Error()
+			return m, common.Status(common.Error, "search failed: "+msg.err.Error())
 		case msg.index < 0:
-			m.note = fmt.Sprintf("%q not found", m.query)
+			return m, common.Status(common.Warn, fmt.Sprintf("%q not found", m.query))
 		default:
 			m.match = msg.index
-			m.note = ""
 			m.show(msg.index)
 		}
 		return m, nil
@@ -75,8 +75,7 @@ func (m *Model) Update(msg tea.Msg) (common.Component, tea.Cmd) {
 			return m, nil
 		}
 		if msg.err != nil {
-			m.note = "filter failed: " + msg.err.Error()
-			return m, nil
+			return m, common.Status(common.Error, "filter failed: "+msg.err.Error())
 		}
 		if !msg.caught {
 			return m, m.updateFilter(msg.f)
@@ -89,8 +88,7 @@ func (m *Model) Update(msg tea.Msg) (common.Component, tea.Cmd) {
 		if msg.err != nil {
 			return m, common.Status(common.Error, "save: "+msg.err.Error())
 		}
-		m.note = fmt.Sprintf("saved %s of raw output to %s", common.Bytes(msg.bytes), msg.path)
-		return m, common.Status(common.Info, m.note)
+		return m, common.Status(common.Info, fmt.Sprintf("saved %s of raw output to %s", common.Bytes(msg.bytes), msg.path))
 	case tea.MouseMsg:
 		if m.dialog == nil && m.inputMode == "" {
 			switch msg.Button {
@@ -342,18 +340,23 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 		if i := m.buf.NextMarker(from, dir); i >= 0 {
 			m.match = i
 			m.show(i)
-			m.note = ""
 		} else {
-			m.note = "no more markers that way"
+			return common.Status(common.Info, "no more markers that way")
 		}
 	case key.Matches(msg, k.Save):
 		name := "sandscope"
 		if len(m.sources) == 1 {
 			name += "-" + m.sources[0].name
 		}
-		def := filepath.Join(".", fmt.Sprintf("%s-%s.log", name, m.ctx.Clock().Format("20060102-150405")))
+		def := filepath.Join(m.saveDir(), fmt.Sprintf("%s-%s.log", name, m.ctx.Clock().Format("20060102-150405")))
 		m.dialog = common.NewForm("save", "Save raw output", []string{"File"}, []string{def}, nil)
-		m.dialog.Text = "Every byte received, stdout and stderr in arrival order, from the first byte."
+		m.dialog.Text = "Every byte received, stdout and stderr in arrival order, from the first byte. A relative name is saved in " + m.saveDir() + "."
+		m.dialog.Validate = func(v []string) error {
+			if len(v) == 0 || strings.TrimSpace(v[0]) == "" {
+				return errors.New("a file name is required")
+			}
+			return nil
+		}
 	case key.Matches(msg, k.CopyCursor):
 		return m.copyCursor()
 	}
@@ -403,7 +406,7 @@ func (m *Model) inputKey(msg tea.KeyMsg) tea.Cmd {
 func (m *Model) search(q string, from int, dir logbuf.Direction) tea.Cmd {
 	if q == "" || m.buf == nil {
 		if q == "" {
-			m.note = "no search yet: press " + m.ctx.Keys.Search.Help().Key
+			return common.Status(common.Info, "no search yet: press "+m.ctx.Keys.Search.Help().Key)
 		}
 		return nil
 	}
@@ -461,8 +464,12 @@ func (m *Model) answer(res *common.DialogResult) tea.Cmd {
 	if path == "" {
 		return common.Status(common.Error, "save: a file name is required")
 	}
+	path = m.savePath(path)
 	buf := m.buf
 	return func() tea.Msg {
+		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+			return savedMsg{owner: m, path: path, err: fmt.Errorf("%s: %w", path, err)}
+		}
 		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 		if err != nil {
 			return savedMsg{owner: m, path: path, err: fmt.Errorf("%s: %w", path, err)}
@@ -477,6 +484,35 @@ func (m *Model) answer(res *common.DialogResult) tea.Cmd {
 		}
 		return savedMsg{owner: m, path: path, bytes: cw.n}
 	}
+}
+
+// saveDir is where saved logs go by default: <state dir>/saved (~/.local/state/sandscope/saved),
+// or the working directory when sandscope has no state directory.
+func (m *Model) saveDir() string {
+	if m.ctx.StateDir != "" {
+		return filepath.Join(m.ctx.StateDir, "saved")
+	}
+	if wd, err := os.Getwd(); err == nil {
+		return wd
+	}
+	return "."
+}
+
+// savePath makes the typed name absolute: ~/ is the home directory, a relative name goes into
+// saveDir.
+func (m *Model) savePath(p string) string {
+	if rest, ok := strings.CutPrefix(p, "~/"); ok {
+		if home, err := os.UserHomeDir(); err == nil {
+			return filepath.Join(home, rest)
+		}
+	}
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(m.saveDir(), p)
+	}
+	if abs, err := filepath.Abs(p); err == nil {
+		return abs
+	}
+	return p
 }
 
 type countWriter struct {
@@ -507,20 +543,30 @@ func (m *Model) copyCursor() tea.Cmd {
 		}
 	}
 	if s.cursor == "" {
-		m.note = "no cursor yet: nothing delivered"
-		return nil
+		return common.Status(common.Info, "no cursor yet: nothing delivered")
 	}
-	text := fmt.Sprintf("cursor of %s: %s", s.name, s.cursor)
+	text := fmt.Sprintf("cursor of %s: %s", vocab.Text(s.name), vocab.Text(s.cursor))
+	if !plainToken(s.cursor) {
+		// pasted into a shell, a cursor with spaces or controls could do harm: it is shown, not copied
+		return common.Status(common.Warn, text+" (not copied: the bridge's cursor holds characters a cursor never has)")
+	}
 	if m.ctx.Clipboard == nil {
-		m.note = text + " (no clipboard on this terminal)"
-		return common.Status(common.Info, m.note)
+		return common.Status(common.Info, text+" (no clipboard on this terminal)")
 	}
 	if err := m.ctx.Clipboard(s.cursor); err != nil {
-		m.note = text + " (clipboard failed: " + err.Error() + ")"
-		return common.Status(common.Warn, m.note)
+		return common.Status(common.Warn, text+" (clipboard failed: "+err.Error()+")")
 	}
-	m.note = text + " — copied (OSC 52)"
-	return common.Status(common.Info, m.note)
+	return common.Status(common.Info, text+" — copied (OSC 52)")
+}
+
+// plainToken says c is printable ASCII without spaces (what a resume cursor is).
+func plainToken(c string) bool {
+	for i := 0; i < len(c); i++ {
+		if c[i] <= ' ' || c[i] >= 0x7f {
+			return false
+		}
+	}
+	return c != ""
 }
 
 // badgeOf maps a stream state to its badge.

@@ -76,6 +76,12 @@ func New(ctx *common.Context, id string) *Model {
 // ID is the sandbox shown.
 func (m *Model) ID() string { return m.id }
 
+// Title is the screen's crumb in the header: the sandbox ID.
+func (m *Model) Title() string { return m.id }
+
+// Back leaves esc to the root.
+func (m *Model) Back() bool { return false }
+
 // Init starts watching: through the record's background watcher when there is a record (the
 // screen then re-reads the record when it changes), else with a watcher of its own.
 func (m *Model) Init() tea.Cmd {
@@ -238,3 +244,6 @@ type termMsg struct {
 	req client.TerminalRequest
 	err error
 }
+
+// The root holds it as a common.Screen.
+var _ common.Screen = (*Model)(nil)

@@ -198,6 +198,7 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 			[]string{"Command", "Working dir", "Env", "Timeout"},
 			[]string{"", "", "", ""},
 			[]string{"e.g. npm test -- --watch=false", "/workspace", "KEY=value KEY2=value", "e.g. 90s or 10m (empty: none)"})
+		m.dialog.Validate = func(v []string) error { _, err := parseExec(v); return err }
 	case key.Matches(msg, k.Kill):
 		return m.kill()
 	case key.Matches(msg, k.Relaunch):
@@ -207,6 +208,10 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 			[]string{"Command", "Working dir", "Env", "Size"},
 			[]string{"bash", "", "", ""},
 			[]string{"e.g. bash -l", "/workspace", "KEY=value KEY2=value", "COLSxROWS, e.g. 120x40 (empty: fit the pane)"})
+		m.dialog.Validate = func(v []string) error {
+			_, err := parseTerminal(v, m.width, max(m.height-1, 1))
+			return err
+		}
 	case m.tab == TerminalsTab && key.Matches(msg, k.Attach):
 		e, refused := m.actionTerm("attach")
 		if e == nil {

@@ -119,10 +119,15 @@ func TestAddByIDValidates(t *testing.T) {
 	for _, r := range "Bad-ID" {
 		keys = append(keys, string(r))
 	}
-	up := press(t, m, append(keys, "enter")...)
-	if !strings.Contains(statuses(up), "is not a sandbox ID") || len(m.rows) != 0 {
-		t.Fatalf("bad ID accepted: %q rows=%d", statuses(up), len(m.rows))
+	press(t, m, append(keys, "enter")...)
+	if !m.Capturing() || len(m.rows) != 0 {
+		t.Fatalf("bad ID accepted or the form closed: rows=%d", len(m.rows))
 	}
+	// the form stays open with what was typed and says why, in the words of the hint
+	if v := m.View(); !strings.Contains(v, `sandbox ID "Bad-ID": must be `+common.SandboxIDRule) || !strings.Contains(v, "Bad-ID") {
+		t.Fatalf("the form does not show the error:\n%s", v)
+	}
+	press(t, m, "esc")
 	press(t, m, "a")
 	keys = keys[:0]
 	for _, r := range "goodid" {

@@ -2,7 +2,9 @@ package sandboxes
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/charmbracelet/bubbles/key"
@@ -66,7 +68,13 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 		return m.action("create", "", func(ctx context.Context) (string, error) { return m.ctx.Bridge.CreateSandbox(ctx) })
 	case key.Matches(msg, k.Add):
 		m.dialog = common.NewForm("add", "Add a sandbox by ID", []string{"Sandbox ID"}, nil,
-			[]string{"24 characters of a–z and 2–7"})
+			[]string{common.SandboxIDRule})
+		m.dialog.Validate = func(v []string) error {
+			if len(v) == 0 || !ValidID(strings.TrimSpace(v[0])) {
+				return errors.New(common.BadSandboxID(strings.Join(v, "")))
+			}
+			return nil
+		}
 	case key.Matches(msg, k.Forget):
 		id := m.Selected()
 		if id == "" {
@@ -140,8 +148,9 @@ func (m *Model) answer(res *common.DialogResult) tea.Cmd {
 		if len(res.Values) > 0 {
 			id = res.Values[0]
 		}
+		id = strings.TrimSpace(id)
 		if !ValidID(id) {
-			return common.Status(common.Error, fmt.Sprintf("add: %q is not a sandbox ID (1–128 characters of a–z and 2–7)", common.SanitizeText(id)))
+			return common.Status(common.Error, "add: "+common.BadSandboxID(id))
 		}
 		m.remember(id, "added")
 		m.selectID(id)

@@ -1,0 +1,116 @@
+package main
+
+// Command-line helpers shared by the subcommands: exit statuses and how bridge errors map to them
+// (with the same hint the TUI gives), and unique-prefix lookup of process and terminal IDs.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"sandscope/client"
+	"sandscope/ui/common"
+)
+
+// Exit statuses (a stable contract: scripts rely on them; the README lists them per command).
+const (
+	exitOK         = 0
+	exitFailure    = 1 // the bridge is unreachable or failed (ls, logs without -f, config)
+	exitUsage      = 2 // usage, authentication or not-found errors
+	exitLost       = 3
+	exitNoResume   = 4
+	exitInterrupt  = 130
+	exitExecUnsure = 255
+)
+
+// usageKind reports errors that are the caller's to fix: exit status 2 in every command.
+func usageKind(err error) bool {
+	return errors.Is(err, client.ErrUnauthorized) || errors.Is(err, client.ErrNotFound) ||
+		errors.Is(err, client.ErrInvalidRequest) || errors.Is(err, client.ErrUnsupported)
+}
+
+// bridgeExit turns a bridge call's error into the command's exit: status 2 (usage, authentication,
+// not found) or other, with op as context. A rejected token gets the hint the TUI shows.
+func bridgeExit(op string, err error, other int) error {
+	code := other
+	if usageKind(err) {
+		code = exitUsage
+	}
+	if errors.Is(err, client.ErrUnauthorized) {
+		err = fmt.Errorf("%w; %s", err, common.UnauthorizedHint)
+	}
+	if op != "" {
+		err = fmt.Errorf("%s: %w", op, err)
+	}
+	return &exitError{code: code, err: err}
+}
+
+// errAmbiguous and errNoMatch are the outcomes of a prefix lookup that found no single ID.
+var (
+	errAmbiguous = errors.New("ambiguous ID prefix")
+	errNoMatch   = errors.New("no such ID")
+)
+
+// matchPrefix returns the one id in ids that equals want or starts with it. The TUI shows IDs cut
+// to 8-12 characters: what a person copies from it must be enough.
+func matchPrefix(want string, ids []string) (string, error) {
+	var found []string
+	for _, id := range ids {
+		if id == want {
+			return id, nil
+		}
+		if want != "" && strings.HasPrefix(id, want) {
+			found = append(found, id)
+		}
+	}
+	switch len(found) {
+	case 1:
+		return found[0], nil
+	case 0:
+		return "", errNoMatch
+	}
+	if len(found) > 4 {
+		found = append(found[:4], "…")
+	}
+	return "", fmt.Errorf("%w %q: matches %s", errAmbiguous, want, strings.Join(found, ", "))
+}
+
+// resolveProcessID expands a unique prefix of a process ID in sandbox. A full ID the bridge lists
+// is returned as is; an ID it does not list is returned unchanged (the bridge answers for it, e.g.
+// a process whose record is gone but whose log is still held).
+func resolveProcessID(ctx context.Context, c *client.Client, sandbox, id string) (string, error) {
+	ps, err := c.ListProcesses(ctx, sandbox)
+	if err != nil {
+		return id, nil // the call that follows reports the bridge's trouble
+	}
+	ids := make([]string, len(ps))
+	for i, p := range ps {
+		ids[i] = p.ID
+	}
+	return expandPrefix("process", id, ids)
+}
+
+// resolveTerminalID is resolveProcessID for terminals.
+func resolveTerminalID(ctx context.Context, c *client.Client, sandbox, id string) (string, error) {
+	ts, err := c.ListTerminals(ctx, sandbox)
+	if err != nil {
+		return id, nil
+	}
+	ids := make([]string, len(ts))
+	for i, t := range ts {
+		ids[i] = t.ID
+	}
+	return expandPrefix("terminal", id, ids)
+}
+
+func expandPrefix(kind, id string, ids []string) (string, error) {
+	full, err := matchPrefix(id, ids)
+	switch {
+	case err == nil:
+		return full, nil
+	case errors.Is(err, errAmbiguous):
+		return "", &exitError{code: exitUsage, err: fmt.Errorf("%s %w", kind, err)}
+	}
+	return id, nil
+}
