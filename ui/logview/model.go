@@ -210,6 +210,10 @@ func (m *Model) replayCapture(s *source) {
 		at := now
 		if e != nil {
 			loss.Lookup = common.SanitizeText(strings.Join(e.Evidence, "; "))
+			if strings.Contains(loss.Lookup, "incarnation") {
+				// the evidence already says where the sandbox went
+				loss.Incarnation, loss.Previous, loss.SandboxRunning = 0, 0, nil
+			}
 			if !e.LostAt.IsZero() {
 				at = e.LostAt
 			}

@@ -271,7 +271,7 @@ func (m *Model) termRows(now time.Time) (string, []string, string) {
 	return head, rows, detail
 }
 
-var incCols = []int{6, 9, 9, 10, 0}
+var incCols = []int{6, 9, 9, 24, 0}
 
 func (m *Model) incRows(now time.Time) (string, []string, string) {
 	cols := flex(incCols, m.width)
