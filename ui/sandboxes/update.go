@@ -116,7 +116,6 @@ func (m *Model) mouse(msg tea.MouseMsg) tea.Cmd {
 	return nil
 }
 
-
 func (m *Model) answer(res *common.DialogResult) tea.Cmd {
 	if !res.OK {
 		return nil
