@@ -271,7 +271,7 @@ func (m *Model) termRows(now time.Time) (string, []string, string) {
 	return head, rows, detail
 }
 
-var incCols = []int{6, 9, 9, 24, 0}
+var incCols = []int{6, 9, 9, 10, 0}
 
 func (m *Model) incRows(now time.Time) (string, []string, string) {
 	cols := flex(incCols, m.width)
@@ -289,9 +289,6 @@ func (m *Model) incRows(now time.Time) (string, []string, string) {
 		if i == len(m.st.Incarnations)-1 {
 			cur = " ◀ now"
 		}
-		if e.Earlier {
-			kind += " (earlier run)"
-		}
 		cells := []string{fmt.Sprintf("#%d", e.Number), common.Clock(e.FirstSeen), common.Clock(e.LastSeen), kind, strings.Join(sanitizeAll(e.Evidence), "; ") + cur}
 		var style func(string) string
 		if i < len(m.st.Incarnations)-1 {
@@ -304,6 +301,9 @@ func (m *Model) incRows(now time.Time) (string, []string, string) {
 	if c := m.cursor[TimelineTab]; c < len(m.st.Incarnations) {
 		e := m.st.Incarnations[c]
 		detail = fmt.Sprintf("#%d: first seen %s, last seen %s · %s", e.Number, common.Since(now, e.FirstSeen), common.Since(now, e.LastSeen), strings.Join(sanitizeAll(e.Evidence), "; "))
+		if e.Earlier {
+			detail = "seen by an earlier run of sandscope · " + detail
+		}
 	}
 	return head, rows, detail
 }
