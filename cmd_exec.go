@@ -15,11 +15,13 @@ import (
 	"github.com/spf13/cobra"
 
 	"sandscope/client"
+	"sandscope/record"
 )
 
 func newExecCmd(g *globalOptions) *cobra.Command {
 	var cwd string
 	var env []string
+	var noRecord bool
 	var timeout time.Duration
 	cmd := &cobra.Command{
 		Use:   "exec SANDBOX [--cwd D] [--env K=V] [--timeout DUR] -- ARGV...",
@@ -62,20 +64,42 @@ with a "sandscope: " notice on stderr.`,
 			streamOnOneCore()
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			return runExec(ctx, c, args[0], req, cmd.OutOrStdout(), cmd.ErrOrStderr())
+			var rec *record.Record
+			if !noRecord {
+				if rec = openCommandRecord(g, cmd.ErrOrStderr()); rec != nil {
+					defer rec.Close()
+				}
+			}
+			return runExec(ctx, c, rec, args[0], req, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
+	cmd.Flags().BoolVar(&noRecord, "no-record", false, "do not record the launch and the stream's events in sandscope's record")
 	cmd.Flags().StringVar(&cwd, "cwd", "", "working directory (inside /workspace)")
 	cmd.Flags().StringArrayVar(&env, "env", nil, "environment variable NAME=VALUE (repeatable)")
 	cmd.Flags().DurationVar(&timeout, "timeout", 0, "kill the process after this long (e.g. 30s)")
 	return cmd
 }
 
-func runExec(ctx context.Context, c *client.Client, sandbox string, req client.ExecRequest, stdout, stderr io.Writer) error {
+// runExec launches a process and follows it; with a record, the launch (argv, cwd, environment
+// names), the action's outcome and the stream's events are recorded.
+func runExec(ctx context.Context, c *client.Client, rec *record.Record, sandbox string, req client.ExecRequest, stdout, stderr io.Writer) error {
 	if err := checkSandboxArg(sandbox); err != nil {
 		return err
 	}
 	p, err := startWithCapacityRetry(ctx, c, sandbox, req, stderr)
+	if rec != nil {
+		outcome := "ok"
+		if err != nil {
+			outcome = err.Error()
+		}
+		rec.Add(record.Event{Sandbox: sandbox, Source: record.FromAction, Kind: "exec", Entity: record.Process, EntityID: p.ID,
+			Action: &record.Action{Kind: "exec", Detail: record.ShellJoin(req.Argv), Outcome: outcome, Result: p.ID}})
+		if err == nil {
+			pp := p
+			rec.Add(record.Event{Sandbox: sandbox, Source: record.FromLaunch, Kind: "launch", Entity: record.Process, EntityID: p.ID, Process: &pp,
+				Incarnation: client.Incarnation{Number: p.Incarnation}, Launch: record.LaunchOf(req.Argv, req.Cwd, req.Env, req.Timeout)})
+		}
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			return &exitError{code: exitInterrupt}
@@ -85,7 +109,7 @@ func runExec(ctx context.Context, c *client.Client, sandbox string, req client.E
 	fctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	f := c.Follow(fctx, sandbox, p.ID, client.FollowOptions{Status: &p})
-	final, ok, _ := printFollow(f, stdout, stderr, true)
+	final, ok, _ := printFollow(f, stdout, stderr, true, recordStream(rec, sandbox, p.ID))
 	if !ok {
 		if ctx.Err() != nil {
 			return &exitError{code: exitInterrupt, err: fmt.Errorf("detached; process %s keeps running (sandscope logs %s %s -f)", p.ID, sandbox, p.ID)}

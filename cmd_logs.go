@@ -17,11 +17,12 @@ import (
 	"github.com/spf13/cobra"
 
 	"sandscope/client"
+	"sandscope/record"
 	"sandscope/ui/common"
 )
 
 func newLogsCmd(g *globalOptions) *cobra.Command {
-	var follow bool
+	var follow, noRecord bool
 	var since string
 	cmd := &cobra.Command{
 		Use:   "logs SANDBOX PROCESS",
@@ -50,15 +51,25 @@ Exit status: 0 the bridge confirms the process ended (the final notice gives its
 			streamOnOneCore()
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			return runLogs(ctx, c, args[0], args[1], since, follow, cmd.OutOrStdout(), cmd.ErrOrStderr())
+			var rec *record.Record
+			if follow && !noRecord {
+				rec = openCommandRecord(g, cmd.ErrOrStderr())
+				if rec != nil {
+					defer rec.Close()
+				}
+			}
+			return runLogs(ctx, c, rec, args[0], args[1], since, follow, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
+	cmd.Flags().BoolVar(&noRecord, "no-record", false, "do not write the stream's events to sandscope's record")
 	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "follow the log until the process ends")
 	cmd.Flags().StringVar(&since, "since", "", "start strictly after this cursor")
 	return cmd
 }
 
-func runLogs(ctx context.Context, c *client.Client, sandbox, process, since string, follow bool, stdout, stderr io.Writer) error {
+// runLogs prints a process's log; with a record, the stream's events (not its output) are
+// recorded as the TUI would record them.
+func runLogs(ctx context.Context, c *client.Client, rec *record.Record, sandbox, process, since string, follow bool, stdout, stderr io.Writer) error {
 	if err := checkSandboxArg(sandbox); err != nil {
 		return err
 	}
@@ -75,7 +86,7 @@ func runLogs(ctx context.Context, c *client.Client, sandbox, process, since stri
 	}
 	// printFollow writes each event out before receiving the next, so Data buffers can be recycled.
 	f := c.Follow(fctx, sandbox, process, opts)
-	final, ok, cursor := printFollow(f, stdout, stderr, follow)
+	final, ok, cursor := printFollow(f, stdout, stderr, follow, recordStream(rec, sandbox, process))
 	if !ok {
 		if ctx.Err() != nil {
 			if cursor != "" {
@@ -135,7 +146,7 @@ func failedExitCode(err error) int {
 // stderr as "sandscope: " notices. It returns the final event (Ended, Lost, Failed), or ok false
 // when the stream closed without one (snapshot done or cancelled).
 // cursor is the last cursor delivered ("" when none), to resume from.
-func printFollow(f *client.Follower, stdout, stderr io.Writer, verbose bool) (final client.LogEvent, ok bool, cursor string) {
+func printFollow(f *client.Follower, stdout, stderr io.Writer, verbose bool, observe func(client.LogEvent)) (final client.LogEvent, ok bool, cursor string) {
 	out := bufio.NewWriterSize(stdout, 256<<10)
 	errw := bufio.NewWriterSize(stderr, 64<<10)
 	defer out.Flush()
@@ -164,6 +175,9 @@ func printFollow(f *client.Follower, stdout, stderr io.Writer, verbose bool) (fi
 		}
 		if ev.Cursor != "" {
 			cursor = ev.Cursor
+		}
+		if ev.Kind != client.Data && observe != nil {
+			observe(ev)
 		}
 		switch ev.Kind {
 		case client.Data:
@@ -215,6 +229,19 @@ func printFollow(f *client.Follower, stdout, stderr io.Writer, verbose bool) (fi
 		case client.Failed:
 			notice("failed: %s", ev.Reason)
 			return ev, true, cursor
+		}
+	}
+}
+
+// recordStream returns an observer that records a follower's events (nil without a record).
+// Quiet events are not recorded: a status lookup saying "still running" is no news.
+func recordStream(rec *record.Record, sandbox, process string) func(client.LogEvent) {
+	if rec == nil {
+		return nil
+	}
+	return func(ev client.LogEvent) {
+		if ev.Kind != client.Quiet {
+			rec.Add(record.FromLogEvent(sandbox, process, ev))
 		}
 	}
 }

@@ -201,3 +201,63 @@ func countTruncated(r io.Reader) int {
 		}
 	}
 }
+
+// BenchmarkLogsFollowRecording measures what recording costs `logs -f`: the same 256 MiB replay
+// read with the record (the default) and with --no-record, alternating in the same run. The ratio
+// is the recording overhead (target ≤ 1.05). The record keeps the stream's events and cursors,
+// not its output (the TUI's background capture keeps output, within its budget).
+//
+//	go test -run '^$' -bench BenchmarkLogsFollowRecording -benchtime 5x .
+func BenchmarkLogsFollowRecording(b *testing.B) {
+	bin := sandscopeBinary(b)
+	devnull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer devnull.Close()
+	br, tokenFile, _, c := benchSetup(b, bridgetest.WithProcessLogLimits(320<<20, 10_000_000))
+	ctx := context.Background()
+	p, err := c.StartProcess(ctx, "local", client.ExecRequest{Argv: producer("")})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for {
+		st, err := c.GetProcess(ctx, "local", p.ID)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if st.State != "running" {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	state := b.TempDir()
+	run := func(extra ...string) time.Duration {
+		args := append([]string{"--url", br.URL, "--token-file", tokenFile, "logs", "local", p.ID, "-f"}, extra...)
+		cmd := exec.Command(bin, args...)
+		cmd.Env = append(os.Environ(), "XDG_STATE_HOME="+state)
+		cmd.Stdout = devnull
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		start := time.Now()
+		if err := cmd.Run(); err != nil {
+			b.Fatalf("sandscope: %v %s", err, stderr.String())
+		}
+		return time.Since(start)
+	}
+	run() // warm the page cache and create the record
+	var tOn, tOff time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		tOff += run("--no-record")
+		tOn += run()
+	}
+	b.StopTimer()
+	n := float64(b.N)
+	b.ReportMetric(tOff.Seconds()/n, "no-record-s/run")
+	b.ReportMetric(tOn.Seconds()/n, "record-s/run")
+	b.ReportMetric(tOn.Seconds()/tOff.Seconds(), "ratio")
+	if matches, _ := filepath.Glob(filepath.Join(state, "sandscope", "record", "*.db")); len(matches) != 1 {
+		b.Fatalf("the record was not written: %v", matches)
+	}
+}

@@ -26,12 +26,23 @@ var (
 	cmdBinDir  string
 )
 
-// TestMain removes the binary sandscopeBinary built, once every test has run.
+// TestMain points the XDG directories at a temporary one for every test and every binary a test
+// starts with the inherited environment (sandscope records what it observes under the state
+// directory: tests never write into the developer's own), and removes the binary sandscopeBinary
+// built, once every test has run.
 func TestMain(m *testing.M) {
+	home, err := os.MkdirTemp("", "sandscope-test-xdg-")
+	if err != nil {
+		panic(err)
+	}
+	for _, v := range []string{"XDG_STATE_HOME", "XDG_CACHE_HOME", "XDG_CONFIG_HOME"} {
+		os.Setenv(v, filepath.Join(home, strings.ToLower(strings.TrimPrefix(v, "XDG_"))))
+	}
 	code := m.Run()
 	if cmdBinDir != "" {
 		_ = os.RemoveAll(cmdBinDir)
 	}
+	_ = os.RemoveAll(home)
 	os.Exit(code)
 }
 

@@ -70,6 +70,7 @@ With no subcommand it opens the terminal UI, on a remote bridge when one is conf
 		newAttachCmd(g),
 		newConfigCmd(g),
 		newDemoCmd(g),
+		newReportCmd(g),
 	)
 	return root
 }

@@ -39,10 +39,12 @@ type KeyMap struct {
 
 	// Sandbox screen.
 	NextTab, PrevTab, Exec, Kill, Relaunch, Select, Shell key.Binding
+	Report                                                key.Binding // write a triage report of the sandbox or the selected process
 
 	// Log view.
 	Follow, Timestamps, Wrap, Search, NextMatch, PrevMatch  key.Binding
 	Filter, NextMarker, PrevMarker, Save, CopyCursor, JSONL key.Binding
+	LogReport                                               key.Binding // write a triage report of the followed process
 
 	// Terminals: the embedded pane, and the Terminals tab of the sandbox screen (attach, interrupt,
 	// terminate act on the selected terminal there). LeavePane is the detach key: it is never sent
@@ -78,12 +80,13 @@ func (k *KeyMap) entries() []entry {
 		{"next_tab", Sandbox, &k.NextTab}, {"prev_tab", Sandbox, &k.PrevTab},
 		{"exec", Sandbox, &k.Exec}, {"kill", Sandbox, &k.Kill},
 		{"relaunch", Sandbox, &k.Relaunch}, {"select", Sandbox, &k.Select},
-		{"shell", Sandbox, &k.Shell},
+		{"shell", Sandbox, &k.Shell}, {"report", Sandbox, &k.Report},
 
 		{"follow", Logs, &k.Follow}, {"timestamps", Logs, &k.Timestamps}, {"wrap", Logs, &k.Wrap},
 		{"search", Logs, &k.Search}, {"next_match", Logs, &k.NextMatch}, {"prev_match", Logs, &k.PrevMatch},
 		{"filter", Logs, &k.Filter}, {"next_marker", Logs, &k.NextMarker}, {"prev_marker", Logs, &k.PrevMarker},
 		{"save", Logs, &k.Save}, {"copy_cursor", Logs, &k.CopyCursor}, {"jsonl", Logs, &k.JSONL},
+		{"log_report", Logs, &k.LogReport},
 
 		{"focus_terminal", Terminal, &k.FocusPane}, {"leave_terminal", Terminal, &k.LeavePane},
 		{"attach", Terminal, &k.Attach}, {"interrupt", Terminal, &k.Interrupt},
@@ -133,6 +136,7 @@ func New() *KeyMap {
 		Relaunch: b([]string{"r"}, "r", "relaunch here"),
 		Select:   b([]string{" "}, "space", "select for multi-follow"),
 		Shell:    b([]string{"s"}, "s", "new terminal"),
+		Report:   b([]string{"P"}, "P", "write triage report"),
 
 		Follow:     b([]string{"f"}, "f", "toggle follow"),
 		Timestamps: b([]string{"t"}, "t", "toggle timestamps"),
@@ -146,6 +150,7 @@ func New() *KeyMap {
 		Save:       b([]string{"s"}, "s", "save raw bytes"),
 		CopyCursor: b([]string{"y"}, "y", "copy cursor (OSC 52)"),
 		JSONL:      b([]string{"J"}, "J", "toggle JSONL view"),
+		LogReport:  b([]string{"P"}, "P", "write triage report"),
 
 		FocusPane: b([]string{"enter"}, "enter", "focus terminal"),
 		LeavePane: b([]string{"ctrl+]"}, "ctrl+]", "leave terminal"),

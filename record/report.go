@@ -391,8 +391,16 @@ func reportRow(ev Event) ReportRow {
 		what = append(what, ev.Kind)
 		evidence = append(evidence, ev.Reason)
 	}
+	seen := map[string]bool{}
+	uniq := evidence[:0]
+	for _, e := range evidence {
+		if e != "" && !seen[e] {
+			seen[e] = true
+			uniq = append(uniq, e)
+		}
+	}
 	row.What = safe(strings.Join(what, " "))
-	row.Evidence = safe(strings.Join(evidence, "; "))
+	row.Evidence = safe(strings.Join(uniq, "; "))
 	return row
 }
 

@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	_ "modernc.org/sqlite" // the cgo-free SQLite driver
@@ -64,6 +65,9 @@ type Options struct {
 	FlushEvery time.Duration
 	// Now is the clock (default time.Now).
 	Now func() time.Time
+	// ReadOnly opens the record to read it (a report): no run is started, nothing is pruned, and
+	// "earlier run" means earlier than the newest run in the file.
+	ReadOnly bool
 }
 
 // Record is what sandscope has observed on one bridge. It is safe for concurrent use. Add and
@@ -78,15 +82,16 @@ type Record struct {
 	now     func() time.Time
 	notices []string
 
-	mu      sync.Mutex
-	states  map[string]*State // folded sandboxes, loaded on first use
-	pending []Event
-	chunks  []Chunk
-	capture map[capKey]*captureMeta
-	subs    map[int]chan string
-	nextSub int
-	closed  bool
-	werr    error // the last write error (reported once through Err)
+	mu       sync.Mutex
+	states   map[string]*State // folded sandboxes, loaded on first use
+	pending  []Event
+	chunks   []Chunk
+	capture  map[capKey]*captureMeta
+	subs     map[int]chan string
+	nextSub  int
+	closed   bool
+	readOnly bool
+	werr     error // the last write error (reported once through Err)
 
 	kick chan struct{}
 	done chan struct{}
@@ -137,7 +142,7 @@ func Open(o Options) (*Record, error) {
 	if err := os.MkdirAll(o.Dir, 0o700); err != nil {
 		return nil, fmt.Errorf("record: %w", err)
 	}
-	r := &Record{path: FileFor(o.Dir, o.Bridge), bridge: o.Bridge, budget: o.Budget.withDefaults(), now: o.Now,
+	r := &Record{path: FileFor(o.Dir, o.Bridge), bridge: o.Bridge, budget: o.Budget.withDefaults(), now: o.Now, readOnly: o.ReadOnly,
 		states: map[string]*State{}, capture: map[capKey]*captureMeta{}, subs: map[int]chan string{},
 		kick: make(chan struct{}, 1), done: make(chan struct{}), quit: make(chan struct{}), ack: make(chan chan error)}
 	if r.now == nil {
@@ -148,11 +153,15 @@ func Open(o Options) (*Record, error) {
 		return nil, err
 	}
 	r.db = db
-	if err := r.startRun(o.Version); err != nil {
-		db.Close()
-		return nil, err
+	if o.ReadOnly {
+		_ = db.QueryRow("SELECT COALESCE(MAX(id), 0) FROM runs").Scan(&r.run)
+	} else {
+		if err := r.startRun(o.Version); err != nil {
+			db.Close()
+			return nil, err
+		}
+		r.prune()
 	}
-	r.prune()
 	every := o.FlushEvery
 	if every <= 0 {
 		every = 50 * time.Millisecond
@@ -171,7 +180,7 @@ func dsn(path string, readOnly bool) string {
 
 // openChecked opens the file, checks it, and recovers from damage or a newer schema.
 func (r *Record) openChecked() (*sql.DB, error) {
-	db, problem := r.tryOpen()
+	db, problem := r.tryOpen(!r.closedCleanly())
 	if problem == nil {
 		return db, nil
 	}
@@ -188,7 +197,7 @@ func (r *Record) openChecked() (*sql.DB, error) {
 			return nil, fmt.Errorf("record: move damaged %s aside: %w", r.path, err)
 		}
 	}
-	db, err := r.tryOpen()
+	db, err := r.tryOpen(false)
 	if err != nil {
 		return nil, fmt.Errorf("record: new file after moving %s aside: %w", aside, err)
 	}
@@ -209,7 +218,7 @@ func (e *newerSchemaError) Error() string {
 
 // tryOpen opens the file and checks its integrity and schema version; it returns the problem (the
 // database may be non-nil with a problem).
-func (r *Record) tryOpen() (*sql.DB, error) {
+func (r *Record) tryOpen(check bool) (*sql.DB, error) {
 	db, err := sql.Open("sqlite", dsn(r.path, false))
 	if err != nil {
 		return nil, err
@@ -217,12 +226,14 @@ func (r *Record) tryOpen() (*sql.DB, error) {
 	db.SetMaxOpenConns(4)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	var check string
-	if err := db.QueryRowContext(ctx, "PRAGMA quick_check(1)").Scan(&check); err != nil {
-		return db, err
-	}
-	if check != "ok" {
-		return db, fmt.Errorf("integrity check: %s", check)
+	if check {
+		var res string
+		if err := db.QueryRowContext(ctx, "PRAGMA quick_check(1)").Scan(&res); err != nil {
+			return db, err
+		}
+		if res != "ok" {
+			return db, fmt.Errorf("integrity check: %s", res)
+		}
 	}
 	var v string
 	err = db.QueryRowContext(ctx, "SELECT value FROM meta WHERE key = 'schema_version'").Scan(&v)
@@ -243,6 +254,32 @@ func (r *Record) tryOpen() (*sql.DB, error) {
 	}
 	_ = os.Chmod(r.path, 0o600)
 	return db, nil
+}
+
+// The clean mark is a file beside the record saying the size and modification time the record had
+// when the last sandscope closed it. When the record still has them, the integrity check (which
+// reads the whole file) is skipped; after a crash, or when something else wrote the file, it runs.
+func (r *Record) cleanMark() string { return r.path + ".clean" }
+
+func statMark(path string) string {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return ""
+	}
+	return fmt.Sprintf("%d %d\n", fi.Size(), fi.ModTime().UnixNano())
+}
+
+// closedCleanly reports whether the file is as the last clean close left it, and (unless read
+// only) removes the mark: from now on the file is being written.
+func (r *Record) closedCleanly() bool {
+	mark, err := os.ReadFile(r.cleanMark())
+	if err != nil {
+		return false
+	}
+	if !r.readOnly {
+		_ = os.Remove(r.cleanMark())
+	}
+	return string(mark) == statMark(r.path)
 }
 
 // salvage copies what can be read from a damaged file into db, in ranges of row IDs so that one
@@ -348,23 +385,27 @@ func (r *Record) startRun(version string) error {
 	if version == "" {
 		version = "dev"
 	}
-	rows, err := r.db.Query("SELECT id, started FROM runs WHERE ended IS NULL ORDER BY id")
+	rows, err := r.db.Query("SELECT id, started, pid FROM runs WHERE ended IS NULL ORDER BY id")
 	if err != nil {
 		return fmt.Errorf("record: runs: %w", err)
 	}
 	var unclean []string
+	var ids []int64
 	for rows.Next() {
-		var id, started int64
-		if rows.Scan(&id, &started) == nil {
+		var id, started, pid int64
+		if rows.Scan(&id, &started, &pid) == nil && !processAlive(int(pid)) {
 			unclean = append(unclean, time.Unix(0, started).Local().Format("2006-01-02 15:04:05"))
+			ids = append(ids, id)
 		}
 	}
 	rows.Close()
 	if len(unclean) > 0 {
 		r.notices = append(r.notices, fmt.Sprintf("the run of sandscope started %s ended without closing the record (killed or crashed); its history is kept up to its last complete entry", unclean[len(unclean)-1]))
 		// reported once: ended = 0 marks an unclean end
-		if _, err := r.db.Exec("UPDATE runs SET ended = 0 WHERE ended IS NULL"); err != nil {
-			return fmt.Errorf("record: runs: %w", err)
+		for _, id := range ids {
+			if _, err := r.db.Exec("UPDATE runs SET ended = 0 WHERE id = ?", id); err != nil {
+				return fmt.Errorf("record: runs: %w", err)
+			}
 		}
 	}
 	res, err := r.db.Exec("INSERT INTO runs (started, version, pid) VALUES (?, ?, ?)", r.now().UnixNano(), version, os.Getpid())
@@ -373,6 +414,15 @@ func (r *Record) startRun(version string) error {
 	}
 	r.run, err = res.LastInsertId()
 	return err
+}
+
+// processAlive reports whether a process with that ID runs (another sandscope using the record
+// now is not an unclean end).
+func processAlive(pid int) bool {
+	if pid <= 0 || pid == os.Getpid() {
+		return false
+	}
+	return syscall.Kill(pid, 0) == nil
 }
 
 // Path is the record file.
@@ -607,9 +657,18 @@ func (r *Record) Close() error {
 	r.mu.Unlock()
 	close(r.quit)
 	<-r.done
-	_, err := r.db.Exec("UPDATE runs SET ended = ? WHERE id = ?", r.now().UnixNano(), r.run)
-	if cerr := r.db.Close(); err == nil {
+	var err error
+	if !r.readOnly {
+		_, err = r.db.Exec("UPDATE runs SET ended = ? WHERE id = ?", r.now().UnixNano(), r.run)
+	}
+	cerr := r.db.Close()
+	if err == nil {
 		err = cerr
+	}
+	if err == nil && !r.readOnly {
+		if m := statMark(r.path); m != "" {
+			_ = os.WriteFile(r.cleanMark(), []byte(m), 0o600)
+		}
 	}
 	if err != nil {
 		return fmt.Errorf("record: close: %w", err)

@@ -343,6 +343,13 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 		} else {
 			return common.Status(common.Info, "no more markers that way")
 		}
+	case key.Matches(msg, k.LogReport):
+		// the report of the first followed process (its sandbox's timeline and incidents)
+		if len(m.sources) == 0 {
+			return nil
+		}
+		t := m.sources[0].target
+		return common.WriteReport(m.ctx, t.Sandbox, t.Process.ID)
 	case key.Matches(msg, k.Save):
 		name := "sandscope"
 		if len(m.sources) == 1 {

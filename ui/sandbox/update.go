@@ -193,6 +193,14 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 		}
 	case key.Matches(msg, k.Open):
 		return m.open()
+	case key.Matches(msg, k.Report):
+		entity := ""
+		if e := m.curProc(); e != nil {
+			entity = e.ID
+		} else if e := m.curTerm(); e != nil {
+			entity = e.ID
+		}
+		return common.WriteReport(m.ctx, m.id, entity)
 	case key.Matches(msg, k.Exec):
 		m.dialog = common.NewForm("exec", "Run a process in "+m.id,
 			[]string{"Command", "Working dir", "Env", "Timeout"},

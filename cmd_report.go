@@ -1,0 +1,154 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"sandscope/client"
+	"sandscope/localbridge"
+	"sandscope/record"
+)
+
+// recordIdentity is the identity of the bridge commands use, as the record names it, and how a
+// report words its kind: a configured URL is itself; otherwise the local bridge, embedded in the
+// TUI or run by `sandscope serve` over the same sandbox directory, is "local:<root>".
+func recordIdentity(g *globalOptions) (identity, kind, rawURL string, err error) {
+	eff, err := resolveSettings(g)
+	if err != nil {
+		return "", "", "", err
+	}
+	if eff.URL != "" {
+		return eff.URL, "remote", eff.URL, nil
+	}
+	return "local:" + filepath.Join(localbridge.DefaultStateDir(), "sandboxes"), "local (embedded or sandscope serve)", "", nil
+}
+
+// recordDir is where the records live.
+func recordDir() string { return filepath.Join(localbridge.DefaultStateDir(), "record") }
+
+// openCommandRecord opens the record of the bridge a command talks to, for writing. A record that
+// cannot be opened is not an error for the command: it is said once on stderr.
+func openCommandRecord(g *globalOptions, stderr io.Writer) *record.Record {
+	id, _, _, err := recordIdentity(g)
+	if err != nil {
+		return nil
+	}
+	rec, err := record.Open(record.Options{Dir: recordDir(), Bridge: id, Version: version})
+	if err != nil {
+		fmt.Fprintf(stderr, "sandscope: not recording: %v\n", err)
+		return nil
+	}
+	return rec
+}
+
+func newReportCmd(g *globalOptions) *cobra.Command {
+	var asJSON, withHost bool
+	var out string
+	var lines int
+	cmd := &cobra.Command{
+		Use:   "report SANDBOX [PROCESS|TERMINAL]",
+		Short: "Write a triage report of what sandscope recorded about a sandbox or one of its processes",
+		Long: `Write a report a developer can paste into a bug report, from what sandscope recorded (the TUI,
+logs and exec feed the record; the bridge is not asked, so a report works after the sandbox is
+gone): the sandscope version, the bridge's dialect and kind, the timeline (time, what was seen,
+evidence, cursor), every interruption, gap, suspect end, confirmed ending and loss with the last
+lines of output before it, and the incarnation timeline with its evidence. PROCESS or TERMINAL may
+be a unique prefix of the ID. Markdown by default; --json writes the sandscope.report/v1 schema
+(see the README). Bridge-provided text is sanitised; the bridge's host appears only with --host,
+a token never.`,
+		Example: `  sandscope report demo                        # the whole sandbox, Markdown on stdout
+  sandscope report demo 4ed5c14b -o agent.md   # one process, to a file
+  sandscope report demo 4ed5c14b --json | jq '.incidents[] | select(.kind == "lost")'`,
+		Args: cobra.RangeArgs(1, 2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkSandboxArg(args[0]); err != nil {
+				return err
+			}
+			entity := ""
+			if len(args) == 2 {
+				entity = args[1]
+			}
+			return runReport(cmd.Context(), g, args[0], entity, asJSON, withHost, lines, out, cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
+	}
+	f := cmd.Flags()
+	f.BoolVar(&asJSON, "json", false, "write JSON (schema sandscope.report/v1) instead of Markdown")
+	f.StringVarP(&out, "output", "o", "", "write the report to this file instead of stdout")
+	f.BoolVar(&withHost, "host", false, "include the bridge URL's host (never a token or path)")
+	f.IntVar(&lines, "lines", 10, "lines of output shown before each incident")
+	return cmd
+}
+
+func runReport(ctx context.Context, g *globalOptions, sandbox, entity string, asJSON, withHost bool, lines int, out string, stdout, stderr io.Writer) error {
+	id, kind, rawURL, err := recordIdentity(g)
+	if err != nil {
+		return &exitError{code: exitUsage, err: err}
+	}
+	path := record.FileFor(recordDir(), id)
+	if _, err := os.Stat(path); err != nil {
+		return &exitError{code: exitUsage, err: fmt.Errorf("no record of this bridge at %s: sandscope records what it observes while the TUI, logs or exec run", path)}
+	}
+	rec, err := record.Open(record.Options{Dir: recordDir(), Bridge: id, Version: version, ReadOnly: true})
+	if err != nil {
+		return &exitError{code: exitFailure, err: err}
+	}
+	defer rec.Close()
+	o := record.ReportOptions{Sandbox: sandbox, Entity: entity, Version: version, Kind: kind, Dialect: string(client.DialectPreview), Lines: lines}
+	if rawURL != "" {
+		o.Dialect = dialectOf(ctx, g)
+		if withHost {
+			if u, err := url.Parse(rawURL); err == nil {
+				o.Host = u.Hostname()
+			}
+		}
+	}
+	rep, err := rec.BuildReport(o)
+	if err != nil {
+		// an unknown sandbox or entity, or an ambiguous prefix
+		return &exitError{code: exitUsage, err: err}
+	}
+	var data []byte
+	if asJSON {
+		if data, err = rep.JSON(); err != nil {
+			return &exitError{code: exitFailure, err: err}
+		}
+	} else {
+		data = rep.Markdown()
+	}
+	if out == "" {
+		_, err := stdout.Write(data)
+		return err
+	}
+	abs, err := filepath.Abs(out)
+	if err != nil {
+		return &exitError{code: exitFailure, err: err}
+	}
+	if err := os.WriteFile(abs, data, 0o600); err != nil {
+		return &exitError{code: exitFailure, err: fmt.Errorf("report: %w", err)}
+	}
+	fmt.Fprintf(stderr, "sandscope: wrote the report to %s\n", abs)
+	return nil
+}
+
+// dialectOf asks a configured bridge which API it speaks (3 s at most, no container is
+// contacted); "unknown" when it does not answer.
+func dialectOf(ctx context.Context, g *globalOptions) string {
+	c, _, err := newBridgeClient(g)
+	if err != nil {
+		return string(client.DialectUnknown)
+	}
+	cctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	caps, err := c.Capabilities(cctx)
+	if err != nil {
+		return string(client.DialectUnknown) + " (the bridge did not answer)"
+	}
+	return string(caps.Dialect)
+}

@@ -1,0 +1,131 @@
+package main
+
+// End-to-end record: the demo scene watched from the Sandboxes screen only (no sandbox screen
+// open while the container is replaced), then opened: the record kept the replacement, the LOST
+// agent, the STALE entries and the agent's output; a restart on the same state directory shows
+// the same history; `report` turns it into Markdown and JSON.
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"sandscope/record"
+)
+
+// quitAndWait presses q and confirms until sandscope has ended (a pane launched by launchTUI).
+func (s *tuiSession) quitAndWait() {
+	s.t.Helper()
+	s.keys("q")
+	deadline := time.Now().Add(tuiWait)
+	for alive(s.pid) {
+		if time.Now().After(deadline) {
+			s.t.Fatalf("sandscope still runs after q:\n%s", s.screen())
+		}
+		if sc, err := s.run("capture-pane", "-p", "-t", s.session()); err == nil && strings.Contains(sc, "Quit sandscope?") {
+			_, _ = s.run("send-keys", "-t", s.session(), "y")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func TestE2ERecordSurvivesReplacementAndRestart(t *testing.T) {
+	tmuxPath := needTmux(t)
+	dir := t.TempDir()
+	env := tuiEnv(t, dir)
+	s := launchTUI(t, tmuxPath, dir, env, "--demo")
+	s.waitFor("the demo sandbox", "(embedded)", "> demo")
+	// Stay on the Sandboxes screen past the replacement: only the background watcher sees it.
+	s.waitUntil("the replacement, seen from the Sandboxes screen", func(sc string) bool {
+		return regexp.MustCompile(`(?m)^> demo\s+RUNNING\s+#2`).MatchString(sc)
+	})
+	s.keys("Enter")
+	sc := s.waitFor("the sandbox screen with its history", "Sandbox demo", "incarnation #2", "LOST", "STALE #1")
+	if !strings.Contains(sc, "demo agent --speed 1 --resume") {
+		t.Fatalf("the relaunched agent is missing:\n%s", sc)
+	}
+	s.keys("Tab", "Tab")
+	s.waitFor("two incarnations with evidence", "Incarnations (2)", "#1", "#2", "the bridge reports incarnation 2 (was 1)")
+	s.keys("Tab")
+	s.selectRow("LOST")
+	s.keys("Enter")
+	sc = s.waitFor("the LOST agent's captured log", "Logs · demo", "(LOST)", "CAPTURE BEGAN", `{"type":"system"`, "LOST: the process is gone")
+	if strings.Contains(sc, "FOLLOW FAILED") {
+		t.Fatalf("a LOST log shows FOLLOW FAILED:\n%s", sc)
+	}
+	// the LOST marker is the last line of the log
+	var last string
+	for _, l := range lines(sc) {
+		if strings.Contains(l, "──") || strings.HasPrefix(l, "  {") {
+			last = l
+		}
+	}
+	if !strings.Contains(last, "LOST: the process is gone") {
+		t.Fatalf("the log does not end with the LOST marker (last: %q):\n%s", last, sc)
+	}
+	// the report key writes the report and names its absolute path
+	s.keys("P")
+	sc = s.waitFor("the report path", "wrote the report to "+filepath.Join(dir, "state"))
+	reports, _ := filepath.Glob(filepath.Join(dir, "state", "sandscope", "reports", "demo-*.md"))
+	if len(reports) != 1 {
+		t.Fatalf("report files: %v\n%s", reports, sc)
+	}
+	if md, _ := os.ReadFile(reports[0]); !strings.Contains(string(md), "**LOST**") {
+		t.Fatalf("the report lacks the LOST state:\n%s", md)
+	}
+	s.quitAndWait()
+
+	// The command line reads the same record.
+	runReport := func(args ...string) []byte {
+		t.Helper()
+		cmd := exec.Command(sandscopeBinary(t), append([]string{"report", "demo"}, args...)...)
+		cmd.Env = env
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("report %v: %v", args, err)
+		}
+		return out
+	}
+	var whole record.Report
+	if err := json.Unmarshal(runReport("--json"), &whole); err != nil {
+		t.Fatal(err)
+	}
+	agent := ""
+	for _, e := range whole.Entities {
+		if e.Lost && e.Incarnation == 1 && strings.Contains(strings.Join(e.Command, " "), "demo agent") {
+			agent = e.ID
+		}
+	}
+	if agent == "" {
+		t.Fatalf("no LOST agent of incarnation #1 in the report: %+v", whole.Entities)
+	}
+	md := string(runReport(agent[:8]))
+	for _, want := range []string{"**LOST**", "process vanished (was running) → LOST", "absent from the process list",
+		"| #1 |", "| #2 |", "the bridge reports incarnation 2 (was 1)", "## Incidents"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report of %s lacks %q:\n%s", agent, want, md)
+		}
+	}
+	var one record.Report
+	if err := json.Unmarshal(runReport(agent, "--json"), &one); err != nil {
+		t.Fatal(err)
+	}
+	if one.Subject == nil || !one.Subject.Lost || len(one.Incarnations) != 2 || one.Subject.Capture == nil || one.Subject.Capture.Bytes == 0 {
+		t.Fatalf("JSON report of %s: %+v", agent, one.Subject)
+	}
+
+	// Start again on the same state directory: the same history.
+	s.relaunch()
+	s.waitFor("the sandboxes screen again", "(embedded)", "> demo")
+	s.keys("Enter")
+	s.waitFor("the history after a restart", "Sandbox demo", "LOST", "STALE #1", "Incarnations (2)")
+	s.selectRow("LOST")
+	s.waitFor("the earlier run marked", "seen by an earlier run of sandscope")
+	s.keys("Enter")
+	s.waitFor("the captured log after a restart", "CAPTURE BEGAN", `{"type":"system"`, "LOST: the process is gone")
+}
