@@ -111,7 +111,11 @@ func (m *Model) sandboxState(now time.Time) string {
 		}
 		return st.Badge(themes.BadgeUnknown).Render("UNKNOWN") + st.Faint.Render(inc)
 	case *m.running:
-		return st.Badge(themes.BadgeRunning).Render("RUNNING") + st.Faint.Render(inc)
+		every := m.ctx.WatchFast
+		if every <= 0 {
+			every = time.Second
+		}
+		return st.Badge(themes.BadgeRunning).Render("RUNNING") + st.Faint.Render(inc+" · states polled every "+every.String())
 	}
 	return st.Badge(themes.BadgeStopped).Render("STOPPED") + st.Faint.Render(inc+" · nothing runs until something is started")
 }
