@@ -98,7 +98,7 @@ func (s *Server) handleStablePTY(w http.ResponseWriter, r *http.Request, inc *in
 	rt.mu.Unlock()
 	if term == nil {
 		spec := termSpec{argv: []string{shell}, cols: cols, rows: rows,
-			env: map[string]string{"PROMPT_COMMAND": stableClearOnce}}
+			env: map[string]string{"PROMPT_COMMAND": stableClearOnce, "SANDSCOPE_WORKSPACE": inc.workspace}}
 		if sessionID != "" {
 			if sess, err := s.stableSession(inc, sessionID, "", nil); err == nil {
 				if b, err := os.ReadFile(filepath.Join(sess.dir, "cwd")); err == nil {
