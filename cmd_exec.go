@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"sandscope/sanitize"
 	"strings"
 	"syscall"
 	"time"
@@ -120,7 +121,7 @@ func startWithCapacityRetry(ctx context.Context, c *client.Client, sandbox strin
 		if err == nil || !errors.Is(err, client.ErrCapacity) || i == attempts {
 			return p, err
 		}
-		fmt.Fprintf(stderr, "sandscope: %v; retrying in %v (attempt %d of %d)\n", err, delay, i+1, attempts)
+		fmt.Fprintf(stderr, "sandscope: %s; retrying in %v (attempt %d of %d)\n", sanitize.Message(err.Error()), delay, i+1, attempts)
 		t := time.NewTimer(delay)
 		select {
 		case <-ctx.Done():

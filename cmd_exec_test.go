@@ -42,7 +42,7 @@ func TestExecFlagsAndUsage(t *testing.T) {
 		t.Fatalf("bad sandbox: exit %d", r.code)
 	}
 	r = runSandscope(t, nil, append(flags, "exec", "local", "--timeout", "200ms", "--", "sleep", "10")...)
-	if r.code == 0 || !strings.Contains(string(r.stderr), "timed out") {
+	if r.code == 0 || !strings.Contains(string(r.stderr), "TIMED OUT") {
 		t.Fatalf("timeout: exit %d stderr %q", r.code, r.stderr)
 	}
 }

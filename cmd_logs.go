@@ -9,6 +9,8 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"sandscope/sanitize"
+	"sandscope/vocab"
 	"syscall"
 	"time"
 
@@ -142,7 +144,8 @@ func printFollow(f *client.Follower, stdout, stderr io.Writer, verbose bool) (fi
 	flushAll := func() { _ = out.Flush(); _ = errw.Flush() }
 	notice := func(format string, a ...any) {
 		_ = out.Flush()
-		fmt.Fprintf(errw, "sandscope: "+format+"\n", a...)
+		// bridge text (IDs, states, reasons) reaches the terminal only through the sanitiser
+		fmt.Fprintf(errw, "sandscope: %s\n", sanitize.Message(fmt.Sprintf(format, a...)))
 		_ = errw.Flush()
 		last = nil
 	}
@@ -226,20 +229,18 @@ func gapSize(g *client.GapInfo) string {
 	return fmt.Sprintf(" (%d events missing)", g.Events)
 }
 
-// describeEnd says how a confirmed ending went.
+// describeEnd says how a confirmed ending went, in the shared vocabulary: "process ID ended:
+// KILLED TERM (exit 143)".
 func describeEnd(p *client.Process) string {
 	if p == nil {
 		return "process ended"
 	}
-	switch {
-	case p.State == "error" && p.Error != nil:
-		return fmt.Sprintf("process %s ended in error %s: %s", p.ID, safeText(p.Error.Code), safeText(p.Error.Message))
-	case p.Exit == nil:
-		return fmt.Sprintf("process %s ended (%s)", p.ID, p.State)
-	case p.Exit.TimedOut:
-		return fmt.Sprintf("process %s timed out, exit code %d", p.ID, p.Exit.Code)
-	case p.Exit.Signal != 0:
-		return fmt.Sprintf("process %s killed by signal %d, exit code %d", p.ID, p.Exit.Signal, p.Exit.Code)
+	if p.State == "error" && p.Error != nil {
+		return fmt.Sprintf("process %s ended: %s: %s", vocab.Text(p.ID), vocab.ErrorWord(p.Error), vocab.Text(p.Error.Message))
 	}
-	return fmt.Sprintf("process %s exited with code %d", p.ID, p.Exit.Code)
+	if p.Exit == nil {
+		_, w, _ := vocab.State(p.State, nil, nil)
+		return fmt.Sprintf("process %s ended: %s", vocab.Text(p.ID), w)
+	}
+	return fmt.Sprintf("process %s ended: %s", vocab.Text(p.ID), vocab.EndingDetail(p.Exit))
 }

@@ -117,7 +117,7 @@ func TestLogsSplitsStreamsAndConfirmsEnd(t *testing.T) {
 	if string(r.stdout) != "out1\nout2" {
 		t.Fatalf("stdout %q", r.stdout)
 	}
-	if !strings.HasPrefix(string(r.stderr), "err1\n") || !strings.Contains(string(r.stderr), "sandscope: process "+p.ID+" exited with code 9\n") {
+	if !strings.HasPrefix(string(r.stderr), "err1\n") || !strings.Contains(string(r.stderr), "sandscope: process "+p.ID+" ended: EXITED 9\n") {
 		t.Fatalf("stderr %q", r.stderr)
 	}
 	// Without -f: a snapshot, same bytes.

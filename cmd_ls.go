@@ -15,6 +15,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"sandscope/client"
+	"sandscope/sanitize"
+	"sandscope/vocab"
 )
 
 func newLsCmd(g *globalOptions) *cobra.Command {
@@ -64,13 +66,7 @@ func runLsSandboxes(ctx context.Context, c *client.Client, asJSON bool, w io.Wri
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "SANDBOX\tSTATE\tPROCESSES\tTERMINALS\tLAST ACTIVE")
 	for _, s := range list {
-		state := "STOPPED"
-		if s.Running {
-			state = "RUNNING"
-			if s.Incarnation > 0 {
-				state = fmt.Sprintf("RUNNING (incarnation %d)", s.Incarnation)
-			}
-		}
+		state := vocab.Sandbox(s.Running, s.Incarnation)
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\n", safeText(s.ID), state, s.Processes, s.Terminals, ago(s.LastActiveAt))
 	}
 	return tw.Flush()
@@ -108,13 +104,7 @@ func runLsSandbox(ctx context.Context, c *client.Client, sandbox string, asJSON 
 	if asJSON {
 		return writeJSON(w, sandboxListing{Sandbox: sandbox, Running: rs.Running, Incarnation: rs.Incarnation, Processes: ps, Terminals: ts})
 	}
-	state := "STOPPED"
-	if rs.Running {
-		state = "RUNNING"
-		if rs.Incarnation > 0 {
-			state = fmt.Sprintf("RUNNING (incarnation %d)", rs.Incarnation)
-		}
-	}
+	state := vocab.Sandbox(rs.Running, rs.Incarnation)
 	if empty {
 		state += " · nothing here: no process or terminal (this bridge cannot tell a sandbox never used from one stopped with nothing left)"
 	}
@@ -145,53 +135,26 @@ func everSeen(ctx context.Context, c *client.Client, sandbox string) bool {
 	return false
 }
 
+// writeJSON writes v as indented JSON in which no string holds a C1 control or a bidi control raw
+// (they are written as \u009b, \u202e…): valid JSON either way, but a terminal acts on raw ones.
 func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(sanitize.JSON(b), '\n'))
+	return err
 }
 
-// processState is the state word the product uses everywhere (RUNNING, EXITED n, KILLED sig…).
+// processState is the state word the product uses everywhere (RUNNING, EXITED n, KILLED TERM…).
 func processState(p client.Process) string {
-	switch p.State {
-	case "running":
-		return "RUNNING"
-	case "error":
-		if p.Error != nil {
-			return "ERROR " + safeText(p.Error.Code)
-		}
-		return "ERROR"
-	case "exited":
-		return exitState(p.Exit)
-	}
-	return strings.ToUpper(safeText(p.State))
+	_, w, _ := vocab.State(p.State, p.Exit, p.Error)
+	return w
 }
 
 func terminalState(t client.Terminal) string {
-	switch t.Status {
-	case "running":
-		return "RUNNING"
-	case "error":
-		if t.Error != nil {
-			return "ERROR " + safeText(t.Error.Code)
-		}
-		return "ERROR"
-	case "exited":
-		return exitState(t.Exit)
-	}
-	return strings.ToUpper(safeText(t.Status))
-}
-
-func exitState(e *client.Exit) string {
-	switch {
-	case e == nil:
-		return "EXITED"
-	case e.TimedOut:
-		return "TIMED OUT"
-	case e.Signal != 0:
-		return fmt.Sprintf("KILLED %d", e.Signal)
-	}
-	return fmt.Sprintf("EXITED %d", e.Code)
+	_, w, _ := vocab.State(t.Status, t.Exit, t.Error)
+	return w
 }
 
 func ago(t time.Time) string {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sandscope/vocab"
 
 	"github.com/charmbracelet/x/term"
 	"github.com/spf13/cobra"
@@ -94,7 +95,7 @@ func attachTerminal(ctx context.Context, c *client.Client, sandbox, tid, detachK
 		return &exitError{code: 255, err: fmt.Errorf("attach %s: %w", tid, err)}
 	}
 	if res.Ending == attach.Exited && res.Exit != nil && res.Exit.Code != 0 {
-		fmt.Fprintf(stderr, "sandscope: terminal %s %s\n", tid, client.ExitReason(res.Exit))
+		fmt.Fprintf(stderr, "sandscope: terminal %s ended: %s\n", vocab.Text(tid), vocab.EndingDetail(res.Exit))
 	}
 	if code := res.ExitStatus(); code != 0 {
 		return &exitError{code: code}

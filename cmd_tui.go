@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"sandscope/sanitize"
 	"strings"
 	"sync"
 	"syscall"
@@ -296,7 +297,7 @@ func (e *embedded) close() {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := e.srv.Close(ctx); err != nil {
-		fmt.Fprintf(os.Stderr, "sandscope: %v\n", err)
+		fmt.Fprintf(os.Stderr, "sandscope: %s\n", sanitize.Message(err.Error()))
 	}
 	e.srv = nil
 }

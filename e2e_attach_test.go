@@ -178,7 +178,7 @@ func TestE2EShellAttachInTmux(t *testing.T) {
 	s.line("echo again$((4+4))")
 	s.waitFor("again8")
 	s.line("exit 5")
-	s.waitFor("exited 5")
+	s.waitFor("ended: EXITED 5")
 	s.line("echo status=$?")
 	s.waitFor("status=5")
 	sttyUnchanged("exit")

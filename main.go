@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"sandscope/sanitize"
 
 	"github.com/spf13/cobra"
 )
@@ -83,10 +84,10 @@ func main() {
 	var ee *exitError
 	if errors.As(err, &ee) {
 		if ee.err != nil {
-			fmt.Fprintf(os.Stderr, "sandscope: %v\n", ee.err)
+			fmt.Fprintf(os.Stderr, "sandscope: %s\n", sanitize.Message(ee.err.Error()))
 		}
 		os.Exit(ee.code)
 	}
-	fmt.Fprintf(os.Stderr, "sandscope: %v\n", err)
+	fmt.Fprintf(os.Stderr, "sandscope: %s\n", sanitize.Message(err.Error()))
 	os.Exit(2)
 }

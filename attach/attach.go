@@ -8,7 +8,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"strings"
+	"sandscope/sanitize"
 	"sync"
 	"syscall"
 
@@ -37,6 +37,11 @@ type Options struct {
 	ReattachHint string
 	// NoRaw leaves the terminal mode alone (for callers that already manage it).
 	NoRaw bool
+	// OwnScreen runs the attachment on the alternate screen, cleared, and clears the screen it ends
+	// on before leaving it: the TUI uses it, so nothing of the attachment stays on the user's
+	// screen once the TUI is gone (what the remote program printed belongs to the terminal, which
+	// the TUI still shows).
+	OwnScreen bool
 }
 
 // Ending says why Run returned.
@@ -308,7 +313,8 @@ type notifier struct {
 func (n *notifier) printf(format string, a ...any) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	msg := strings.ReplaceAll(fmt.Sprintf(format, a...), "\n", " ")
+	// bridge text (reasons, IDs) reaches the terminal only through the sanitiser
+	msg := sanitize.Message(fmt.Sprintf(format, a...)).String()
 	if n.raw {
 		fmt.Fprintf(n.w, "\r\nsandscope: %s\r\n", msg)
 		return

@@ -1,6 +1,8 @@
 package common
 
 import (
+	"sandscope/sanitize"
+
 	"fmt"
 	"strings"
 	"time"
@@ -37,10 +39,8 @@ func ShortCursor(c string) string {
 	if c == "" {
 		return "-"
 	}
-	if len(c) <= 18 {
-		return c
-	}
-	return c[:8] + "…" + c[len(c)-8:]
+	// sanitised before it is shortened, so the two halves cannot join into a sequence
+	return sanitize.Elide(sanitize.Label(c), 17).String()
 }
 
 // Bytes renders a byte count: "812 B", "4.1 KiB", "3.0 MiB".

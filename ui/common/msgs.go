@@ -2,6 +2,7 @@ package common
 
 import (
 	"context"
+	"sandscope/vocab"
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
@@ -92,6 +93,7 @@ func SignalTerminal(c *Context, sandbox, terminal string, interrupt bool, endHin
 		if err := br.TerminateTerminal(ctx, sandbox, terminal); err != nil {
 			return StatusMsg{Level: Error, Text: Describe("terminate terminal "+terminal, err)}
 		}
-		return StatusMsg{Level: Info, Text: "terminating terminal " + terminal + "; " + endHint}
+		// the bridge sends TERM, then KILL after 0.5 s: an interactive shell ignores TERM, so it ends KILLED KILL
+		return StatusMsg{Level: Info, Text: "terminating terminal " + vocab.Text(terminal) + " (TERM, then KILL after 0.5 s if still running); " + endHint}
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"sandscope/themes"
 	"sandscope/ui/common"
 	"sandscope/ui/logbuf"
+	"sandscope/vocab"
 )
 
 // Update handles follower batches, ticks, keys and the answers of searches, filters and saves.
@@ -528,7 +529,11 @@ func (m *Model) copyCursor() tea.Cmd {
 	if s.cursor == "" {
 		return common.Status(common.Info, "no cursor yet: nothing delivered")
 	}
-	text := fmt.Sprintf("cursor of %s: %s", s.name, s.cursor)
+	text := fmt.Sprintf("cursor of %s: %s", vocab.Text(s.name), vocab.Text(s.cursor))
+	if !plainToken(s.cursor) {
+		// pasted into a shell, a cursor with spaces or controls could do harm: it is shown, not copied
+		return common.Status(common.Warn, text+" (not copied: the bridge's cursor holds characters a cursor never has)")
+	}
 	if m.ctx.Clipboard == nil {
 		return common.Status(common.Info, text+" (no clipboard on this terminal)")
 	}
@@ -536,6 +541,16 @@ func (m *Model) copyCursor() tea.Cmd {
 		return common.Status(common.Warn, text+" (clipboard failed: "+err.Error()+")")
 	}
 	return common.Status(common.Info, text+" — copied (OSC 52)")
+}
+
+// plainToken says c is printable ASCII without spaces (what a resume cursor is).
+func plainToken(c string) bool {
+	for i := 0; i < len(c); i++ {
+		if c[i] <= ' ' || c[i] >= 0x7f {
+			return false
+		}
+	}
+	return c != ""
 }
 
 // badgeOf maps a stream state to its badge.

@@ -10,6 +10,7 @@ import (
 	"sandscope/ui/common"
 	"sandscope/ui/jsonl"
 	"sandscope/ui/logbuf"
+	"sandscope/vocab"
 )
 
 // View renders the title, the visible lines, the status line and the input or note line.
@@ -66,7 +67,7 @@ func (m *Model) modeLine() string {
 		parts = append(parts, fmt.Sprintf("search %q", m.query))
 	}
 	if m.buf != nil {
-		parts = append(parts, fmt.Sprintf("%d lines, %d markers", m.buf.Len(), m.buf.Markers()))
+		parts = append(parts, vocab.Count(m.buf.Len(), "line")+", "+vocab.Count(m.buf.Markers(), "marker"))
 	}
 	return strings.Join(parts, " · ")
 }
@@ -75,7 +76,7 @@ func (m *Model) title() string {
 	st := m.ctx.Styles
 	var parts []string
 	for i, s := range m.sources {
-		label := s.name + ": " + common.Argv(s.target.Process.Command)
+		label := vocab.Text(s.name) + ": " + common.Argv(s.target.Process.Command)
 		switch {
 		case s.target.Lost:
 			label = "(LOST) " + label
@@ -83,14 +84,14 @@ func (m *Model) title() string {
 			label = fmt.Sprintf("(STALE #%d) %s", s.target.Incarnation, label)
 		}
 		if len(m.sources) > 1 {
-			parts = append(parts, st.Prefix(i).Render(s.name)+" "+common.Argv(s.target.Process.Command))
+			parts = append(parts, st.Prefix(i).Render(vocab.Text(s.name))+" "+common.Argv(s.target.Process.Command))
 		} else {
 			parts = append(parts, label)
 		}
 	}
 	sb := ""
 	if len(m.sources) > 0 {
-		sb = m.sources[0].target.Sandbox
+		sb = vocab.Text(m.sources[0].target.Sandbox)
 	}
 	return st.Title.Render("Logs") + st.Faint.Render(" · "+sb+" · ") + strings.Join(parts, st.Faint.Render(" │ "))
 }
@@ -104,7 +105,7 @@ func (m *Model) statusLine() string {
 		badge, label := badgeOf(s)
 		head := st.Badge(badge).Render(label)
 		if len(m.sources) > 1 {
-			head = st.Prefix(i).Render(s.name) + " " + head
+			head = st.Prefix(i).Render(vocab.Text(s.name)) + " " + head
 		}
 		var facts []string
 		switch s.state {
@@ -136,10 +137,10 @@ func (m *Model) statusLine() string {
 			facts = append(facts, common.Bytes(s.bytes))
 		}
 		if s.gaps > 0 {
-			facts = append(facts, fmt.Sprintf("%d gap(s)", s.gaps))
+			facts = append(facts, vocab.Count(s.gaps, "gap"))
 		}
 		if s.breaks > 0 && len(m.sources) == 1 {
-			facts = append(facts, fmt.Sprintf("%d interruption(s)", s.breaks))
+			facts = append(facts, vocab.Count(s.breaks, "interruption"))
 		}
 		parts = append(parts, head+" "+st.Faint.Render(strings.Join(facts, " · ")))
 	}
@@ -249,6 +250,10 @@ func (m *Model) render(l logbuf.Line, idx int) []string {
 	switch {
 	case m.jsonl:
 		tw := max(m.width-ansi.StringWidth(prefix)-2, 10)
+		if m.wrap {
+			// the summary may take several rows: wrapRows folds it (up to 20 rows per line)
+			tw *= 20
+		}
 		r := jsonl.Render(logbuf.Plain(text), tw)
 		if r.JSON {
 			text = r.Style(m.jsonStyle)

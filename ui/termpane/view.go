@@ -10,6 +10,7 @@ import (
 	"sandscope/client"
 	"sandscope/sanitize"
 	"sandscope/themes"
+	"sandscope/vocab"
 )
 
 // View draws the header and the emulator's latest snapshot, exactly width × height cells.
@@ -144,19 +145,7 @@ func (m *Model) badge() (themes.Badge, string) {
 	return themes.BadgeUnknown, "?"
 }
 
-func exitBadge(e *client.Exit) (themes.Badge, string) {
-	switch {
-	case e == nil:
-		return themes.BadgeExited, "EXITED"
-	case e.TimedOut:
-		return themes.BadgeTimedOut, "TIMED OUT"
-	case e.Signal != 0:
-		return themes.BadgeKilled, fmt.Sprintf("KILLED %d", e.Signal)
-	case e.Code != 0:
-		return themes.BadgeExitedFail, fmt.Sprintf("EXITED %d", e.Code)
-	}
-	return themes.BadgeExited, "EXITED 0"
-}
+func exitBadge(e *client.Exit) (themes.Badge, string) { return vocab.Ending(e) }
 
 // cursorLabel shows a bridge cursor by its sequence number when it has the known format.
 func cursorLabel(raw string) string {
@@ -166,11 +155,7 @@ func cursorLabel(raw string) string {
 	if c := client.ParseCursor(raw); c.Known {
 		return fmt.Sprintf("@%d", c.Seq)
 	}
-	r := sanitize.Title(raw)
-	if len(r) > 8 {
-		r = "…" + r[len(r)-8:]
-	}
-	return "@" + r
+	return "@" + sanitize.Elide(sanitize.Label(raw), 9).String()
 }
 
 func humanBytes(n int64) string {

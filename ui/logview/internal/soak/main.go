@@ -45,19 +45,20 @@ func main() {
 	pause := flag.Float64("pause", 0.001, "seconds the producer sleeps after each 64 KiB block")
 	limit := flag.Duration("timeout", 20*time.Minute, "give up after this long")
 	queue := flag.Int("queue", 0, "events the follower may queue (0: as many as the log view asks for); for experiments")
+	metrics := flag.Bool("metrics", false, "also print machine-readable \"metric NAME VALUE\" lines (scripts/bench reads them)")
 	flood := flag.Bool("flood", false, "producer writes as fast as it can (the bridge drops what the follower misses: gaps are expected and reported)")
 	flag.Parse()
 	if *size <= 0 || *budget <= 0 || *pause < 0 || *limit <= 0 || *queue < 0 {
 		fmt.Fprintln(os.Stderr, "soak: -size, -budget and -timeout must be positive, -pause and -queue not negative")
 		os.Exit(2)
 	}
-	if err := run(*size, *budget, *dir, *pause, *limit, *flood, *queue); err != nil {
+	if err := run(*size, *budget, *dir, *pause, *limit, *flood, *queue, *metrics); err != nil {
 		fmt.Fprintln(os.Stderr, "soak:", err)
 		os.Exit(1)
 	}
 }
 
-func run(size, budget int64, parent string, pause float64, limit time.Duration, flood bool, queue int) error {
+func run(size, budget int64, parent string, pause float64, limit time.Duration, flood bool, queue int, metrics bool) error {
 	work, err := os.MkdirTemp(parent, "sandscope-viewsoak-")
 	if err != nil {
 		return fmt.Errorf("work dir: %w", err)
@@ -147,10 +148,19 @@ func run(size, budget int64, parent string, pause float64, limit time.Duration, 
 		failed = append(failed, "the follower did not confirm an ending: "+ended)
 	}
 
-	// scroll-back: the top row of the view is the first line the process wrote
+	// a frame at the tail, for comparison with the scroll-back below
+	t0 := time.Now()
+	_ = m.View()
+	tailFrame := time.Since(t0)
+	// scroll-back: the top row of the view is the first line the process wrote; the key and the
+	// frame that shows it are timed
+	t0 = time.Now()
 	loop.update(tea.KeyMsg{Type: tea.KeyHome})
+	view := m.View()
+	back := time.Since(t0)
+	fmt.Printf("scroll-back to the first line (key to frame): %v; a frame at the tail: %v\n", back, tailFrame)
 	// row 0 is the title; the body's rows start with a two-column gutter
-	rows := strings.Split(ansi.Strip(m.View()), "\n")
+	rows := strings.Split(ansi.Strip(view), "\n")
 	got := ""
 	if len(rows) >= 2 {
 		got = strings.TrimSpace(rows[1])
@@ -205,6 +215,14 @@ func run(size, budget int64, parent string, pause float64, limit time.Duration, 
 	if h, err := procStatus("VmHWM"); err == nil && h > hwm {
 		hwm = h
 		fmt.Printf("peak RSS after scroll-back and save: %.1f MiB\n", mib(hwm))
+	}
+	if metrics {
+		fmt.Printf("metric peak-rss-mib %.1f\n", mib(hwm))
+		fmt.Printf("metric mbps %.1f\n", float64(followed)/elapsed.Seconds()/1e6)
+		fmt.Printf("metric scrollback-ms %.3f\n", float64(back.Microseconds())/1000)
+		fmt.Printf("metric frame-ms %.3f\n", float64(tailFrame.Microseconds())/1000)
+		fmt.Printf("metric gaps %d\n", gaps)
+		fmt.Printf("metric followed-bytes %d\n", followed)
 	}
 	if hwm >= budget<<20 {
 		failed = append(failed, fmt.Sprintf("peak RSS %.1f MiB reaches the budget of %d MiB", mib(hwm), budget))

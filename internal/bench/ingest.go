@@ -1,0 +1,168 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"path/filepath"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+	"github.com/muesli/termenv"
+
+	"sandscope/client"
+	"sandscope/keymap"
+	"sandscope/themes"
+	"sandscope/ui/common"
+	"sandscope/ui/logview"
+)
+
+// Figure 3: the TUI's log view following the same replayed stream as figure 1 (follower, decoding,
+// sanitising, the disk-backed buffer, a 160×48 frame drawn 30 times a second) against figure 1's
+// curl time for that stream.
+func figViewIngest(e *env) ([]row, error) {
+	name := "TUI log view ingest, replay"
+	if e.curl == "" {
+		return []row{{fig: "3", name: name, budget: "≤ 1.5×", result: notMeas, note: "curl not installed"}}, nil
+	}
+	if e.replayBytes == 0 {
+		if _, err := figLogsReplay(e); err != nil {
+			return nil, fmt.Errorf("figure 1 first: %w", err)
+		}
+	}
+	name += fmt.Sprintf(" of %d MiB", e.replayBytes>>20)
+	var times []time.Duration
+	for i := 0; i < pick(e, 1, 3); i++ {
+		d, n, err := e.ingestOnce()
+		if err != nil {
+			return nil, err
+		}
+		if n != e.replayBytes {
+			return nil, fmt.Errorf("the log view took in %d of %d bytes", n, e.replayBytes)
+		}
+		times = append(times, d)
+	}
+	d := medianDur(times)
+	r := d.Seconds() / e.curlReplay.Seconds()
+	return []row{{fig: "3", name: name,
+		value:    fmt.Sprintf("%.2f s (%.0f MB/s)", d.Seconds(), mbps(e.replayBytes, d)),
+		baseline: fmt.Sprintf("curl -N %.2f s (fig. 1)", e.curlReplay.Seconds()),
+		ratio:    f2(r) + "×", budget: "≤ 1.5×", result: verdict(r <= 1.5)}}, nil
+}
+
+// ingestOnce runs a log view on the replayed process until its follower ends; it returns the time
+// and the bytes the view's status reports.
+func (e *env) ingestOnce() (time.Duration, int64, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	pal, err := themes.Builtin("dark")
+	if err != nil {
+		return 0, 0, err
+	}
+	r := lipgloss.NewRenderer(io.Discard)
+	r.SetColorProfile(termenv.TrueColor)
+	dir := filepath.Join(e.tmp, "ingest")
+	tap := &countBridge{Bridge: common.FromClient(e.c)}
+	uctx := &common.Context{
+		Width: 160, Height: 48, Styles: themes.New(pal, r), Keys: keymap.New(), Bridge: tap,
+		BridgeLabel: e.url, BridgeURL: e.url, Local: true,
+		StateDir: dir, CacheDir: filepath.Join(dir, "cache"), Ctx: ctx,
+	}
+	m := logview.New(uctx, []common.LogTarget{{Sandbox: benchSandbox, Process: e.replayProc}}, logview.Options{})
+	defer m.Close()
+	m.SetSize(160, 48)
+	l := newLoop(ctx, m)
+	t := time.Now()
+	l.run(m.Init())
+	if _, err := l.until(func(tea.Msg) bool { return m.Attached() == 0 }); err != nil {
+		return 0, 0, fmt.Errorf("log view: %w", err)
+	}
+	return time.Since(t), tap.n, nil
+}
+
+// countBridge counts the data bytes its followers deliver.
+type countBridge struct {
+	common.Bridge
+	n int64 // only read after every follower ended
+}
+
+func (c *countBridge) Follow(ctx context.Context, sandbox, process string, opts client.FollowOptions) <-chan client.LogEvent {
+	// the view's queue moves here, so as many events wait as without the count
+	capacity := opts.Buffer
+	if capacity <= 0 {
+		capacity = 256 // client.FollowOptions' default
+	}
+	opts.Buffer = 1
+	in := c.Bridge.Follow(ctx, sandbox, process, opts)
+	out := make(chan client.LogEvent, capacity)
+	go func() {
+		defer close(out)
+		for ev := range in {
+			if ev.Kind == client.Data {
+				c.n += int64(len(ev.Data))
+			}
+			select {
+			case out <- ev:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return out
+}
+
+// loop is a minimal Bubble Tea runtime for one component: commands run on their own goroutines,
+// their messages come back to one goroutine that calls Update, and View runs 30 times a second.
+type loop struct {
+	ctx  context.Context
+	m    common.Component
+	msgs chan tea.Msg
+}
+
+func newLoop(ctx context.Context, m common.Component) *loop {
+	return &loop{ctx: ctx, m: m, msgs: make(chan tea.Msg, 64)}
+}
+
+func (l *loop) run(cmd tea.Cmd) {
+	if cmd == nil {
+		return
+	}
+	go func() {
+		msg := cmd()
+		if b, ok := msg.(tea.BatchMsg); ok {
+			for _, c := range b {
+				l.run(c)
+			}
+			return
+		}
+		if msg == nil {
+			return
+		}
+		select {
+		case l.msgs <- msg:
+		case <-l.ctx.Done():
+		}
+	}()
+}
+
+func (l *loop) until(done func(tea.Msg) bool) (frames int, err error) {
+	tick := time.NewTicker(time.Second / 30)
+	defer tick.Stop()
+	for {
+		select {
+		case <-l.ctx.Done():
+			return frames, l.ctx.Err()
+		case <-tick.C:
+			_ = l.m.View()
+			frames++
+		case msg := <-l.msgs:
+			_, cmd := l.m.Update(msg)
+			l.run(cmd)
+			if done(msg) {
+				_ = l.m.View()
+				return frames + 1, nil
+			}
+		}
+	}
+}
