@@ -44,13 +44,13 @@ type Options struct {
 type Ending int
 
 const (
-	Detached  Ending = iota // the user typed the detach key
-	Exited                  // the remote terminal exited (Result.Exit)
-	Lost                    // the terminal vanished with its container
-	Failed                  // reconnecting failed past the retry budget
-	Errored                 // the bridge reported the terminal failed, or the stream broke
-	Cancelled               // the context was cancelled or a signal arrived
-	EndedUnknown            // the shell ended, exit code unknown (stable bridges never report it)
+	Detached     Ending = iota // the user typed the detach key
+	Exited                     // the remote terminal exited (Result.Exit)
+	Lost                       // the terminal vanished with its container
+	Failed                     // reconnecting failed past the retry budget
+	Errored                    // the bridge reported the terminal failed, or the stream broke
+	Cancelled                  // the context was cancelled or a signal arrived
+	EndedUnknown               // the shell ended, exit code unknown (stable bridges never report it)
 )
 
 func (e Ending) String() string {
