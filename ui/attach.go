@@ -91,16 +91,9 @@ func (m *Model) attachDone(msg attachDoneMsg) {
 
 // paneSize is the inner size of the open pane showing the terminal, if one is open.
 func (m *Model) paneSize(sandbox, terminal string) (cols, rows int, ok bool) {
-	for _, c := range m.stack {
-		p, isPane := c.(interface {
-			ID() int64
-			InnerSize() (int, int)
-		})
-		if !isPane {
-			continue
-		}
-		if open, known := m.panes[p.ID()]; known && open.Sandbox == sandbox && open.Terminal.ID == terminal {
-			cols, rows = p.InnerSize()
+	for _, p := range m.panes {
+		if p.open.Sandbox == sandbox && p.open.Terminal.ID == terminal {
+			cols, rows = p.pane.InnerSize()
 			return cols, rows, true
 		}
 	}
@@ -109,10 +102,11 @@ func (m *Model) paneSize(sandbox, terminal string) (cols, rows int, ok bool) {
 
 // paneAction acts on the terminal of an unfocused pane.
 func (m *Model) paneAction(msg termpane.ActionMsg) tea.Cmd {
-	open, ok := m.panes[msg.ID]
+	p, ok := m.panes[msg.ID]
 	if !ok {
 		return nil
 	}
+	open := p.open
 	switch msg.Action {
 	case termpane.AttachAction:
 		return m.attachFull(open.Sandbox, open.Terminal)

@@ -79,7 +79,7 @@ func (m *Model) switchTo(msg contextTargetMsg) tea.Cmd {
 	sb := sandboxes.New(m.ctx)
 	w, h := m.bodySize()
 	sb.SetSize(w, h)
-	m.stack = []common.Component{sb}
+	m.stack = []common.Screen{sb}
 	m.status, m.statusLevel, m.statusAt = fmt.Sprintf("switched to context %s: %s", name, c.BridgeLabel), common.Info, m.ctx.Clock()
 	return sb.Init()
 }

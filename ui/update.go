@@ -174,8 +174,12 @@ func splitRunes(msg tea.KeyMsg) []tea.KeyMsg {
 // paneFocused reports a focused terminal pane on top: it takes runes as text for the remote
 // terminal, several at once.
 func (m *Model) paneFocused() bool {
-	p, ok := m.top().(paneFocus)
-	return ok && p.Focused()
+	for _, p := range m.panes {
+		if p.pane.AsScreen() == m.top() {
+			return p.pane.Focused()
+		}
+	}
+	return false
 }
 
 func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
@@ -228,6 +232,8 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 		case key.Matches(msg, k.Help):
 			m.help = true
 			return nil
+		case key.Matches(msg, k.Back) && m.top().Back():
+			return nil // the screen used esc itself (an active filter cleared)
 		case key.Matches(msg, k.Back) && len(m.stack) > 1:
 			m.pop()
 			return nil
@@ -253,26 +259,23 @@ func (m *Model) quit() tea.Cmd {
 }
 
 func (m *Model) toTop(msg tea.Msg) tea.Cmd {
-	i := len(m.stack) - 1
-	c, cmd := m.stack[i].Update(msg)
-	m.stack[i] = c
+	_, cmd := m.top().Update(msg)
 	return cmd
 }
 
 func (m *Model) broadcast(msg tea.Msg) tea.Cmd {
 	var cmds []tea.Cmd
-	onStack := map[common.Component]bool{}
-	for i := range m.stack {
-		onStack[m.stack[i]] = true
-		c, cmd := m.stack[i].Update(msg)
-		m.stack[i] = c
+	onStack := map[common.Screen]bool{}
+	for _, c := range m.stack {
+		onStack[c] = true
+		_, cmd := c.Update(msg)
 		if cmd != nil {
 			cmds = append(cmds, cmd)
 		}
 	}
 	// kept sandbox screens keep their watchers drained; their status messages are dropped
 	for _, sb := range m.sandboxes {
-		if onStack[sb] {
+		if onStack[common.Screen(sb)] {
 			continue
 		}
 		if _, cmd := sb.Update(msg); cmd != nil {
@@ -280,7 +283,7 @@ func (m *Model) broadcast(msg tea.Msg) tea.Cmd {
 		}
 	}
 	for _, lv := range m.logs {
-		if onStack[lv] {
+		if onStack[common.Screen(lv)] {
 			continue
 		}
 		if _, cmd := lv.Update(msg); cmd != nil {
@@ -321,31 +324,17 @@ func logsKey(ts []common.LogTarget) string {
 }
 
 // pushKept puts a kept screen back on top (a sandbox's watcher runs fast again).
-func (m *Model) pushKept(c common.Component) {
-	if f, ok := m.top().(focuser); ok {
-		f.SetFocus(false)
-	}
+func (m *Model) pushKept(c common.Screen) {
+	m.top().SetFocus(false)
 	w, h := m.bodySize()
 	c.SetSize(w, h)
-	if f, ok := c.(focuser); ok {
-		f.SetFocus(true)
-	}
+	c.SetFocus(true)
 	m.stack = append(m.stack, c)
 	m.status = ""
 }
 
-type focuser interface{ SetFocus(bool) }
-
-// paneFocus is the terminal pane: it takes keys while focused.
-type paneFocus interface {
-	Focus()
-	Focused() bool
-}
-
-func (m *Model) push(c common.Component) tea.Cmd {
-	if f, ok := m.top().(focuser); ok {
-		f.SetFocus(false)
-	}
+func (m *Model) push(c common.Screen) tea.Cmd {
+	m.top().SetFocus(false)
 	w, h := m.bodySize()
 	c.SetSize(w, h)
 	m.stack = append(m.stack, c)
@@ -353,30 +342,40 @@ func (m *Model) push(c common.Component) tea.Cmd {
 	return c.Init()
 }
 
+// kept reports whether s is one of the screens the root keeps after they are left (a sandbox
+// screen and its watcher, a log view and its followers).
+func (m *Model) kept(s common.Screen) bool {
+	for _, sb := range m.sandboxes {
+		if common.Screen(sb) == s {
+			return true
+		}
+	}
+	for _, lv := range m.logs {
+		if common.Screen(lv) == s {
+			return true
+		}
+	}
+	return false
+}
+
 func (m *Model) pop() {
 	if len(m.stack) <= 1 {
 		return
 	}
 	top := m.top()
-	kept := false
-	for _, lv := range m.logs {
-		kept = kept || lv == top
+	if m.kept(top) {
+		top.SetFocus(false) // a sandbox's watcher continues slowly, a log view's followers fill its buffer
+	} else {
+		top.Close()
 	}
-	if sb, ok := top.(*sandbox.Model); ok && m.sandboxes[sb.ID()] == sb {
-		sb.SetFocus(false) // kept: its watcher continues slowly
-	} else if kept {
-		// kept: its followers keep filling the buffer
-	} else if cl, ok := top.(interface{ Close() }); ok {
-		cl.Close()
-	}
-	if p, ok := top.(interface{ ID() int64 }); ok {
-		delete(m.panes, p.ID())
+	for id, p := range m.panes {
+		if common.Screen(p.pane.AsScreen()) == top {
+			delete(m.panes, id)
+		}
 	}
 	m.stack = m.stack[:len(m.stack)-1]
 	m.status = "" // a message belongs to the screen it was about
-	if f, ok := m.top().(focuser); ok {
-		f.SetFocus(true)
-	}
+	m.top().SetFocus(true)
 	if _, ok := top.(*sandbox.Model); ok {
 		// the watcher's errors no longer apply
 		m.connErr = nil
@@ -384,15 +383,6 @@ func (m *Model) pop() {
 }
 
 func (m *Model) openTerminal(msg common.OpenTerminalMsg) tea.Cmd {
-	if m.terminalPane != nil {
-		c, err := m.terminalPane(m.ctx, msg)
-		if err != nil {
-			return func() tea.Msg {
-				return common.StatusMsg{Level: common.Error, Text: common.Describe("terminal "+msg.Terminal.ID, err)}
-			}
-		}
-		return m.push(c)
-	}
 	m.status = "connecting to terminal " + common.SanitizeText(msg.Terminal.ID) + "…"
 	m.statusLevel = common.Info
 	br, base := m.ctx.Bridge, m.ctx.BaseCtx()
@@ -426,10 +416,10 @@ func (m *Model) attachPane(msg termConnectedMsg) tea.Cmd {
 		Ctx:        m.ctx.BaseCtx(),
 		Keys:       m.ctx.Keys,
 	})
-	m.panes[pane.ID()] = msg.open
+	m.panes[pane.ID()] = paneEntry{pane: pane, open: msg.open}
 	pane.SetOrigin(0, headerHeight)
 	pane.Focus()
-	cmd := m.push(pane.AsComponent())
+	cmd := m.push(pane.AsScreen())
 	k := m.ctx.Keys
 	m.status = fmt.Sprintf("keys go to the terminal; %s gives them back, then %s refocuses, %s attaches full screen, %s closes the pane",
 		pane.LeaveBinding().Help().Key, k.FocusPane.Help().Key, k.Attach.Help().Key, k.Back.Help().Key)

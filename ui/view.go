@@ -8,8 +8,6 @@ import (
 
 	"sandscope/client"
 	"sandscope/ui/common"
-	"sandscope/ui/logview"
-	"sandscope/ui/sandbox"
 )
 
 // View draws the header, the top screen, the status area and the key hints.
@@ -55,16 +53,7 @@ func (m *Model) header() string {
 	}
 	var crumbs []string
 	for _, c := range m.stack {
-		switch c := c.(type) {
-		case *sandbox.Model:
-			crumbs = append(crumbs, c.ID())
-		case *logview.Model:
-			crumbs = append(crumbs, "logs")
-		case paneFocus:
-			crumbs = append(crumbs, "terminal")
-		default:
-			crumbs = append(crumbs, "sandboxes")
-		}
+		crumbs = append(crumbs, common.SanitizeText(c.Title()))
 	}
 	parts = append(parts, strings.Join(crumbs, " › "))
 	return st.Header.Render(common.Fit(strings.Join(parts, " │ "), m.width))

@@ -21,17 +21,6 @@ type Component interface {
 	FullHelp() [][]key.Binding
 }
 
-// Capturer is implemented by components that sometimes take every key (a prompt or a search field
-// is open); the root then does not act on q, ? or esc itself.
-type Capturer interface {
-	Capturing() bool
-}
-
-// Attacher is implemented by components holding live streams; the root asks before quitting.
-type Attacher interface {
-	Attached() int
-}
-
 // Context is shared by pointer with every component: one per program.
 type Context struct {
 	Width, Height int // the area the root gives to screens (below the header, above the status)

@@ -171,6 +171,15 @@ func (m *Model) Close() {
 // SetSize sets the view's area.
 func (m *Model) SetSize(w, h int) { m.width, m.height = w, h }
 
+// Title is the view's crumb in the header.
+func (m *Model) Title() string { return "logs" }
+
+// SetFocus does nothing: followers run at the same pace on top or behind.
+func (m *Model) SetFocus(bool) {}
+
+// Back leaves esc to the root (input fields and dialogs take it while open).
+func (m *Model) Back() bool { return false }
+
 // Capturing reports whether an input field or dialog takes every key.
 func (m *Model) Capturing() bool { return m.inputMode != "" || m.dialog != nil }
 
@@ -277,3 +286,6 @@ func shortNames(ids []string) map[string]string {
 	}
 	return out
 }
+
+// The root holds it as a common.Screen.
+var _ common.Screen = (*Model)(nil)

@@ -98,6 +98,12 @@ func New(ctx *common.Context, id string) *Model {
 // ID is the sandbox shown.
 func (m *Model) ID() string { return m.id }
 
+// Title is the screen's crumb in the header: the sandbox ID.
+func (m *Model) Title() string { return m.id }
+
+// Back leaves esc to the root.
+func (m *Model) Back() bool { return false }
+
 // Init starts the watcher.
 func (m *Model) Init() tea.Cmd {
 	if m.ctx.Bridge == nil {
@@ -207,3 +213,6 @@ type termMsg struct {
 	t   client.Terminal
 	err error
 }
+
+// The root holds it as a common.Screen.
+var _ common.Screen = (*Model)(nil)

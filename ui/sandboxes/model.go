@@ -71,6 +71,21 @@ func (m *Model) SetSize(w, h int) { m.width, m.height = w, h }
 // Capturing reports whether a dialog takes every key.
 func (m *Model) Capturing() bool { return m.dialog != nil }
 
+// Title is the screen's crumb in the header.
+func (m *Model) Title() string { return "sandboxes" }
+
+// Close does nothing: the screen's refreshes are one call at a time, each with a timeout.
+func (m *Model) Close() {}
+
+// SetFocus does nothing: the list refreshes at one pace.
+func (m *Model) SetFocus(bool) {}
+
+// Attached is 0: the screen holds no stream.
+func (m *Model) Attached() int { return 0 }
+
+// Back leaves esc to the root.
+func (m *Model) Back() bool { return false }
+
 // ShortHelp is the one-line help.
 func (m *Model) ShortHelp() []key.Binding { return m.ctx.Keys.ShortHelp(keymap.Sandboxes) }
 
@@ -174,3 +189,6 @@ type actionMsg struct {
 	id  string
 	err error
 }
+
+// The root holds it as a common.Screen.
+var _ common.Screen = (*Model)(nil)
