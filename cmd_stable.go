@@ -210,6 +210,9 @@ func followRecorder(ctx context.Context, s *client.Stable, sandbox, id, inc stri
 			case client.RunLost:
 				fmt.Fprintf(stderr, "sandscope: run %s LOST (inferred): %s\n", id, res.Evidence)
 				return res
+			case client.RunUnconfirmed:
+				fmt.Fprintf(stderr, "sandscope: run %s ended, exit code unknown: %s\n", id, res.Evidence)
+				return res
 			}
 		}
 		t := time.NewTimer(stableRecoverEvery)

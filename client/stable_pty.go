@@ -46,6 +46,7 @@ type PTYConn struct {
 	cols, rows int
 	lastRecv   time.Time
 	lastProbe  time.Time
+	hadOutput  bool // some output arrived on an earlier connection
 	wmu        sync.Mutex
 }
 
@@ -280,6 +281,9 @@ func (p *PTYConn) serve(ws *websocket.Conn, attempt int) (ended bool, code int, 
 				replay = append(replay, data...)
 				continue
 			}
+			p.mu.Lock()
+			p.hadOutput = true
+			p.mu.Unlock()
 			if !p.emit(TermEvent{Kind: TermOutput, Data: append([]byte(nil), data...)}) {
 				return false, 0, "", nil
 			}
@@ -301,11 +305,21 @@ func (p *PTYConn) serve(ws *websocket.Conn, attempt int) (ended bool, code int, 
 				if attempt > 0 {
 					ev.Kind = TermResumed
 				}
+				p.mu.Lock()
+				fresh := attempt > 0 && len(replay) == 0 && p.hadOutput
+				if len(replay) > 0 {
+					p.hadOutput = true
+				}
+				p.mu.Unlock()
 				if len(replay) > 0 {
 					ev = TermEvent{Kind: TermReplayed, Attempt: attempt, Data: replay}
 					replay = nil
 				}
 				if !p.emit(ev) {
+					return false, 0, "", nil
+				}
+				if fresh && !p.emit(TermEvent{Kind: TermError, Attempt: attempt,
+					Reason: "a new shell: the previous one and its screen are gone (the container slept or was replaced; inferred from the empty replay)"}) {
 					return false, 0, "", nil
 				}
 				if cols > 0 && rows > 0 {

@@ -22,7 +22,8 @@ const (
 )
 
 // recorderScript runs "$@" with its stdout and stderr teed into files, then records the real exit
-// status; a header line (nonce, pid, container marker) before the output and a trailer line
+// status; while it runs, a heartbeat writes the time into "alive" every second (pids cannot be
+// checked from another exec where each has its own PID namespace, as on sandscope's local bridge); a header line (nonce, pid, container marker) before the output and a trailer line
 // (nonce, exit status) after all of it frame the output on stdout. Arguments: run dir, nonce,
 // marker path, then the command. $SANDSCOPE_WORKSPACE names the directory that plays /workspace
 // where it is not /workspace itself (sandscope's local bridge sets it).
@@ -30,6 +31,7 @@ const recorderScript = `w=${SANDSCOPE_WORKSPACE:-/workspace}; d=$w/${1#/workspac
 mkdir -p "$d" 2>/dev/null
 if [ -s "$m" ]; then inc=$(cat "$m"); else inc=$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n'); printf '%s\n' "$inc" > "$m"; fi
 printf '%s\n' "$$" > "$d/pid"
+(while kill -0 $$ 2>/dev/null; do date +%s > "$d/alive"; sleep 1; done) </dev/null >/dev/null 2>&1 & hb=$!
 printf '%s:start:%s:%s\n' "$n" "$$" "$inc"
 exec 4> >(tee -a "$d/out"); p1=$!
 exec 5> >(tee -a "$d/err" >&2); p2=$!
@@ -38,6 +40,7 @@ rc=$?
 exec 4>&- 5>&-
 wait $p1 $p2
 printf '%s\n' "$rc" > "$d/status.tmp" && mv -f "$d/status.tmp" "$d/status"
+kill $hb 2>/dev/null
 printf '\n%s:end:%d\n' "$n" "$rc"
 exit $rc`
 
@@ -267,44 +270,122 @@ func (r *RecordedRun) Result() RunResult {
 	return r.result
 }
 
-// Recover reads what the recorder kept for run id in the sandbox: the real exit status and the
-// output, byte for byte (through the files API: each read starts the container if it slept — and
-// then finds it empty). seenIncarnation is the marker printed when the run started ("" when
-// unknown). It decides:
-//   - status file present: EXITED with that code (confirmed by the recorder);
-//   - no status, pid file present: STILL RUNNING (the recorder has not finished);
-//   - no pid file, and the container marker missing or different: LOST (inferred: the container
-//     that ran it slept or was replaced, and took the files);
-//   - otherwise the previous state stays, with the reason.
-func (s *Stable) Recover(ctx context.Context, sandbox, id, seenIncarnation string) (RunResult, error) {
-	dir := RecorderDir + "/" + id
-	status, err := s.ReadFile(ctx, sandbox, dir+"/status")
-	if err == nil {
-		code, perr := strconv.Atoi(strings.TrimSpace(string(status)))
-		if perr != nil {
-			return RunResult{}, fmt.Errorf("recover %s: malformed status file %q", id, clipBytes(status))
-		}
-		res := RunResult{State: RunConfirmed, Code: code, Evidence: "the recorder's status file in the sandbox"}
-		res.RecoveredOut, _ = s.ReadFile(ctx, sandbox, dir+"/out")
-		res.RecoveredErr, _ = s.ReadFile(ctx, sandbox, dir+"/err")
-		return res, nil
+// probeScript reports what the sandbox holds of a run, for Recover: its status file, whether its
+// recorder still runs (its heartbeat is at most 5 s old), and the container marker; the last line (nonce:done) proves the
+// answer is complete. It creates nothing. Arguments: run dir, marker path, nonce.
+const probeScript = `w=${SANDSCOPE_WORKSPACE:-/workspace}; d=$w/${1#/workspace/}; m=$w/${2#/workspace/}
+if [ -f "$d/status" ]; then printf 'status %s\n' "$(cat "$d/status")"; fi
+if [ -f "$d/pid" ]; then p=$(cat "$d/pid"); a=$(cat "$d/alive" 2>/dev/null); if [ -n "$a" ] && [ $(( $(date +%s) - a )) -le 5 ]; then echo "pid $p alive"; else echo "pid $p dead"; fi; fi
+if [ -s "$m" ]; then printf 'marker %s\n' "$(cat "$m")"; else echo "marker none"; fi
+printf '%s:done\n' "$3"`
+
+// runProbe is what probeScript found.
+type runProbe struct {
+	status    *int
+	pid       int
+	alive     bool
+	marker    string // "" = none
+	hasPIDRec bool
+}
+
+func (s *Stable) probe(ctx context.Context, sandbox, id string) (runProbe, error) {
+	nonce := "sandscope-probe-" + randomHex(8)
+	run, err := s.Exec(ctx, sandbox, ExecOptions{Argv: []string{"bash", "-c", probeScript, "sandscope-probe",
+		RecorderDir + "/" + id, IncarnationMarker, nonce}})
+	if err != nil {
+		return runProbe{}, err
 	}
-	if !errors.Is(err, ErrFileUnreadable) {
+	defer run.Close()
+	var out bytes.Buffer
+	var end ExecEvent
+	for ev := range run.Events() {
+		if ev.Kind == ExecStdout {
+			out.Write(ev.Text)
+			continue
+		}
+		if ev.Kind != ExecStderr {
+			end = ev
+		}
+	}
+	text := out.String()
+	if !strings.Contains(text, nonce+":done\n") {
+		switch end.Kind {
+		case ExecError:
+			return runProbe{}, fmt.Errorf("probe: the bridge sent %s: %s", end.ErrCode, end.Message)
+		case ExecInterrupted:
+			return runProbe{}, fmt.Errorf("probe: %w", &TransportError{Op: "probe", Err: end.Err})
+		}
+		return runProbe{}, fmt.Errorf("probe: incomplete answer %q", clipBytes([]byte(text)))
+	}
+	var p runProbe
+	for _, line := range strings.Split(text, "\n") {
+		f := strings.Fields(line)
+		switch {
+		case len(f) == 2 && f[0] == "status":
+			if n, err := strconv.Atoi(f[1]); err == nil {
+				p.status = &n
+			}
+		case len(f) == 3 && f[0] == "pid":
+			p.pid, _ = strconv.Atoi(f[1])
+			p.alive, p.hasPIDRec = f[2] == "alive", true
+		case len(f) == 2 && f[0] == "marker":
+			if f[1] != "none" {
+				p.marker = f[1]
+			}
+		}
+	}
+	return p, nil
+}
+
+// Recover finds out what became of run id, through a probe (/exec) and the files API; each
+// request starts the container if it slept, which then answers from an empty one.
+// seenIncarnation is the marker the run printed when it started ("" when unknown). It decides:
+//   - status file present: EXITED with that code (confirmed by the recorder), output read back
+//     byte for byte;
+//   - no status, the recorder's pid alive: STILL RUNNING (output so far read back);
+//   - no status, the pid dead: ENDED without a status (killed; outcome unknown) — UNCONFIRMED;
+//   - no files, and the container marker missing or different: LOST (inferred: the container that
+//     ran it slept or was replaced, and took the files).
+//
+// A probe that breaks off is an error (try again), never a decision.
+func (s *Stable) Recover(ctx context.Context, sandbox, id, seenIncarnation string) (RunResult, error) {
+	if strings.ContainsAny(id, "/\x00") || id == "" || id == "." || id == ".." {
+		return RunResult{}, fmt.Errorf("recover: run ID %q: %w", id, ErrInvalidRequest)
+	}
+	pr, err := s.probe(ctx, sandbox, id)
+	if err != nil {
 		return RunResult{}, fmt.Errorf("recover %s: %w", id, err)
 	}
-	if _, perr := s.ReadFile(ctx, sandbox, dir+"/pid"); perr == nil {
-		res := RunResult{State: RunStillGoing, Evidence: "the recorder's pid file exists and it has not written a status yet"}
-		res.RecoveredOut, _ = s.ReadFile(ctx, sandbox, dir+"/out")
-		res.RecoveredErr, _ = s.ReadFile(ctx, sandbox, dir+"/err")
-		return res, nil
+	dir := RecorderDir + "/" + id
+	readOutput := func(res *RunResult) {
+		var errOut, errErr error
+		res.RecoveredOut, errOut = s.ReadFile(ctx, sandbox, dir+"/out")
+		res.RecoveredErr, errErr = s.ReadFile(ctx, sandbox, dir+"/err")
+		if errOut != nil || errErr != nil {
+			// A command that wrote nothing to one stream leaves that file missing.
+			if errOut != nil && !errors.Is(errOut, ErrFileUnreadable) {
+				res.Message = "output not read back: " + errOut.Error()
+			}
+		}
 	}
-	marker, merr := s.ReadFile(ctx, sandbox, IncarnationMarker)
-	cur := strings.TrimSpace(string(marker))
 	switch {
-	case merr != nil:
+	case pr.status != nil:
+		res := RunResult{State: RunConfirmed, Code: *pr.status, Evidence: "the recorder's status file in the sandbox"}
+		readOutput(&res)
+		return res, nil
+	case pr.hasPIDRec && pr.alive:
+		res := RunResult{State: RunStillGoing, Evidence: fmt.Sprintf("the recorder (pid %d) is still running", pr.pid)}
+		readOutput(&res)
+		return res, nil
+	case pr.hasPIDRec:
+		res := RunResult{State: RunUnconfirmed, Code: -1,
+			Evidence: fmt.Sprintf("the recorder (pid %d) ended without writing a status: it was killed; the outcome is unknown", pr.pid)}
+		readOutput(&res)
+		return res, nil
+	case pr.marker == "":
 		return RunResult{State: RunLost, Inferred: true,
 			Evidence: "the run's files and sandscope's container marker are gone: the container that ran it slept or was replaced"}, nil
-	case seenIncarnation != "" && cur != seenIncarnation:
+	case seenIncarnation != "" && pr.marker != seenIncarnation:
 		return RunResult{State: RunLost, Inferred: true,
 			Evidence: "the container marker changed since the run started: another container answers now, and the run's files went with the old one"}, nil
 	}
