@@ -8,7 +8,6 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"sandscope/client"
-	"sandscope/keymap"
 	"sandscope/ui/common"
 )
 
@@ -146,17 +145,35 @@ func (m *Model) Attached() int {
 	return 0
 }
 
-// ShortHelp is the one-line help.
-func (m *Model) ShortHelp() []key.Binding {
+// tabKeys are the keys that act on the current tab, and only those (help never offers a key
+// that does nothing where the user is).
+func (m *Model) tabKeys() []key.Binding {
 	k := m.ctx.Keys
-	if m.tab == TerminalsTab {
-		return []key.Binding{k.Open, k.NextTab, k.Shell, k.Attach, k.Interrupt, k.Terminate, k.Back, k.Help}
+	open := func(desc string) key.Binding {
+		b := k.Open
+		b.SetHelp(b.Help().Key, desc)
+		return b
 	}
-	return k.ShortHelp(keymap.Sandbox)
+	switch m.tab {
+	case ProcessesTab:
+		return []key.Binding{open("open its log"), k.Exec, k.Kill, k.Relaunch, k.Select, k.Shell}
+	case TerminalsTab:
+		return []key.Binding{open("open in the pane"), k.Shell, k.Attach, k.Interrupt, k.Terminate, k.Exec}
+	}
+	return []key.Binding{k.Exec, k.Shell}
 }
 
-// FullHelp is the help overlay.
-func (m *Model) FullHelp() [][]key.Binding { return m.ctx.Keys.FullHelp(keymap.Sandbox) }
+// ShortHelp is the one-line help: the tab's keys, switching tabs, back and help.
+func (m *Model) ShortHelp() []key.Binding {
+	k := m.ctx.Keys
+	return append(m.tabKeys(), k.NextTab, k.Back, k.Help)
+}
+
+// FullHelp is the help overlay: the tab's keys, the tab keys, then the global ones.
+func (m *Model) FullHelp() [][]key.Binding {
+	k := m.ctx.Keys
+	return k.HelpColumns(m.tabKeys(), []key.Binding{k.NextTab, k.PrevTab})
+}
 
 // watchMsg carries a batch of watcher events.
 type watchMsg struct {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 
 	"sandscope/client"
@@ -396,5 +397,36 @@ func TestParseTerminal(t *testing.T) {
 	}
 	if _, err := parseTerminal([]string{"sh", "", "NOEQ", ""}, 80, 23); err == nil {
 		t.Error("env without = accepted")
+	}
+}
+
+// TestHelpOffersOnlyWhatWorksOnTheTab: the Incarnations tab offers no process or terminal keys.
+func TestHelpOffersOnlyWhatWorksOnTheTab(t *testing.T) {
+	m := New(uitest.Context(t, uitest.NewBridge(), 100, 30), "sandboxaaaa")
+	m.SetSize(100, 30)
+	has := func(cols [][]key.Binding, b key.Binding) bool {
+		for _, c := range cols {
+			for _, x := range c {
+				if x.Help() == b.Help() {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	k := m.ctx.Keys
+	m.tab = TimelineTab
+	for _, b := range []key.Binding{k.Kill, k.Relaunch, k.Select, k.Attach, k.Interrupt, k.Terminate} {
+		if has(m.FullHelp(), b) || has([][]key.Binding{m.ShortHelp()}, b) {
+			t.Errorf("the Incarnations tab offers %q", b.Help().Key)
+		}
+	}
+	m.tab = TerminalsTab
+	if !has(m.FullHelp(), k.Attach) || has(m.FullHelp(), k.Relaunch) {
+		t.Error("the Terminals tab's help is not the terminal keys")
+	}
+	m.tab = ProcessesTab
+	if !has(m.FullHelp(), k.Kill) || has(m.FullHelp(), k.Terminate) {
+		t.Error("the Processes tab's help is not the process keys")
 	}
 }
