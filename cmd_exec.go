@@ -55,9 +55,12 @@ with a "sandscope: " notice on stderr.`,
 				return &exitError{code: exitUsage, err: fmt.Errorf("--timeout %v: must be at least 1ms", timeout)}
 			}
 			req.Timeout = timeout.Milliseconds()
-			c, _, err := newBridgeClient(g)
+			c, bt, err := newBridgeClient(g)
 			if err != nil {
 				return err
+			}
+			if bt.noIsolation != "" {
+				fmt.Fprintf(cmd.ErrOrStderr(), "sandscope: note: the local bridge runs processes without isolation, so /workspace is only a label (%s)\n", bt.noIsolation)
 			}
 			streamOnOneCore()
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
