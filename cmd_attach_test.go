@@ -72,7 +72,7 @@ func TestAttachExitCodesWithoutATTY(t *testing.T) {
 
 	// The remote code becomes the exit status; output reaches stdout untouched.
 	code, out, errs := attachRunCmd(t, strings.NewReader(""), append(flags, "shell", sb, "--", "sh", "-c", "echo from-remote; exit 4")...)
-	if code != 4 || !strings.Contains(out, "from-remote") || !strings.Contains(errs, "exited 4") {
+	if code != 4 || !strings.Contains(out, "from-remote") || !strings.Contains(errs, "EXITED 4") {
 		t.Fatalf("shell: exit %d stdout %q stderr %q", code, out, errs)
 	}
 	if strings.Contains(out+errs, b.Token) {

@@ -121,7 +121,7 @@ func TestE2ESignalsEndTUIProcesses(t *testing.T) {
 			state := filepath.Join(dir, "state")
 			waitProcs(t, "the demo", state, 2)
 			// a process that writes nothing: it would not die of a broken pipe
-			s.waitFor("the demo sandbox", "demo")
+			s.waitFor("the demo sandbox", "> demo")
 			// the demo may still be replacing its container: Enter again until the screen opens
 			for deadline := time.Now().Add(tuiWait); ; {
 				s.keys("Enter")

@@ -13,6 +13,7 @@ type Screen string
 
 const (
 	Global    Screen = "global"
+	Lists     Screen = "lists"
 	Sandboxes Screen = "sandboxes"
 	Sandbox   Screen = "sandbox"
 	Logs      Screen = "logs"
@@ -21,7 +22,7 @@ const (
 )
 
 // Screens lists the groups in the order help and the Markdown table show them.
-var screenOrder = []Screen{Global, Sandboxes, Sandbox, Logs, Terminal, Prompt}
+var screenOrder = []Screen{Global, Lists, Sandboxes, Sandbox, Logs, Terminal, Prompt}
 
 // KeyMap is every binding sandscope knows.
 type KeyMap struct {
@@ -29,6 +30,9 @@ type KeyMap struct {
 	Up, Down, PageUp, PageDown, Top, Bottom key.Binding
 	Open, Back, Quit, Help, Refresh         key.Binding
 	Contexts                                key.Binding
+
+	// Tables (the sandboxes list, the sandbox screen's tabs, the context picker).
+	FilterRows, Sort, SortReverse key.Binding
 
 	// Sandboxes screen.
 	Create, Add, Forget, Delete, Stop, Replace key.Binding
@@ -64,6 +68,8 @@ func (k *KeyMap) entries() []entry {
 		{"open", Global, &k.Open}, {"back", Global, &k.Back},
 		{"refresh", Global, &k.Refresh}, {"contexts", Global, &k.Contexts},
 		{"help", Global, &k.Help}, {"quit", Global, &k.Quit},
+
+		{"filter_rows", Lists, &k.FilterRows}, {"sort", Lists, &k.Sort}, {"sort_reverse", Lists, &k.SortReverse},
 
 		{"create", Sandboxes, &k.Create}, {"add", Sandboxes, &k.Add},
 		{"forget", Sandboxes, &k.Forget}, {"delete", Sandboxes, &k.Delete},
@@ -108,6 +114,10 @@ func New() *KeyMap {
 		Help:     b([]string{"?"}, "?", "toggle help"),
 		Contexts: b([]string{"C"}, "C", "switch context"),
 		Quit:     b([]string{"q", "ctrl+c"}, "q", "quit"),
+
+		FilterRows:  b([]string{"/"}, "/", "filter rows (esc clears)"),
+		Sort:        b([]string{"o"}, "o", "sort by the next column"),
+		SortReverse: b([]string{"O"}, "O", "reverse the sort"),
 
 		Create:  b([]string{"c"}, "c", "create sandbox"),
 		Add:     b([]string{"a"}, "a", "add sandbox by ID"),
@@ -257,12 +267,17 @@ func (k *KeyMap) ShortHelp(s Screen) []key.Binding {
 func (k *KeyMap) FullHelp(s Screen) [][]key.Binding {
 	var cols [][]key.Binding
 	if s != Global {
-		own := k.Bindings(s)
-		if s == Sandbox {
-			// the Terminals tab acts on the selected terminal with the pane's keys
-			own = append(own, k.Attach, k.Interrupt, k.Terminate)
-		}
-		cols = appendColumns(cols, own)
+		cols = appendColumns(cols, k.Bindings(s))
+	}
+	return appendColumns(cols, k.Bindings(Global))
+}
+
+// HelpColumns is a screen's full help: its groups of keys (only the keys that work where the
+// user is), each in columns, then the global keys.
+func (k *KeyMap) HelpColumns(groups ...[]key.Binding) [][]key.Binding {
+	var cols [][]key.Binding
+	for _, g := range groups {
+		cols = appendColumns(cols, g)
 	}
 	return appendColumns(cols, k.Bindings(Global))
 }

@@ -6,6 +6,7 @@ import (
 
 var screenTitles = map[Screen]string{
 	Global:    "Everywhere",
+	Lists:     "Tables (the sandboxes list)",
 	Sandboxes: "Sandboxes screen",
 	Sandbox:   "Sandbox screen",
 	Logs:      "Log view",

@@ -48,13 +48,21 @@ func (m *Model) runAttach(msg attachConnMsg) tea.Cmd {
 		m.status, m.statusLevel = common.Describe("attach terminal "+id, msg.err), common.Error
 		return nil
 	}
+	// No reattach hint: a detach comes back to the TUI, and the attachment's screen is cleared.
 	cmd := attach.NewCommand(m.ctx.BaseCtx(), msg.conn, attach.Options{
-		DetachKey:    m.detachKey,
-		Label:        "sandbox " + msg.sandbox + " terminal " + id,
-		ReattachHint: "sandscope attach " + msg.sandbox + " " + id,
+		DetachKey: m.detachKey,
+		Label:     "sandbox " + msg.sandbox + " terminal " + id,
+		OwnScreen: true,
 	})
 	conn := msg.conn
+	// The attachment sized the terminal to the whole screen; an embedded pane on the same terminal
+	// gets its own size back when the attachment ends (the pane's emulator never changed size, so
+	// the pane would not resend it).
+	paneCols, paneRows, pane := m.paneSize(msg.sandbox, msg.terminal.ID)
 	return tea.Exec(cmd, func(err error) tea.Msg {
+		if pane {
+			_ = conn.Resize(paneCols, paneRows)
+		}
 		_ = conn.Close()
 		return attachDoneMsg{sandbox: msg.sandbox, terminal: id, res: cmd.Result, err: err}
 	})
@@ -81,12 +89,24 @@ func (m *Model) attachDone(msg attachDoneMsg) {
 	m.status, m.statusLevel, m.statusAt = text, lvl, m.ctx.Clock()
 }
 
+// paneSize is the inner size of the open pane showing the terminal, if one is open.
+func (m *Model) paneSize(sandbox, terminal string) (cols, rows int, ok bool) {
+	for _, p := range m.panes {
+		if p.open.Sandbox == sandbox && p.open.Terminal.ID == terminal {
+			cols, rows = p.pane.InnerSize()
+			return cols, rows, true
+		}
+	}
+	return 0, 0, false
+}
+
 // paneAction acts on the terminal of an unfocused pane.
 func (m *Model) paneAction(msg termpane.ActionMsg) tea.Cmd {
-	open, ok := m.panes[msg.ID]
+	p, ok := m.panes[msg.ID]
 	if !ok {
 		return nil
 	}
+	open := p.open
 	switch msg.Action {
 	case termpane.AttachAction:
 		return m.attachFull(open.Sandbox, open.Terminal)

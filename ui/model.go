@@ -2,14 +2,14 @@ package ui
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
 
 	"sandscope/ui/common"
-	"sandscope/ui/logview"
-	"sandscope/ui/sandbox"
 	"sandscope/ui/sandboxes"
+	"sandscope/ui/termpane"
 )
 
 // Model is the root model: a stack of screens (the sandboxes screen at the bottom), a header, a
@@ -21,7 +21,7 @@ type Model struct {
 	// baseCtx lives as long as the program: the demo scene and context switches derive from it.
 	baseCtx    context.Context
 	baseCancel context.CancelFunc
-	stack      []common.Component
+	stack      []common.Screen
 	width      int
 	height     int
 
@@ -41,18 +41,10 @@ type Model struct {
 	ticking  bool
 	quitting bool
 
-	terminalPane TerminalPaneFunc
-	// panes maps each open terminal pane to the terminal it shows (for its attach, interrupt and
-	// terminate keys).
-	panes     map[int64]common.OpenTerminalMsg
+	// panes maps each open terminal pane (by its ID, which its messages carry) to the terminal it
+	// shows, for its attach, interrupt and terminate keys.
+	panes     map[int64]paneEntry
 	detachKey string
-
-	// sandboxes keeps each opened sandbox screen (and its watcher, slowed down) after the user
-	// leaves it, so its history — stale entries, losses, the incarnation timeline — survives.
-	sandboxes map[string]*sandbox.Model
-	// logs keeps each opened log view (buffer and followers) likewise: reopening shows the same
-	// history, also for processes that are gone since.
-	logs map[string]*logview.Model
 }
 
 // New builds the root model. Its context lives until the program quits (Close).
@@ -66,9 +58,11 @@ func New(o Options) (*Model, error) {
 		return nil, err
 	}
 	m := &Model{ctx: c, cancel: cancel, opts: o, baseCtx: base, baseCancel: baseCancel,
-		sandboxes: map[string]*sandbox.Model{}, logs: map[string]*logview.Model{},
-		panes: map[int64]common.OpenTerminalMsg{}, detachKey: o.DetachKey, connErr: o.BridgeProblem}
-	m.stack = []common.Component{sandboxes.New(c)}
+		panes: map[int64]paneEntry{}, detachKey: o.DetachKey, connErr: o.BridgeProblem}
+	if notices := openRecord(c, o.Target, o.RecordBudget, o.WatchBudget); len(notices) > 0 {
+		m.status, m.statusLevel = "record: "+strings.Join(notices, "; "), common.Warn
+	}
+	m.stack = []common.Screen{sandboxes.New(c)}
 	return m, nil
 }
 
@@ -93,46 +87,35 @@ func (m *Model) Init() tea.Cmd {
 func (m *Model) Close() {
 	m.closeScreens()
 	m.cancel()
+	closeRecord(m.ctx)
 	m.baseCancel()
 }
 
 // closeScreens closes every screen, kept or on the stack, and their streams.
 func (m *Model) closeScreens() {
 	for _, c := range m.stack {
-		if cl, ok := c.(interface{ Close() }); ok {
-			cl.Close()
-		}
+		c.Close()
 	}
-	for _, sb := range m.sandboxes {
-		sb.Close()
-	}
-	for _, lv := range m.logs {
-		lv.Close()
-	}
-	m.sandboxes = map[string]*sandbox.Model{}
-	m.logs = map[string]*logview.Model{}
-	m.panes = map[int64]common.OpenTerminalMsg{}
+	m.panes = map[int64]paneEntry{}
 }
 
-func (m *Model) top() common.Component { return m.stack[len(m.stack)-1] }
+func (m *Model) top() common.Screen { return m.stack[len(m.stack)-1] }
 
 // attached counts live streams in every screen.
 func (m *Model) attached() int {
 	n := 0
 	for _, c := range m.stack {
-		if a, ok := c.(common.Attacher); ok {
-			n += a.Attached()
-		}
+		n += c.Attached()
 	}
 	return n
 }
 
-func (m *Model) capturing() bool {
-	c, ok := m.top().(common.Capturer)
-	return ok && c.Capturing()
+func (m *Model) capturing() bool { return m.top().Capturing() }
+
+// paneEntry is an open terminal pane and the terminal it shows.
+type paneEntry struct {
+	pane *termpane.Model
+	open common.OpenTerminalMsg
 }
 
 type rootTickMsg struct{}
-
-// TerminalPaneFunc opens a terminal pane component for a terminal row.
-type TerminalPaneFunc func(ctx *common.Context, msg common.OpenTerminalMsg) (common.Component, error)

@@ -86,25 +86,13 @@ func (m *Model) route(msg tea.Msg) tea.Cmd {
 		}
 		return m.toTop(msg)
 	case common.OpenSandboxMsg:
-		if sb, ok := m.sandboxes[msg.ID]; ok {
-			m.pushKept(sb)
-			return nil
-		}
-		sb := sandbox.New(m.ctx, msg.ID)
-		m.sandboxes[msg.ID] = sb
-		return m.push(sb)
+		// history lives in the record: a new screen shows it all
+		return m.push(sandbox.New(m.ctx, msg.ID))
 	case common.OpenLogsMsg:
 		if len(msg.Targets) == 0 {
 			return nil
 		}
-		k := logsKey(msg.Targets)
-		if lv, ok := m.logs[k]; ok {
-			m.pushKept(lv)
-			return nil
-		}
-		lv := logview.New(m.ctx, msg.Targets, logview.Options{MemLines: m.ctx.LogMemLines})
-		m.logs[k] = lv
-		return m.push(lv)
+		return m.push(logview.New(m.ctx, msg.Targets, logview.Options{MemLines: m.ctx.LogMemLines}))
 	case common.OpenTerminalMsg:
 		return m.openTerminal(msg)
 	case common.AttachTerminalMsg:
@@ -174,8 +162,12 @@ func splitRunes(msg tea.KeyMsg) []tea.KeyMsg {
 // paneFocused reports a focused terminal pane on top: it takes runes as text for the remote
 // terminal, several at once.
 func (m *Model) paneFocused() bool {
-	p, ok := m.top().(paneFocus)
-	return ok && p.Focused()
+	for _, p := range m.panes {
+		if p.pane.AsScreen() == m.top() {
+			return p.pane.Focused()
+		}
+	}
+	return false
 }
 
 func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
@@ -228,6 +220,8 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 		case key.Matches(msg, k.Help):
 			m.help = true
 			return nil
+		case key.Matches(msg, k.Back) && m.top().Back():
+			return nil // the screen used esc itself (an active filter cleared)
 		case key.Matches(msg, k.Back) && len(m.stack) > 1:
 			m.pop()
 			return nil
@@ -253,99 +247,23 @@ func (m *Model) quit() tea.Cmd {
 }
 
 func (m *Model) toTop(msg tea.Msg) tea.Cmd {
-	i := len(m.stack) - 1
-	c, cmd := m.stack[i].Update(msg)
-	m.stack[i] = c
+	_, cmd := m.top().Update(msg)
 	return cmd
 }
 
 func (m *Model) broadcast(msg tea.Msg) tea.Cmd {
 	var cmds []tea.Cmd
-	onStack := map[common.Component]bool{}
-	for i := range m.stack {
-		onStack[m.stack[i]] = true
-		c, cmd := m.stack[i].Update(msg)
-		m.stack[i] = c
+	for _, c := range m.stack {
+		_, cmd := c.Update(msg)
 		if cmd != nil {
 			cmds = append(cmds, cmd)
-		}
-	}
-	// kept sandbox screens keep their watchers drained; their status messages are dropped
-	for _, sb := range m.sandboxes {
-		if onStack[sb] {
-			continue
-		}
-		if _, cmd := sb.Update(msg); cmd != nil {
-			cmds = append(cmds, quietCmd(cmd))
-		}
-	}
-	for _, lv := range m.logs {
-		if onStack[lv] {
-			continue
-		}
-		if _, cmd := lv.Update(msg); cmd != nil {
-			cmds = append(cmds, quietCmd(cmd))
 		}
 	}
 	return tea.Batch(cmds...)
 }
 
-// quietCmd runs cmd but drops the status and connection messages it yields (a screen in the
-// background must not repaint the status area).
-func quietCmd(cmd tea.Cmd) tea.Cmd {
-	return func() tea.Msg {
-		msg := cmd()
-		switch msg := msg.(type) {
-		case common.StatusMsg, common.ConnMsg:
-			return nil
-		case tea.BatchMsg:
-			out := make(tea.BatchMsg, 0, len(msg))
-			for _, c := range msg {
-				if c != nil {
-					out = append(out, quietCmd(c))
-				}
-			}
-			return out
-		}
-		return msg
-	}
-}
-
-// logsKey names a set of followed processes.
-func logsKey(ts []common.LogTarget) string {
-	var b strings.Builder
-	for _, t := range ts {
-		fmt.Fprintf(&b, "%s/%s@%d ", t.Sandbox, t.Process.ID, t.Incarnation)
-	}
-	return b.String()
-}
-
-// pushKept puts a kept screen back on top (a sandbox's watcher runs fast again).
-func (m *Model) pushKept(c common.Component) {
-	if f, ok := m.top().(focuser); ok {
-		f.SetFocus(false)
-	}
-	w, h := m.bodySize()
-	c.SetSize(w, h)
-	if f, ok := c.(focuser); ok {
-		f.SetFocus(true)
-	}
-	m.stack = append(m.stack, c)
-	m.status = ""
-}
-
-type focuser interface{ SetFocus(bool) }
-
-// paneFocus is the terminal pane: it takes keys while focused.
-type paneFocus interface {
-	Focus()
-	Focused() bool
-}
-
-func (m *Model) push(c common.Component) tea.Cmd {
-	if f, ok := m.top().(focuser); ok {
-		f.SetFocus(false)
-	}
+func (m *Model) push(c common.Screen) tea.Cmd {
+	m.top().SetFocus(false)
 	w, h := m.bodySize()
 	c.SetSize(w, h)
 	m.stack = append(m.stack, c)
@@ -358,25 +276,16 @@ func (m *Model) pop() {
 		return
 	}
 	top := m.top()
-	kept := false
-	for _, lv := range m.logs {
-		kept = kept || lv == top
-	}
-	if sb, ok := top.(*sandbox.Model); ok && m.sandboxes[sb.ID()] == sb {
-		sb.SetFocus(false) // kept: its watcher continues slowly
-	} else if kept {
-		// kept: its followers keep filling the buffer
-	} else if cl, ok := top.(interface{ Close() }); ok {
-		cl.Close()
-	}
-	if p, ok := top.(interface{ ID() int64 }); ok {
-		delete(m.panes, p.ID())
+	top.SetFocus(false)
+	top.Close()
+	for id, p := range m.panes {
+		if common.Screen(p.pane.AsScreen()) == top {
+			delete(m.panes, id)
+		}
 	}
 	m.stack = m.stack[:len(m.stack)-1]
 	m.status = "" // a message belongs to the screen it was about
-	if f, ok := m.top().(focuser); ok {
-		f.SetFocus(true)
-	}
+	m.top().SetFocus(true)
 	if _, ok := top.(*sandbox.Model); ok {
 		// the watcher's errors no longer apply
 		m.connErr = nil
@@ -384,15 +293,6 @@ func (m *Model) pop() {
 }
 
 func (m *Model) openTerminal(msg common.OpenTerminalMsg) tea.Cmd {
-	if m.terminalPane != nil {
-		c, err := m.terminalPane(m.ctx, msg)
-		if err != nil {
-			return func() tea.Msg {
-				return common.StatusMsg{Level: common.Error, Text: common.Describe("terminal "+msg.Terminal.ID, err)}
-			}
-		}
-		return m.push(c)
-	}
 	m.status = "connecting to terminal " + common.SanitizeText(msg.Terminal.ID) + "…"
 	m.statusLevel = common.Info
 	br, base := m.ctx.Bridge, m.ctx.BaseCtx()
@@ -426,10 +326,10 @@ func (m *Model) attachPane(msg termConnectedMsg) tea.Cmd {
 		Ctx:        m.ctx.BaseCtx(),
 		Keys:       m.ctx.Keys,
 	})
-	m.panes[pane.ID()] = msg.open
+	m.panes[pane.ID()] = paneEntry{pane: pane, open: msg.open}
 	pane.SetOrigin(0, headerHeight)
 	pane.Focus()
-	cmd := m.push(pane.AsComponent())
+	cmd := m.push(pane.AsScreen())
 	k := m.ctx.Keys
 	m.status = fmt.Sprintf("keys go to the terminal; %s gives them back, then %s refocuses, %s attaches full screen, %s closes the pane",
 		pane.LeaveBinding().Help().Key, k.FocusPane.Help().Key, k.Attach.Help().Key, k.Back.Help().Key)

@@ -4,12 +4,12 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/charmbracelet/bubbles/help"
+	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/lipgloss"
 
 	"sandscope/client"
 	"sandscope/ui/common"
-	"sandscope/ui/logview"
-	"sandscope/ui/sandbox"
 )
 
 // View draws the header, the top screen, the status area and the key hints.
@@ -55,16 +55,7 @@ func (m *Model) header() string {
 	}
 	var crumbs []string
 	for _, c := range m.stack {
-		switch c := c.(type) {
-		case *sandbox.Model:
-			crumbs = append(crumbs, c.ID())
-		case *logview.Model:
-			crumbs = append(crumbs, "logs")
-		case paneFocus:
-			crumbs = append(crumbs, "terminal")
-		default:
-			crumbs = append(crumbs, "sandboxes")
-		}
+		crumbs = append(crumbs, common.SanitizeText(c.Title()))
 	}
 	parts = append(parts, strings.Join(crumbs, " › "))
 	return st.Header.Render(common.Fit(strings.Join(parts, " │ "), m.width))
@@ -111,50 +102,50 @@ func (m *Model) statusView() string {
 	return st.Info.Render(text)
 }
 
-func (m *Model) hints() string {
+// helpModel is bubbles/help styled from the theme, for the key hints and the help overlay.
+func (m *Model) helpModel(width int) help.Model {
 	st := m.ctx.Styles
-	var parts []string
-	for _, b := range m.top().ShortHelp() {
-		if !b.Enabled() {
-			continue
-		}
-		parts = append(parts, st.HelpKey.Render(b.Help().Key)+" "+st.HelpDesc.Render(b.Help().Desc))
+	h := help.New()
+	h.Width = width
+	h.ShortSeparator = " · "
+	h.FullSeparator = "   "
+	h.Styles = help.Styles{
+		ShortKey: st.HelpKey, ShortDesc: st.HelpDesc, ShortSeparator: st.HelpDesc,
+		FullKey: st.HelpKey, FullDesc: st.HelpDesc, FullSeparator: st.HelpDesc,
+		Ellipsis: st.HelpDesc,
 	}
-	return common.Fit(strings.Join(parts, st.HelpDesc.Render(" · ")), m.width)
+	return h
 }
 
-// helpView lists every key of the current screen in columns.
+// hints is the one-line key help of the top screen (or of the open dialog).
+func (m *Model) hints() string {
+	var bs []key.Binding
+	for _, b := range m.top().ShortHelp() {
+		if b.Enabled() {
+			bs = append(bs, b)
+		}
+	}
+	return common.Fit(m.helpModel(m.width).ShortHelpView(bs), m.width)
+}
+
+// helpView lists every key that works on the current screen, in columns laid out in rows that fit
+// the width.
 func (m *Model) helpView() string {
 	st := m.ctx.Styles
-	cols := m.top().FullHelp()
-	var rendered []string
-	for _, col := range cols {
-		kw := 0
-		for _, b := range col {
-			kw = max(kw, lipgloss.Width(b.Help().Key))
-		}
-		var lines []string
-		for _, b := range col {
-			lines = append(lines, st.HelpKey.Render(common.Fit(b.Help().Key, kw))+" "+st.HelpDesc.Render(b.Help().Desc))
-		}
-		rendered = append(rendered, strings.Join(lines, "\n"))
-	}
-	// lay columns out in rows that fit the width
-	var rows []string
-	var cur []string
-	curW := 0
 	maxW := max(m.width-8, 20)
-	for _, c := range rendered {
-		w := lipgloss.Width(c) + 3
-		if curW+w > maxW && len(cur) > 0 {
-			rows = append(rows, lipgloss.JoinHorizontal(lipgloss.Top, cur...))
-			cur, curW = nil, 0
+	h := m.helpModel(0) // rows are laid out here; nothing is cut
+	var rows []string
+	var cur [][]key.Binding
+	for _, col := range m.top().FullHelp() {
+		try := append(append([][]key.Binding(nil), cur...), col)
+		if len(cur) > 0 && lipgloss.Width(h.FullHelpView(try)) > maxW {
+			rows = append(rows, h.FullHelpView(cur))
+			cur = nil
 		}
-		cur = append(cur, st.Renderer.NewStyle().PaddingRight(3).Render(c))
-		curW += w
+		cur = append(cur, col)
 	}
 	if len(cur) > 0 {
-		rows = append(rows, lipgloss.JoinHorizontal(lipgloss.Top, cur...))
+		rows = append(rows, h.FullHelpView(cur))
 	}
 	title := st.Title.Render("Keys") + st.Faint.Render(" · "+m.ctx.Keys.Help.Help().Key+" or "+m.ctx.Keys.Back.Help().Key+" closes")
 	return st.Border.Render(title + "\n\n" + strings.Join(rows, "\n\n"))

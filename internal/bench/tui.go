@@ -33,6 +33,32 @@ type tui struct {
 	seenAt time.Time
 	seen   chan struct{}
 	bytes  int64
+	recent []byte // the latest output
+}
+
+// forget drops the output so far: waitFor looks at what comes after.
+func (t *tui) forget() {
+	t.mu.Lock()
+	t.recent = t.recent[:0]
+	t.mu.Unlock()
+}
+
+// waitFor waits until the output since the last forget contains marker.
+func (t *tui) waitFor(marker string, limit time.Duration) error {
+	deadline := time.Now().Add(limit)
+	for time.Now().Before(deadline) {
+		t.mu.Lock()
+		ok := bytes.Contains(t.recent, []byte(marker))
+		t.mu.Unlock()
+		if ok {
+			return nil
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	_ = os.WriteFile(filepath.Join(os.TempDir(), "sandscope-bench-tui.out"), t.recent, 0o600)
+	return fmt.Errorf("the TUI did not draw %q within %v (its output is in %s)", marker, limit, filepath.Join(os.TempDir(), "sandscope-bench-tui.out"))
 }
 
 func (e *env) startTUI(xdgDir, marker string, args ...string) (*tui, error) {
@@ -59,6 +85,10 @@ func (t *tui) drain() {
 			t.answer(buf[:n])
 			t.mu.Lock()
 			t.bytes += int64(n)
+			t.recent = append(t.recent, buf[:n]...)
+			if len(t.recent) > 1<<20 {
+				t.recent = append(t.recent[:0], t.recent[len(t.recent)-64<<10:]...)
+			}
 			if t.seenAt.IsZero() {
 				t.tail = append(t.tail, buf[:n]...)
 				if bytes.Contains(t.tail, t.marker) {
@@ -241,7 +271,11 @@ func figIdle(e *env) ([]row, error) {
 		return nil, err
 	}
 	// open the busy sandbox: it sorts first, and enter opens the selected row
+	t.forget()
 	_, _ = t.pty.Write([]byte("\r"))
+	if err := t.waitFor("Terminals (", 5*time.Second); err != nil {
+		return nil, fmt.Errorf("open the sandbox: %w", err)
+	}
 	busy, busyOut, err := measure()
 	if err != nil {
 		return nil, err

@@ -32,6 +32,7 @@ type standardRenderer struct {
 	queuedMessageLines []string
 	framerate          time.Duration
 	ticker             *time.Ticker
+	wake               chan struct{} // sandscope patch: restarts an idle ticker (see listen)
 	done               chan struct{}
 	lastRender         string
 	lastRenderedLines  []string
@@ -72,6 +73,7 @@ func newRenderer(out io.Writer, useANSICompressor bool, fps int) renderer {
 		out:                out,
 		mtx:                &sync.Mutex{},
 		done:               make(chan struct{}),
+		wake:               make(chan struct{}, 1),
 		framerate:          time.Second / time.Duration(fps),
 		useANSICompressor:  useANSICompressor,
 		queuedMessageLines: []string{},
@@ -143,8 +145,25 @@ func (r *standardRenderer) kill() {
 	r.execute("\r")
 }
 
-// listen waits for ticks on the ticker, or a signal to stop the renderer.
+// idleFrames is how many frames in a row with nothing to draw stop the ticker (sandscope patch:
+// an idle program does not wake up 60 times a second).
+const idleFrames = 6
+
+// wakeUp restarts the ticker of an idle renderer (sandscope patch). It never blocks.
+func (r *standardRenderer) wakeUp() {
+	select {
+	case r.wake <- struct{}{}:
+	default:
+	}
+}
+
+// listen waits for ticks on the ticker, or a signal to stop the renderer. After idleFrames ticks
+// with nothing to draw it stops the ticker and waits for wakeUp, which write (with a view that
+// differs from the screen), repaint and queued lines call; it then draws at once and ticks again
+// (sandscope patch). A wake-up token left from before the ticker stopped only causes one more
+// round of ticks, and every change after the last flush leaves one, so no frame is missed.
 func (r *standardRenderer) listen() {
+	idle := 0
 	for {
 		select {
 		case <-r.done:
@@ -152,19 +171,34 @@ func (r *standardRenderer) listen() {
 			return
 
 		case <-r.ticker.C:
+			if r.flush() {
+				idle = 0
+				continue
+			}
+			if idle++; idle < idleFrames {
+				continue
+			}
+			r.ticker.Stop()
+			select {
+			case <-r.done:
+				return
+			case <-r.wake:
+			}
+			idle = 0
+			r.ticker.Reset(r.framerate)
 			r.flush()
 		}
 	}
 }
 
-// flush renders the buffer.
-func (r *standardRenderer) flush() {
+// flush renders the buffer. It reports whether there was anything to draw.
+func (r *standardRenderer) flush() bool {
 	r.mtx.Lock()
 	defer r.mtx.Unlock()
 
 	if r.buf.Len() == 0 || r.buf.String() == r.lastRender {
 		// Nothing to do.
-		return
+		return false
 	}
 
 	// Output buffer.
@@ -288,6 +322,7 @@ func (r *standardRenderer) flush() {
 	// See https://github.com/charmbracelet/bubbletea/pull/1233
 	r.lastRenderedLines = newLines
 	r.buf.Reset()
+	return true
 }
 
 // lastLinesRendered returns the number of lines rendered lastly.
@@ -314,11 +349,15 @@ func (r *standardRenderer) write(s string) {
 	}
 
 	_, _ = r.buf.WriteString(s)
+	if s != r.lastRender {
+		r.wakeUp()
+	}
 }
 
 func (r *standardRenderer) repaint() {
 	r.lastRender = ""
 	r.lastRenderedLines = nil
+	r.wakeUp()
 }
 
 func (r *standardRenderer) clearScreen() {

@@ -8,6 +8,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"sandscope/keymap"
+	"sandscope/record"
 	"sandscope/themes"
 )
 
@@ -19,17 +20,6 @@ type Component interface {
 	SetSize(width, height int)
 	ShortHelp() []key.Binding
 	FullHelp() [][]key.Binding
-}
-
-// Capturer is implemented by components that sometimes take every key (a prompt or a search field
-// is open); the root then does not act on q, ? or esc itself.
-type Capturer interface {
-	Capturing() bool
-}
-
-// Attacher is implemented by components holding live streams; the root asks before quitting.
-type Attacher interface {
-	Attached() int
 }
 
 // Context is shared by pointer with every component: one per program.
@@ -52,6 +42,15 @@ type Context struct {
 	WatchFast, WatchSlow time.Duration
 	// LogMemLines is how many log lines a log view keeps in memory (0: the buffer's default).
 	LogMemLines int
+	// Record is what sandscope observed on this bridge (nil: nothing is recorded, e.g. no state
+	// directory); screens read it, Watch feeds it.
+	Record *record.Record
+	// Watch watches every known sandbox and captures output in the background (nil with Record).
+	Watch *record.Manager
+	// Version is sandscope's version (reports).
+	Version string
+	// ReportDir is where reports are written (absolute).
+	ReportDir string
 	// Clipboard copies text on explicit request only (nil: unavailable).
 	Clipboard ClipboardFunc
 }

@@ -118,6 +118,10 @@ func (d *Dialog) Update(msg tea.Msg, k *keymap.KeyMap) (*DialogResult, tea.Cmd) 
 			if d.Choice < len(d.Opts)-1 {
 				d.Choice++
 			}
+		case key.Matches(km, k.Top):
+			d.Choice = 0
+		case key.Matches(km, k.Bottom):
+			d.Choice = max(len(d.Opts)-1, 0)
 		}
 		return nil, nil
 	}

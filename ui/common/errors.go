@@ -36,6 +36,20 @@ func BadSandboxID(id string) string {
 	return fmt.Sprintf("sandbox ID %q: must be %s", SanitizeText(id), SandboxIDRule)
 }
 
+// ConnProblem names, for a screen's header, why the bridge's answers are missing: a rejected token
+// is not a bridge that does not answer.
+func ConnProblem(err error) string {
+	switch Classify(err) {
+	case ErrUnauthorized:
+		return "the bridge rejected the token"
+	case ErrWrongAPI:
+		return WrongAPIText
+	case ErrUnreachable:
+		return "bridge not answering"
+	}
+	return "the bridge answered with an error"
+}
+
 // Classify sorts an error from the client.
 func Classify(err error) ErrKind {
 	switch {

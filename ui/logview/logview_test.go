@@ -327,3 +327,20 @@ func TestViewsIgnoreEachOthersMessages(t *testing.T) {
 		t.Fatal("a view took another view's output")
 	}
 }
+
+// TestJSONLWraps: in the JSONL view a long summary is cut with wrap off and folded onto several
+// rows, whole, with wrap on.
+func TestJSONLWraps(t *testing.T) {
+	m, _ := newView(t, target("p1", "claude", "-p"))
+	long := strings.Repeat("word ", 40) + "THEEND"
+	feed(m, 0, data(0, client.Stdout, "c1", `{"type":"assistant","message":{"role":"assistant","content":[{"type":"text","text":"`+long+`"}]}}`+"\n"))
+	press(t, m, "J")
+	if strings.Contains(m.View(), "THEEND") {
+		t.Fatalf("wrap off shows the end of a line wider than the view:\n%s", m.View())
+	}
+	press(t, m, "w")
+	v := m.View()
+	if !strings.Contains(v, "THEEND") {
+		t.Fatalf("wrap on does not show the whole summary:\n%s", v)
+	}
+}

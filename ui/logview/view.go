@@ -250,6 +250,10 @@ func (m *Model) render(l logbuf.Line, idx int) []string {
 	switch {
 	case m.jsonl:
 		tw := max(m.width-ansi.StringWidth(prefix)-2, 10)
+		if m.wrap {
+			// the summary may take several rows: wrapRows folds it (up to 20 rows per line)
+			tw *= 20
+		}
 		r := jsonl.Render(logbuf.Plain(text), tw)
 		if r.JSON {
 			text = r.Style(m.jsonStyle)

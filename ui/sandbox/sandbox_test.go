@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 
 	"sandscope/client"
@@ -159,8 +160,8 @@ func TestStableBridgeHeader(t *testing.T) {
 }
 
 func rowOf(m *Model, id string) int {
-	for i, e := range m.procs {
-		if e.p.ID == id {
+	for i, e := range m.st.Processes {
+		if e.Process.ID == id {
 			return i
 		}
 	}
@@ -217,7 +218,7 @@ func TestRelaunch(t *testing.T) {
 	if !strings.Contains(statuses(up), "relaunched old-run as p9 in incarnation #2") {
 		t.Fatalf("status: %q", statuses(up))
 	}
-	if e := m.procs[len(m.procs)-1]; e.p.ID != "p9" || e.incarnation != 2 {
+	if e := m.st.Processes[len(m.st.Processes)-1]; e.Process.ID != "p9" || e.Incarnation != 2 {
 		t.Fatalf("relaunched entry: %+v", e)
 	}
 }
@@ -252,8 +253,8 @@ func TestExecForm(t *testing.T) {
 		t.Fatalf("exec request %+v, want %+v", got, want)
 	}
 	// a relaunch of it repeats the env too
-	m.procs[len(m.procs)-1].p.State = "exited"
-	m.procs[len(m.procs)-1].p.Exit = &client.Exit{}
+	m.st.Processes[len(m.st.Processes)-1].Process.State = "exited"
+	m.st.Processes[len(m.st.Processes)-1].Process.Exit = &client.Exit{}
 	press(t, m, "r")
 	if len(br.Started) != 2 || !reflect.DeepEqual(br.Started[1], want) {
 		t.Fatalf("relaunch did not repeat the request: %+v", br.Started)
@@ -303,8 +304,8 @@ func TestSameNumberReportedIsNotANewContainer(t *testing.T) {
 		client.SandboxEvent{Kind: client.SandboxStopped, Time: at(-10), Incarnation: inc(1, true)},
 		client.SandboxEvent{Kind: client.IncarnationChanged, Time: at(-5), Previous: inc(1, true), Incarnation: inc(1, false), Evidence: []string{"the bridge reports incarnation 1"}},
 	)
-	if len(m.incs) != 1 || m.incs[0].inferred {
-		t.Fatalf("timeline: %+v", m.incs[0])
+	if len(m.st.Incarnations) != 1 || m.st.Incarnations[0].Inferred {
+		t.Fatalf("timeline: %+v", m.st.Incarnations[0])
 	}
 }
 
@@ -396,5 +397,36 @@ func TestParseTerminal(t *testing.T) {
 	}
 	if _, err := parseTerminal([]string{"sh", "", "NOEQ", ""}, 80, 23); err == nil {
 		t.Error("env without = accepted")
+	}
+}
+
+// TestHelpOffersOnlyWhatWorksOnTheTab: the Incarnations tab offers no process or terminal keys.
+func TestHelpOffersOnlyWhatWorksOnTheTab(t *testing.T) {
+	m := New(uitest.Context(t, uitest.NewBridge(), 100, 30), "sandboxaaaa")
+	m.SetSize(100, 30)
+	has := func(cols [][]key.Binding, b key.Binding) bool {
+		for _, c := range cols {
+			for _, x := range c {
+				if x.Help() == b.Help() {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	k := m.ctx.Keys
+	m.tab = TimelineTab
+	for _, b := range []key.Binding{k.Kill, k.Relaunch, k.Select, k.Attach, k.Interrupt, k.Terminate} {
+		if has(m.FullHelp(), b) || has([][]key.Binding{m.ShortHelp()}, b) {
+			t.Errorf("the Incarnations tab offers %q", b.Help().Key)
+		}
+	}
+	m.tab = TerminalsTab
+	if !has(m.FullHelp(), k.Attach) || has(m.FullHelp(), k.Relaunch) {
+		t.Error("the Terminals tab's help is not the terminal keys")
+	}
+	m.tab = ProcessesTab
+	if !has(m.FullHelp(), k.Kill) || has(m.FullHelp(), k.Terminate) {
+		t.Error("the Processes tab's help is not the process keys")
 	}
 }

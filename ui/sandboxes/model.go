@@ -10,6 +10,7 @@ import (
 	"sandscope/client"
 	"sandscope/keymap"
 	"sandscope/ui/common"
+	"sandscope/ui/components"
 )
 
 // refreshEvery is the poll interval while the bridge answers.
@@ -31,8 +32,7 @@ type Model struct {
 	ctx    *common.Context
 	store  *Store
 	rows   []*row
-	cursor int
-	offset int
+	list   *components.List // cursor, paging, filter and sort over rows
 	width  int
 	height int
 
@@ -52,6 +52,11 @@ type Model struct {
 // New makes the screen and loads the persisted known set.
 func New(ctx *common.Context) *Model {
 	m := &Model{ctx: ctx, store: NewStore(ctx.StateDir, ctx.BridgeURL)}
+	m.list = components.NewList(ctx.Keys).SetSorts([]components.Sort{
+		{Name: "sandbox", Less: func(a, b int) bool { return m.rows[a].ID < m.rows[b].ID }},
+		{Name: "state", Less: func(a, b int) bool { return stateRank(m.rows[a]) < stateRank(m.rows[b]) }},
+		{Name: "last seen", Less: func(a, b int) bool { return m.rows[a].LastSeen.After(m.rows[b].LastSeen) }},
+	})
 	known, err := m.store.Load()
 	m.saveErr = err
 	for _, k := range known {
@@ -66,23 +71,72 @@ func New(ctx *common.Context) *Model {
 func (m *Model) Init() tea.Cmd { return m.refresh() }
 
 // SetSize sets the screen's area.
-func (m *Model) SetSize(w, h int) { m.width, m.height = w, h }
+func (m *Model) SetSize(w, h int) {
+	m.width, m.height = w, h
+	m.list.SetHeight(m.listHeight())
+}
 
-// Capturing reports whether a dialog takes every key.
-func (m *Model) Capturing() bool { return m.dialog != nil }
+// Capturing reports whether a dialog or the filter being typed takes every key.
+func (m *Model) Capturing() bool { return m.dialog != nil || m.list.Capturing() }
+
+// Title is the screen's crumb in the header.
+func (m *Model) Title() string { return "sandboxes" }
+
+// Close does nothing: the screen's refreshes are one call at a time, each with a timeout.
+func (m *Model) Close() {}
+
+// SetFocus does nothing: the list refreshes at one pace.
+func (m *Model) SetFocus(bool) {}
+
+// Attached is 0: the screen holds no stream.
+func (m *Model) Attached() int { return 0 }
+
+// Back clears an active filter; otherwise esc is the root's.
+func (m *Model) Back() bool { return m.list.Back() }
+
+// syncList gives the list the current rows (the cursor stays on its sandbox).
+func (m *Model) syncList() {
+	m.list.SetRows(components.Rows{
+		N:   len(m.rows),
+		Key: func(i int) string { return m.rows[i].ID },
+		Text: func(i int) string {
+			_, label := m.state(m.rows[i])
+			return m.rows[i].ID + " " + label + " " + m.source(m.rows[i])
+		},
+	})
+}
+
+// stateRank orders rows running first, then stopped, then unknown.
+func stateRank(r *row) int {
+	switch {
+	case r.Running == nil || r.err != nil:
+		return 2
+	case *r.Running:
+		return 0
+	}
+	return 1
+}
 
 // ShortHelp is the one-line help.
 func (m *Model) ShortHelp() []key.Binding { return m.ctx.Keys.ShortHelp(keymap.Sandboxes) }
 
 // FullHelp is the help overlay.
-func (m *Model) FullHelp() [][]key.Binding { return m.ctx.Keys.FullHelp(keymap.Sandboxes) }
+func (m *Model) FullHelp() [][]key.Binding {
+	k := m.ctx.Keys
+	own := k.Bindings(keymap.Sandboxes)
+	if !m.ctx.Local {
+		own = []key.Binding{k.Create, k.Add, k.Forget, k.Delete} // stop and replace are the local bridge's
+	}
+	return k.HelpColumns(own, m.list.Bindings())
+}
 
 // Selected is the sandbox under the cursor ("" when none).
 func (m *Model) Selected() string {
-	if m.cursor < 0 || m.cursor >= len(m.rows) {
-		return ""
+	m.syncList()
+	if i := m.list.Cursor(); i >= 0 && i < len(m.rows) {
+		return m.rows[i].ID
 	}
-	return m.rows[m.cursor].ID
+	return ""
 }
 
 func (m *Model) find(id string) *row {
@@ -115,7 +169,7 @@ func (m *Model) forget(id string) {
 			break
 		}
 	}
-	m.move(0) // keep the cursor on a row
+	m.syncList() // keep the cursor on a row
 	m.persist()
 }
 
@@ -140,7 +194,8 @@ func (m *Model) sortRows() {
 		}
 		return a.ID < b.ID
 	})
-	m.selectID(sel)
+	m.syncList()
+	m.list.Select(sel)
 }
 
 // refreshMsg carries one refresh's answers.
@@ -174,3 +229,6 @@ type actionMsg struct {
 	id  string
 	err error
 }
+
+// The root holds it as a common.Screen.
+var _ common.Screen = (*Model)(nil)

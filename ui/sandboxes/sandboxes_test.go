@@ -250,3 +250,56 @@ func TestStoreIgnoresBadIDsAndIsPerBridge(t *testing.T) {
 		t.Fatal("other bridge sees the sandboxes")
 	}
 }
+
+// TestFilterSortAndEsc: / filters the rows as you type, o sorts, esc clears the filter first (the
+// screen takes it) and only then is the root's.
+func TestFilterSortAndEsc(t *testing.T) {
+	br := uitest.NewBridge()
+	m := newModel(t, br, false)
+	for _, id := range []string{"webaaaa", "dbaaaa", "webbbbb", "queueaaaa"} {
+		m.remember(id, "added")
+	}
+	press(t, m, "/", "w", "e", "b")
+	if !m.Capturing() {
+		t.Fatal("typing the filter is not capturing keys")
+	}
+	v := m.View()
+	if !strings.Contains(v, "Sandboxes (2 of 4)") || strings.Contains(v, "dbaaaa") || !strings.Contains(v, "webbbbb") {
+		t.Fatalf("filter web:\n%s", v)
+	}
+	press(t, m, "enter", "j")
+	if m.Capturing() || m.Selected() != "webbbbb" {
+		t.Fatalf("after enter and j: capturing %v, selected %q", m.Capturing(), m.Selected())
+	}
+	if !m.Back() || strings.Contains(m.View(), "of 4") || m.Selected() != "webbbbb" {
+		t.Fatalf("esc did not clear the filter or lost the cursor row:\n%s", m.View())
+	}
+	if m.Back() {
+		t.Fatal("esc without a filter was taken by the screen")
+	}
+	press(t, m, "o", "g") // sorted by sandbox ID
+	if m.Selected() != "dbaaaa" || !strings.Contains(m.View(), "sorted by sandbox ↑") {
+		t.Fatalf("sort by ID: selected %q\n%s", m.Selected(), m.View())
+	}
+	press(t, m, "O", "g")
+	if m.Selected() != "webbbbb" {
+		t.Fatalf("reversed sort: selected %q", m.Selected())
+	}
+}
+
+// TestNarrowLayout: at 80 columns every column header fits and the ID is whole.
+func TestNarrowLayout(t *testing.T) {
+	br := uitest.NewBridge()
+	m := newModel(t, br, false)
+	m.SetSize(80, 20)
+	m.remember("abcdefghijklmnopqrstuvwx", "added")
+	v := m.View()
+	for _, l := range strings.Split(v, "\n") {
+		if w := len([]rune(common.StripANSI(l))); w > 80 {
+			t.Fatalf("line of %d cells at 80: %q", w, l)
+		}
+	}
+	if !strings.Contains(v, "abcdefghijklmnopqrstuvwx") || !strings.Contains(v, "LAST SEEN") {
+		t.Fatalf("at 80 columns:\n%s", v)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 
+	"sandscope/record"
 	"sandscope/ui/common"
 )
 
@@ -42,19 +43,11 @@ func (m *Model) Update(msg tea.Msg) (common.Component, tea.Cmd) {
 
 func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 	k := m.ctx.Keys
+	m.syncList()
+	if ok, cmd := m.list.Update(msg); ok {
+		return cmd
+	}
 	switch {
-	case key.Matches(msg, k.Up):
-		m.move(-1)
-	case key.Matches(msg, k.Down):
-		m.move(1)
-	case key.Matches(msg, k.PageUp):
-		m.move(-m.listHeight())
-	case key.Matches(msg, k.PageDown):
-		m.move(m.listHeight())
-	case key.Matches(msg, k.Top):
-		m.move(-len(m.rows))
-	case key.Matches(msg, k.Bottom):
-		m.move(len(m.rows))
 	case key.Matches(msg, k.Refresh):
 		return m.refresh()
 	case key.Matches(msg, k.Open):
@@ -114,27 +107,14 @@ func (m *Model) mouse(msg tea.MouseMsg) tea.Cmd {
 	}
 	switch {
 	case msg.Button == tea.MouseButtonWheelUp:
-		m.move(-3)
+		m.list.Move(-3)
 	case msg.Button == tea.MouseButtonWheelDown:
-		m.move(3)
+		m.list.Move(3)
 	case msg.Action == tea.MouseActionPress && msg.Button == tea.MouseButtonLeft:
-		// rows start after the table head (one line)
-		i := m.offset + msg.Y - 1
-		if i >= 0 && i < len(m.rows) {
-			m.cursor = i
-		}
+		// rows start after the title and the table head
+		m.list.ClickRow(msg.Y - 2)
 	}
 	return nil
-}
-
-func (m *Model) move(d int) {
-	m.cursor += d
-	if m.cursor >= len(m.rows) {
-		m.cursor = len(m.rows) - 1
-	}
-	if m.cursor < 0 {
-		m.cursor = 0
-	}
 }
 
 func (m *Model) answer(res *common.DialogResult) tea.Cmd {
@@ -172,11 +152,8 @@ func (m *Model) answer(res *common.DialogResult) tea.Cmd {
 }
 
 func (m *Model) selectID(id string) {
-	for i, r := range m.rows {
-		if r.ID == id {
-			m.cursor = i
-		}
-	}
+	m.syncList()
+	m.list.Select(id)
 }
 
 func (m *Model) action(op, id string, f func(context.Context) (string, error)) tea.Cmd {
@@ -192,8 +169,31 @@ func (m *Model) action(op, id string, f func(context.Context) (string, error)) t
 	}
 }
 
+// track has the record's background watcher watch every sandbox on the screen.
+func (m *Model) track() {
+	if m.ctx.Watch == nil {
+		return
+	}
+	ids := make([]string, 0, len(m.rows))
+	for _, r := range m.rows {
+		ids = append(ids, r.ID)
+	}
+	m.ctx.Watch.Track(ids...)
+}
+
 func (m *Model) applyAction(msg actionMsg) tea.Cmd {
 	m.busy = ""
+	if rec := m.ctx.Record; rec != nil {
+		out := "ok"
+		if msg.err != nil {
+			out = msg.err.Error()
+		}
+		rec.Add(record.Event{Time: m.ctx.Clock(), Sandbox: msg.id, Source: record.FromAction, Kind: msg.op,
+			Action: &record.Action{Kind: msg.op, Outcome: out}})
+	}
+	if msg.op == "delete" && msg.err == nil && m.ctx.Watch != nil {
+		m.ctx.Watch.Untrack(msg.id)
+	}
 	if msg.err != nil {
 		return tea.Batch(common.Status(common.Error, common.Describe(msg.op+" "+msg.id, msg.err)), m.refresh())
 	}
@@ -307,6 +307,7 @@ func (m *Model) applyRefresh(msg refreshMsg) tea.Cmd {
 	}
 	hadErr := m.connErr != nil
 	m.connErr, m.failures, m.retryAt, m.lastOK = nil, 0, time.Time{}, msg.at
+	defer m.track()
 	if msg.listOK {
 		seen := map[string]bool{}
 		for _, in := range msg.listed {
@@ -369,7 +370,7 @@ func (m *Model) applyRefresh(msg refreshMsg) tea.Cmd {
 		r.procs, r.terms, r.countsKnown = sr.procs, sr.terms, sr.countsKnown
 	}
 	m.persist()
-	m.move(0) // keep the cursor on a row
+	m.syncList() // keep the cursor on its row
 	gen := m.gen
 	cmds := []tea.Cmd{tea.Tick(refreshEvery, func(time.Time) tea.Msg { return tickMsg{owner: m, gen: gen} })}
 	if hadErr {

@@ -6,16 +6,34 @@ import (
 
 	"sandscope/themes"
 	"sandscope/ui/common"
+	"sandscope/ui/components"
 )
 
 func (m *Model) listHeight() int { return max(m.height-4, 1) }
+
+// columns of the table, by priority: on a narrow terminal the counts and the source give way
+// before the sandbox ID, its state and when it was last seen.
+var columns = []components.Column{
+	{Title: "SANDBOX", Min: 12, Want: 26, Priority: 0, Flex: true},
+	{Title: "STATE", Min: 9, Want: 18, Priority: 0},
+	{Title: "INC", Min: 4, Want: 5, Priority: 2},
+	{Title: "PROCS", Min: 5, Priority: 3},
+	{Title: "TERMS", Min: 5, Priority: 3},
+	{Title: "LAST SEEN", Min: 9, Want: 10, Priority: 1},
+	{Title: "SOURCE", Min: 8, Want: 30, Priority: 4, Flex: true},
+}
 
 // View renders the screen.
 func (m *Model) View() string {
 	st := m.ctx.Styles
 	w := m.width
+	m.syncList()
 	var b strings.Builder
-	title := st.Title.Render(fmt.Sprintf("Sandboxes (%d)", len(m.rows)))
+	count := fmt.Sprintf("Sandboxes (%d)", len(m.rows))
+	if m.list.Filter() != "" {
+		count = fmt.Sprintf("Sandboxes (%d of %d)", m.list.Len(), len(m.rows))
+	}
+	title := st.Title.Render(count)
 	switch {
 	case m.busy != "":
 		title += "  " + st.Info.Render(m.busy)
@@ -24,30 +42,35 @@ func (m *Model) View() string {
 	case common.Classify(m.connErr) == common.ErrWrongAPI:
 		title += "  " + st.Error.Render(common.WrongAPIText)
 	case m.connErr != nil:
-		title += "  " + st.Error.Render("bridge not answering: states below are last known")
+		title += "  " + st.Error.Render(common.ConnProblem(m.connErr)+": states below are last known")
+	}
+	if ls := m.list.Status(); ls != "" {
+		title += "  " + st.Info.Render(ls)
 	}
 	b.WriteString(common.Fit(title, w) + "\n")
 
-	cols := []int{26, 20, 5, 6, 6, 10, 0}
-	cols[6] = max(w-2-sum(cols[:6]), 6)
-	head := []string{"SANDBOX", "STATE", "INC", "PROCS", "TERMS", "LAST SEEN", "SOURCE"}
-	b.WriteString("  " + st.TableHead.Render(common.JoinCells(head, cols)) + "\n")
+	cols := components.Layout(columns, max(w-2, 1))
+	head := make([]string, len(columns))
+	for i, c := range columns {
+		head[i] = c.Title
+	}
+	b.WriteString("  " + st.TableHead.Render(joinShown(head, cols)) + "\n")
 
 	lh := m.listHeight()
-	if m.cursor < m.offset {
-		m.offset = m.cursor
-	}
-	if m.cursor >= m.offset+lh {
-		m.offset = m.cursor - lh + 1
-	}
 	n := 0
 	if len(m.rows) == 0 && m.loaded {
 		b.WriteString(st.Faint.Render(common.Fit("  No sandboxes yet. Press "+m.ctx.Keys.Create.Help().Key+
 			" to create one or "+m.ctx.Keys.Add.Help().Key+" to add one by ID.", w)) + "\n")
 		n++
+	} else if m.list.Len() == 0 && len(m.rows) > 0 {
+		b.WriteString(st.Faint.Render(common.Fit(fmt.Sprintf("  No sandbox matches %q; %s clears the filter.", m.list.Filter(), m.ctx.Keys.Back.Help().Key), w)) + "\n")
+		n++
 	}
 	now := m.ctx.Clock()
-	for i := m.offset; i < len(m.rows) && n < lh; i++ {
+	for _, i := range m.list.Window() {
+		if n >= lh {
+			break
+		}
 		r := m.rows[i]
 		badge, label := m.state(r)
 		inc := "-"
@@ -61,30 +84,21 @@ func (m *Model) View() string {
 		if r.countsKnown {
 			procs, terms = fmt.Sprint(r.procs), fmt.Sprint(r.terms)
 		}
-		src := r.Source
-		if src == "listed" || r.listed {
-			src = "local bridge"
-			if r.Source != "listed" {
-				src += ", " + r.Source
-			}
-		}
-		if r.err != nil {
-			src = "lookup failed: " + common.Describe("", r.err)
-		}
 		cells := []string{
-			common.Fit(common.SanitizeText(r.ID), cols[0]),
+			common.SanitizeText(r.ID),
 			st.Badge(badge).Render(common.Fit(label, cols[1])),
-			common.Fit(inc, cols[2]),
-			common.Fit(procs, cols[3]),
-			common.Fit(terms, cols[4]),
-			common.Fit(common.Since(now, r.LastSeen), cols[5]),
-			common.Fit(src, cols[6]),
+			inc, procs, terms,
+			common.Since(now, r.LastSeen),
+			m.source(r),
 		}
-		line := strings.Join(cells, " ")
-		if i == m.cursor {
-			b.WriteString(st.Selected.Render("> "+common.Fit(stripJoin(cells, cols), w-2)) + "\n")
+		if m.list.IsCursor(i) {
+			plain := make([]string, len(cells))
+			for j, c := range cells {
+				plain[j] = common.StripANSI(c)
+			}
+			b.WriteString(st.Selected.Render("> "+common.Fit(joinShown(plain, cols), w-2)) + "\n")
 		} else {
-			b.WriteString("  " + line + "\n")
+			b.WriteString("  " + joinShown(cells, cols) + "\n")
 		}
 		n++
 	}
@@ -105,6 +119,32 @@ func (m *Model) View() string {
 	return out
 }
 
+// source says where sandscope knows the sandbox from (or why its lookup failed).
+func (m *Model) source(r *row) string {
+	if r.err != nil {
+		return "lookup failed: " + common.Describe("", r.err)
+	}
+	src := r.Source
+	if src == "listed" || r.listed {
+		src = "local bridge"
+		if r.Source != "listed" {
+			src += ", " + r.Source
+		}
+	}
+	return src
+}
+
+// joinShown joins the cells of the columns Layout kept, each fitted to its width.
+func joinShown(cells []string, widths []int) string {
+	parts := make([]string, 0, len(cells))
+	for i, c := range cells {
+		if widths[i] > 0 {
+			parts = append(parts, common.Fit(c, widths[i]))
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
 // state is the sandbox's badge: RUNNING, STOPPED or UNKNOWN (with the age of the last answer).
 func (m *Model) state(r *row) (themes.Badge, string) {
 	switch {
@@ -120,21 +160,4 @@ func (m *Model) state(r *row) (themes.Badge, string) {
 		return themes.BadgeRunning, "RUNNING"
 	}
 	return themes.BadgeStopped, "STOPPED"
-}
-
-// stripJoin joins cells for the selected row, which is drawn in one style.
-func stripJoin(cells []string, cols []int) string {
-	parts := make([]string, len(cells))
-	for i, c := range cells {
-		parts[i] = common.Fit(common.StripANSI(c), cols[i])
-	}
-	return strings.Join(parts, " ")
-}
-
-func sum(xs []int) int {
-	t := 0
-	for _, x := range xs {
-		t += x + 1
-	}
-	return t
 }

@@ -111,6 +111,9 @@ func (m *Model) innerSize() (cols, rows int) {
 	return max(m.width, 1), max(m.height-headerLines, 1)
 }
 
+// InnerSize is the size of the emulator (and of the remote PTY the pane asked for).
+func (m *Model) InnerSize() (cols, rows int) { return m.innerSize() }
+
 // ID distinguishes this pane's messages from another pane's.
 func (m *Model) ID() int64 { return m.id }
 

@@ -136,10 +136,22 @@ func (m *Model) apply(ev client.TermEvent) {
 // interface); the pane itself returns its concrete type.
 type component struct{ *Model }
 
-// AsComponent wraps the pane for a root that holds screens as common.Component values.
-func (m *Model) AsComponent() common.Component { return component{m} }
+// AsScreen wraps the pane for the root, which holds screens as common.Screen values.
+func (m *Model) AsScreen() common.Screen { return component{m} }
+
+// Title is the pane's crumb in the header.
+func (c component) Title() string { return "terminal" }
+
+// SetFocus does nothing: the root focuses the pane's keys explicitly (Focus, the leave key).
+func (c component) SetFocus(bool) {}
+
+// Back leaves esc to the root (while focused the pane takes every key, esc included).
+func (c component) Back() bool { return false }
 
 func (c component) Update(msg tea.Msg) (common.Component, tea.Cmd) {
 	m, cmd := c.Model.Update(msg)
 	return component{m}, cmd
 }
+
+// The root holds it as a common.Screen.
+var _ common.Screen = component{}

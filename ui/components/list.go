@@ -1,0 +1,411 @@
+package components
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/charmbracelet/bubbles/key"
+	"github.com/charmbracelet/bubbles/textinput"
+	tea "github.com/charmbracelet/bubbletea"
+
+	"sandscope/keymap"
+)
+
+// Sort is one order a list offers: a name for the header and a comparison of two source rows.
+type Sort struct {
+	Name string
+	Less func(a, b int) bool
+}
+
+// Rows describes a screen's rows to the list: how many there are, each row's identity (the cursor
+// and the selection follow a row through refreshes) and the text the filter looks in.
+type Rows struct {
+	N    int
+	Key  func(i int) string
+	Text func(i int) string
+}
+
+// List is the navigation state of one table. Row indices given and returned are the screen's
+// (source) indices; the list decides which of them show, in which order, and where the cursor is.
+type List struct {
+	keys   *keymap.KeyMap
+	rows   Rows
+	order  []int // source indices shown: filtered, then sorted
+	cursor int   // position in order
+	offset int   // first position on screen
+	height int   // rows on screen
+	// curKey is the key of the row under the cursor when the rows were last known: the rows'
+	// functions may already describe new rows when SetRows is called.
+	curKey string
+
+	sorts   []Sort
+	sortIdx int // -1: the screen's own order
+	desc    bool
+
+	filter  string
+	input   textinput.Model
+	editing bool
+
+	selectable bool
+	selected   map[string]bool
+}
+
+// NewList makes an empty list driven by keys.
+func NewList(keys *keymap.KeyMap) *List {
+	in := textinput.New()
+	in.Prompt = ""
+	in.CharLimit = 256
+	return &List{keys: keys, sortIdx: -1, height: 1, input: in, selected: map[string]bool{}}
+}
+
+// SetSorts sets the orders o cycles through (after the screen's own order).
+func (l *List) SetSorts(s []Sort) *List {
+	l.sorts = s
+	if l.sortIdx >= len(s) {
+		l.sortIdx = -1
+	}
+	return l
+}
+
+// Selectable lets the select key (space) mark rows.
+func (l *List) Selectable(on bool) *List {
+	l.selectable = on
+	return l
+}
+
+// SetHeight sets how many rows the screen shows at once (paging and scrolling follow it).
+func (l *List) SetHeight(h int) {
+	l.height = max(h, 1)
+	l.clamp()
+}
+
+// SetRows gives the list the screen's current rows. The cursor stays on the row it was on (by
+// key) when that row is still shown; selections of rows that went away are dropped.
+func (l *List) SetRows(r Rows) {
+	cur := l.curKey
+	l.rows = r
+	l.rebuild(cur)
+	if len(l.selected) > 0 {
+		live := map[string]bool{}
+		for i := 0; i < r.N; i++ {
+			if k := l.key(i); l.selected[k] {
+				live[k] = true
+			}
+		}
+		l.selected = live
+	}
+}
+
+func (l *List) key(i int) string {
+	if l.rows.Key == nil {
+		return fmt.Sprint(i)
+	}
+	return l.rows.Key(i)
+}
+
+// rebuild recomputes the shown rows and puts the cursor on the row keyed cur if it is shown.
+func (l *List) rebuild(cur string) {
+	l.order = l.order[:0]
+	f := strings.ToLower(l.filter)
+	for i := 0; i < l.rows.N; i++ {
+		if f != "" && (l.rows.Text == nil || !strings.Contains(strings.ToLower(l.rows.Text(i)), f)) {
+			continue
+		}
+		l.order = append(l.order, i)
+	}
+	if l.sortIdx >= 0 && l.sortIdx < len(l.sorts) {
+		less := l.sorts[l.sortIdx].Less
+		sort.SliceStable(l.order, func(a, b int) bool {
+			if l.desc {
+				return less(l.order[b], l.order[a])
+			}
+			return less(l.order[a], l.order[b])
+		})
+	} else if l.desc {
+		for i, j := 0, len(l.order)-1; i < j; i, j = i+1, j-1 {
+			l.order[i], l.order[j] = l.order[j], l.order[i]
+		}
+	}
+	if cur != "" {
+		for p, i := range l.order {
+			if l.key(i) == cur {
+				l.cursor = p
+				break
+			}
+		}
+	}
+	l.clamp()
+}
+
+func (l *List) clamp() {
+	if l.cursor >= len(l.order) {
+		l.cursor = len(l.order) - 1
+	}
+	if l.cursor < 0 {
+		l.cursor = 0
+	}
+	if l.cursor < l.offset {
+		l.offset = l.cursor
+	}
+	if l.cursor >= l.offset+l.height {
+		l.offset = l.cursor - l.height + 1
+	}
+	if maxOff := max(len(l.order)-l.height, 0); l.offset > maxOff {
+		l.offset = maxOff
+	}
+	if l.offset < 0 {
+		l.offset = 0
+	}
+	if len(l.order) > 0 {
+		l.curKey = l.key(l.order[l.cursor])
+	}
+}
+
+// Len is the number of rows shown (after the filter).
+func (l *List) Len() int { return len(l.order) }
+
+// Total is the number of rows the screen has.
+func (l *List) Total() int { return l.rows.N }
+
+// Cursor is the source index of the row under the cursor, or -1 when nothing is shown.
+func (l *List) Cursor() int {
+	if len(l.order) == 0 {
+		return -1
+	}
+	return l.order[l.cursor]
+}
+
+// CursorKey is the key of the row under the cursor ("" when none).
+func (l *List) CursorKey() string {
+	if c := l.Cursor(); c >= 0 && c < l.rows.N {
+		return l.key(c)
+	}
+	return ""
+}
+
+// Position is the cursor's place among the rows shown (0-based).
+func (l *List) Position() int { return l.cursor }
+
+// Window is the source indices of the rows on screen, top to bottom.
+func (l *List) Window() []int {
+	end := min(l.offset+l.height, len(l.order))
+	if l.offset >= end {
+		return nil
+	}
+	return l.order[l.offset:end]
+}
+
+// IsCursor reports whether source row i is under the cursor.
+func (l *List) IsCursor(i int) bool { return len(l.order) > 0 && l.order[l.cursor] == i }
+
+// Select puts the cursor on the row keyed k, if it is shown.
+func (l *List) Select(k string) bool {
+	for p, i := range l.order {
+		if l.key(i) == k {
+			l.cursor = p
+			l.clamp()
+			return true
+		}
+	}
+	return false
+}
+
+// SelectIndex puts the cursor on source row i, if it is shown.
+func (l *List) SelectIndex(i int) bool {
+	for p, j := range l.order {
+		if j == i {
+			l.cursor = p
+			l.clamp()
+			return true
+		}
+	}
+	return false
+}
+
+// ClickRow puts the cursor on the row at screen line y of the window (mouse); false when there
+// is no row there.
+func (l *List) ClickRow(y int) bool {
+	p := l.offset + y
+	if y < 0 || p >= len(l.order) {
+		return false
+	}
+	l.cursor = p
+	l.clamp()
+	return true
+}
+
+// Move moves the cursor by d rows, within the rows shown.
+func (l *List) Move(d int) {
+	l.cursor += d
+	l.clamp()
+}
+
+// Marked reports whether the row keyed k is selected.
+func (l *List) Marked(k string) bool { return l.selected[k] }
+
+// MarkedKeys are the selected rows' keys, in the list's order.
+func (l *List) MarkedKeys() []string {
+	var out []string
+	for i := 0; i < l.rows.N; i++ {
+		if k := l.key(i); l.selected[k] {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// ClearMarks drops the selection.
+func (l *List) ClearMarks() { l.selected = map[string]bool{} }
+
+// Filter is the active filter ("" when none).
+func (l *List) Filter() string { return l.filter }
+
+// SetFilter filters the rows to those whose text contains f (case-insensitive).
+func (l *List) SetFilter(f string) {
+	l.filter = f
+	l.rebuild(l.CursorKey())
+}
+
+// Capturing reports whether the filter is being typed: the list then takes every key.
+func (l *List) Capturing() bool { return l.editing }
+
+// Back is esc for the list: it ends typing the filter (clearing it) or clears an active filter,
+// and reports whether it did; when it did not, esc is the screen's to act on.
+func (l *List) Back() bool {
+	if l.editing {
+		l.editing = false
+		l.input.Blur()
+		l.SetFilter("")
+		return true
+	}
+	if l.filter != "" {
+		l.SetFilter("")
+		return true
+	}
+	return false
+}
+
+// SortName is the current order's name ("" for the screen's own order) with its direction.
+func (l *List) SortName() string {
+	name := ""
+	if l.sortIdx >= 0 && l.sortIdx < len(l.sorts) {
+		name = l.sorts[l.sortIdx].Name
+	}
+	switch {
+	case name == "" && !l.desc:
+		return ""
+	case name == "":
+		name = "default"
+	}
+	if l.desc {
+		return name + " ↓"
+	}
+	return name + " ↑"
+}
+
+// Update handles the list's keys: moving, paging, filtering, sorting and selecting. It reports
+// whether the key was the list's.
+func (l *List) Update(msg tea.KeyMsg) (bool, tea.Cmd) {
+	k := l.keys
+	if l.editing {
+		switch {
+		case key.Matches(msg, k.Confirm):
+			l.editing = false
+			l.input.Blur()
+			return true, nil
+		case key.Matches(msg, k.Cancel):
+			l.Back()
+			return true, nil
+		case key.Matches(msg, k.Up), key.Matches(msg, k.Down):
+			// moving while typing: the filter stays open
+			if msg.Type == tea.KeyUp {
+				l.Move(-1)
+				return true, nil
+			}
+			if msg.Type == tea.KeyDown {
+				l.Move(1)
+				return true, nil
+			}
+		}
+		var cmd tea.Cmd
+		l.input, cmd = l.input.Update(msg)
+		if v := l.input.Value(); v != l.filter {
+			l.SetFilter(v)
+		}
+		return true, cmd
+	}
+	switch {
+	case key.Matches(msg, k.Up):
+		l.Move(-1)
+	case key.Matches(msg, k.Down):
+		l.Move(1)
+	case key.Matches(msg, k.PageUp):
+		l.Move(-l.height)
+	case key.Matches(msg, k.PageDown):
+		l.Move(l.height)
+	case key.Matches(msg, k.Top):
+		l.cursor = 0
+		l.clamp()
+	case key.Matches(msg, k.Bottom):
+		l.cursor = len(l.order) - 1
+		l.clamp()
+	case key.Matches(msg, k.FilterRows):
+		l.editing = true
+		l.input.SetValue(l.filter)
+		l.input.CursorEnd()
+		return true, l.input.Focus()
+	case key.Matches(msg, k.Sort) && len(l.sorts) > 0:
+		l.sortIdx++
+		if l.sortIdx >= len(l.sorts) {
+			l.sortIdx = -1
+		}
+		l.rebuild(l.CursorKey())
+	case key.Matches(msg, k.SortReverse):
+		l.desc = !l.desc
+		l.rebuild(l.CursorKey())
+	case l.selectable && key.Matches(msg, k.Select):
+		if c := l.CursorKey(); c != "" {
+			if l.selected[c] {
+				delete(l.selected, c)
+			} else {
+				l.selected[c] = true
+			}
+			l.Move(1)
+		}
+	default:
+		return false, nil
+	}
+	return true, nil
+}
+
+// Bindings are the list's own keys for help, the ones that do something here (moving and paging
+// are the global keys, which help lists anyway).
+func (l *List) Bindings() []key.Binding {
+	k := l.keys
+	out := []key.Binding{k.FilterRows}
+	if len(l.sorts) > 0 {
+		out = append(out, k.Sort)
+	}
+	out = append(out, k.SortReverse)
+	if l.selectable {
+		out = append(out, k.Select)
+	}
+	return out
+}
+
+// Status is the list's line for the screen's title or footer: the filter being typed or active,
+// how many rows it keeps, and the order. Empty when there is nothing to say.
+func (l *List) Status() string {
+	var parts []string
+	switch {
+	case l.editing:
+		parts = append(parts, fmt.Sprintf("/%s▏ %d of %d", l.input.Value(), len(l.order), l.rows.N))
+	case l.filter != "":
+		parts = append(parts, fmt.Sprintf("filter %q: %d of %d (%s clears)", l.filter, len(l.order), l.rows.N, l.keys.Back.Help().Key))
+	}
+	if s := l.SortName(); s != "" {
+		parts = append(parts, "sorted by "+s)
+	}
+	return strings.Join(parts, " · ")
+}
