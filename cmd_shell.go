@@ -13,11 +13,12 @@ import (
 
 	"sandscope/attach"
 	"sandscope/client"
+	"sandscope/ui/common"
 )
 
 // defaultShellArgv starts a login shell: bash when the bridge host has it, else sh. It goes through
 // /bin/sh so the choice is made where the terminal runs, not here.
-var defaultShellArgv = []string{"/bin/sh", "-c", "if command -v bash >/dev/null 2>&1; then exec bash -l; else exec sh -l; fi"}
+var defaultShellArgv = common.LoginShellArgv
 
 func newShellCmd(g *globalOptions) *cobra.Command {
 	var cwd, detachKey, session string
