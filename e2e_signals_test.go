@@ -114,7 +114,7 @@ func TestE2ESignalsEndTUIProcesses(t *testing.T) {
 			state := filepath.Join(dir, "state")
 			waitProcs(t, "the demo", state, 2)
 			// a process that writes nothing: it would not die of a broken pipe
-			s.waitFor("the demo sandbox", "demo")
+			s.waitFor("the demo sandbox", "> demo")
 			s.keys("Enter")
 			s.waitFor("the sandbox screen", "Sandbox demo", "Processes (")
 			s.keys("e")

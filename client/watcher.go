@@ -14,6 +14,18 @@ type WatchOptions struct {
 	SlowInterval time.Duration // otherwise (default 10s)
 	MaxBackoff   time.Duration // on errors (default 30s)
 	Buffer       int           // capacity of the Events channel (default 64)
+	// Resume, when set, is what an earlier watcher (or an earlier run) last knew of the sandbox:
+	// the first poll is compared with it instead of being reported as the initial state, so what
+	// changed in between (a vanished process, a new incarnation) is reported with its evidence.
+	Resume *WatchResume
+}
+
+// WatchResume is an earlier view of a sandbox to continue from.
+type WatchResume struct {
+	Incarnation Incarnation
+	Running     bool
+	Processes   []Process
+	Terminals   []Terminal
 }
 
 // Watcher polls a sandbox with non-waking lookups (running, process list, terminal list) and
@@ -21,7 +33,15 @@ type WatchOptions struct {
 type Watcher struct {
 	events  chan SandboxEvent
 	focused atomic.Bool
+	slow    atomic.Int64 // the slow interval in nanoseconds
 	wake    chan struct{}
+}
+
+// SetSlowInterval changes the slow poll rate (a value <= 0 is ignored).
+func (w *Watcher) SetSlowInterval(d time.Duration) {
+	if d > 0 {
+		w.slow.Store(int64(d))
+	}
 }
 
 // Events is the stream of changes; the first poll reports the initial state.
@@ -54,7 +74,23 @@ func (c *Client) Watch(ctx context.Context, sandbox string, opts WatchOptions) *
 	}
 	w := &Watcher{events: make(chan SandboxEvent, opts.Buffer), wake: make(chan struct{}, 1)}
 	w.focused.Store(true)
+	w.slow.Store(int64(opts.SlowInterval))
 	st := &watchState{c: c, ctx: ctx, sandbox: sandbox, w: w}
+	if r := opts.Resume; r != nil {
+		st.prev = &snapshot{running: RunningStatus{Running: r.Running}, processes: map[string]Process{}, terminals: map[string]Terminal{}, incarnation: r.Incarnation.Number}
+		if r.Incarnation.Inferred {
+			st.prev.incarnation = 0
+		}
+		for _, p := range r.Processes {
+			st.prev.processes[p.ID] = p
+			st.maxPID = max(st.maxPID, p.PID)
+		}
+		for _, t := range r.Terminals {
+			st.prev.terminals[t.ID] = t
+		}
+		st.inc = r.Incarnation
+		st.stopped = !r.Running
+	}
 	go st.run(opts)
 	return w
 }
@@ -83,7 +119,7 @@ type watchState struct {
 func (s *watchState) run(opts WatchOptions) {
 	defer close(s.w.events)
 	for {
-		interval := opts.SlowInterval
+		interval := time.Duration(s.w.slow.Load())
 		if s.w.focused.Load() {
 			interval = opts.FastInterval
 		}

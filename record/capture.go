@@ -82,7 +82,7 @@ func (r *Record) CaptureData(sandbox, process string, ev client.LogEvent) {
 	m.dirty = true
 	if n := len(r.chunks); n > 0 {
 		last := &r.chunks[n-1]
-		if last.Sandbox == sandbox && last.Process == process && last.Stream == ev.Stream && len(last.Data)+len(ev.Data) <= maxChunk {
+		if !last.sealed && last.Sandbox == sandbox && last.Process == process && last.Stream == ev.Stream && len(last.Data)+len(ev.Data) <= maxChunk {
 			last.Data = append(last.Data, ev.Data...)
 			last.Cursor = ev.Cursor
 			r.kickWriter()

@@ -78,6 +78,8 @@ type Event struct {
 
 	Launch *Launch `json:"launch,omitempty"`
 	Action *Action `json:"action,omitempty"`
+
+	cause error // the error itself (WatchError), for callers that classify it; not stored
 }
 
 // Lost reports whether the event says a running process or terminal vanished.
@@ -106,7 +108,7 @@ func FromSandboxEvent(ev client.SandboxEvent) Event {
 		e.Terminal, e.Entity, e.EntityID = &t, Terminal, t.ID
 	}
 	if ev.Err != nil {
-		e.Err = ev.Err.Error()
+		e.Err, e.cause = ev.Err.Error(), ev.Err
 	}
 	return e
 }

@@ -21,6 +21,7 @@ type Entry struct {
 	LastSeen    time.Time // last time the bridge confirmed its state
 	Lost        bool
 	LostAt      time.Time
+	Gone        bool     // absent from the bridge's list (lost, or a finished entry the bridge let go)
 	Evidence    []string // why it is considered lost (or vanished)
 	Launch      *Launch  // how it was launched, when sandscope launched it
 	// Request is the full launch request (environment values included) when this run of
@@ -75,6 +76,7 @@ type State struct {
 	Processes    []*Entry
 	Terminals    []*Entry
 	WatchErr     string
+	WatchCause   error // the watcher's error itself, when observed by this run
 	ErrSince     time.Time
 	LastOK       time.Time
 	Events       int // watcher events folded (0 = nothing heard yet)
@@ -150,6 +152,12 @@ func (s *State) Apply(ev Event) string {
 	case FromLaunch:
 		e := s.upsert(ev.Entity, ev.EntityID, ev)
 		e.Launch = ev.Launch
+		if ev.Process != nil {
+			e.Process, e.LastSeen = *ev.Process, ev.Time
+		}
+		if ev.Terminal != nil {
+			e.Terminal, e.LastSeen = *ev.Terminal, ev.Time
+		}
 	case FromAction:
 		s.Actions = append(s.Actions, ev)
 	}
@@ -179,12 +187,12 @@ func (s *State) applyWatch(ev Event) string {
 	case client.ProcessAppeared.String(), client.ProcessChanged.String():
 		if ev.Process != nil {
 			e := s.upsert(Process, ev.Process.ID, ev)
-			e.Process, e.LastSeen, e.Lost = *ev.Process, ev.Time, false
+			e.Process, e.LastSeen, e.Lost, e.Gone = *ev.Process, ev.Time, false, false
 		}
 	case client.TerminalAppeared.String(), client.TerminalChanged.String():
 		if ev.Terminal != nil {
 			e := s.upsert(Terminal, ev.Terminal.ID, ev)
-			e.Terminal, e.LastSeen, e.Lost = *ev.Terminal, ev.Time, false
+			e.Terminal, e.LastSeen, e.Lost, e.Gone = *ev.Terminal, ev.Time, false, false
 		}
 	case client.ProcessVanished.String(), client.TerminalVanished.String():
 		k, id := Process, ""
@@ -198,6 +206,7 @@ func (s *State) applyWatch(ev Event) string {
 			if len(e.Evidence) == 0 || !e.Lost {
 				e.Evidence = ev.Evidence
 			}
+			e.Gone = true
 			if e.State() == "running" && !e.Lost {
 				e.Lost, e.LostAt = true, ev.Time
 			}
@@ -240,13 +249,13 @@ func (s *State) applyWatch(ev Event) string {
 		if s.WatchErr == "" {
 			s.ErrSince = ev.Time
 		}
-		s.WatchErr = ev.Err
+		s.WatchErr, s.WatchCause = ev.Err, ev.cause
 		if s.WatchErr == "" {
 			s.WatchErr = "poll failed"
 		}
 		return ""
 	case client.WatchRecovered.String():
-		s.WatchErr = ""
+		s.WatchErr, s.WatchCause = "", nil
 	}
 	s.LastOK = ev.Time
 	if inc := s.currentInc(); inc != nil && ev.Time.After(inc.LastSeen) {

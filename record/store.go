@@ -102,6 +102,7 @@ type Chunk struct {
 	Cursor  string
 	Stream  client.Stream
 	Data    []byte
+	sealed  bool // a stream event followed: later output starts a new chunk, so the event's cursor stays findable
 }
 
 type capKey struct{ sandbox, process string }
@@ -414,6 +415,14 @@ func (r *Record) Add(ev Event) string {
 	st := r.stateLocked(ev.Sandbox)
 	notice := st.Apply(ev)
 	r.pending = append(r.pending, ev)
+	if ev.Source == FromStream {
+		for i := len(r.chunks) - 1; i >= 0; i-- {
+			if c := &r.chunks[i]; c.Sandbox == ev.Sandbox && c.Process == ev.EntityID {
+				c.sealed = true
+				break
+			}
+		}
+	}
 	subs := r.subscribersLocked()
 	r.mu.Unlock()
 	r.kickWriter()

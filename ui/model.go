@@ -2,13 +2,12 @@ package ui
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
 
 	"sandscope/ui/common"
-	"sandscope/ui/logview"
-	"sandscope/ui/sandbox"
 	"sandscope/ui/sandboxes"
 	"sandscope/ui/termpane"
 )
@@ -46,13 +45,6 @@ type Model struct {
 	// shows, for its attach, interrupt and terminate keys.
 	panes     map[int64]paneEntry
 	detachKey string
-
-	// sandboxes keeps each opened sandbox screen (and its watcher, slowed down) after the user
-	// leaves it, so its history — stale entries, losses, the incarnation timeline — survives.
-	sandboxes map[string]*sandbox.Model
-	// logs keeps each opened log view (buffer and followers) likewise: reopening shows the same
-	// history, also for processes that are gone since.
-	logs map[string]*logview.Model
 }
 
 // New builds the root model. Its context lives until the program quits (Close).
@@ -66,8 +58,10 @@ func New(o Options) (*Model, error) {
 		return nil, err
 	}
 	m := &Model{ctx: c, cancel: cancel, opts: o, baseCtx: base, baseCancel: baseCancel,
-		sandboxes: map[string]*sandbox.Model{}, logs: map[string]*logview.Model{},
 		panes: map[int64]paneEntry{}, detachKey: o.DetachKey, connErr: o.BridgeProblem}
+	if notices := openRecord(c, o.Target, o.RecordBudget, o.WatchBudget); len(notices) > 0 {
+		m.status, m.statusLevel = "record: "+strings.Join(notices, "; "), common.Warn
+	}
 	m.stack = []common.Screen{sandboxes.New(c)}
 	return m, nil
 }
@@ -93,6 +87,7 @@ func (m *Model) Init() tea.Cmd {
 func (m *Model) Close() {
 	m.closeScreens()
 	m.cancel()
+	closeRecord(m.ctx)
 	m.baseCancel()
 }
 
@@ -101,14 +96,6 @@ func (m *Model) closeScreens() {
 	for _, c := range m.stack {
 		c.Close()
 	}
-	for _, sb := range m.sandboxes {
-		sb.Close()
-	}
-	for _, lv := range m.logs {
-		lv.Close()
-	}
-	m.sandboxes = map[string]*sandbox.Model{}
-	m.logs = map[string]*logview.Model{}
 	m.panes = map[int64]paneEntry{}
 }
 

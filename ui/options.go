@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/charmbracelet/lipgloss"
 
 	"sandscope/client"
 	"sandscope/keymap"
+	"sandscope/record"
 	"sandscope/themes"
 	"sandscope/ui/common"
 )
@@ -47,6 +49,15 @@ type Options struct {
 	// EmbeddedContext is the entry of Contexts that opens the embedded local bridge (the current
 	// one while no named context is open on it).
 	EmbeddedContext string
+
+	// RecordBudget bounds what the record keeps; WatchBudget bounds background watching and
+	// capture (zero values: the record's defaults).
+	RecordBudget record.Budget
+	WatchBudget  record.WatchBudget
+	// Version is sandscope's version (stored with each run in the record, printed in reports).
+	Version string
+	// ReportDir is where the report key writes (default: StateDir/reports).
+	ReportDir string
 
 	// Demo, when set, starts the demo scene on the embedded bridge: offered in a dialog on the first
 	// run, or started at once.
@@ -144,6 +155,11 @@ func newContext(ctx context.Context, o Options) (*common.Context, error) {
 		WatchSlow:   o.WatchSlow,
 		Clipboard:   o.Clipboard,
 		LogMemLines: o.LogMemLines,
+		Version:     o.Version,
+		ReportDir:   o.ReportDir,
+	}
+	if c.ReportDir == "" && o.StateDir != "" {
+		c.ReportDir = filepath.Join(o.StateDir, "reports")
 	}
 	if err := applyTarget(c, o.Target); err != nil {
 		return nil, fmt.Errorf("ui: %w", err)

@@ -76,10 +76,15 @@ func (m *Model) switchTo(msg contextTargetMsg) tea.Cmd {
 	c.Ctx = ctx
 	m.ctx, m.cancel = &c, cancel
 	m.connErr, m.help = msg.target.BridgeProblem, false
+	// the record follows the bridge: the old one is closed, the new bridge's opened
+	notices := openRecord(m.ctx, msg.target, m.opts.RecordBudget, m.opts.WatchBudget)
 	sb := sandboxes.New(m.ctx)
 	w, h := m.bodySize()
 	sb.SetSize(w, h)
 	m.stack = []common.Screen{sb}
 	m.status, m.statusLevel, m.statusAt = fmt.Sprintf("switched to context %s: %s", name, c.BridgeLabel), common.Info, m.ctx.Clock()
+	if len(notices) > 0 {
+		m.status, m.statusLevel = m.status+"; record: "+strings.Join(notices, "; "), common.Warn
+	}
 	return sb.Init()
 }

@@ -65,8 +65,8 @@ func TestContextSwitchResetsScreens(t *testing.T) {
 	if len(asked) != 1 || asked[0] != "cloud" {
 		t.Fatalf("switch asked %v", asked)
 	}
-	if len(m.stack) != 1 || len(m.sandboxes) != 0 {
-		t.Fatalf("screens not reset: stack %d, kept %d", len(m.stack), len(m.sandboxes))
+	if len(m.stack) != 1 {
+		t.Fatalf("screens not reset: stack %d", len(m.stack))
 	}
 	v = m.View()
 	for _, want := range []string{"context cloud", "local bridge http://127.0.0.1:9999", "cloudbox"} {

@@ -86,25 +86,13 @@ func (m *Model) route(msg tea.Msg) tea.Cmd {
 		}
 		return m.toTop(msg)
 	case common.OpenSandboxMsg:
-		if sb, ok := m.sandboxes[msg.ID]; ok {
-			m.pushKept(sb)
-			return nil
-		}
-		sb := sandbox.New(m.ctx, msg.ID)
-		m.sandboxes[msg.ID] = sb
-		return m.push(sb)
+		// history lives in the record: a new screen shows it all
+		return m.push(sandbox.New(m.ctx, msg.ID))
 	case common.OpenLogsMsg:
 		if len(msg.Targets) == 0 {
 			return nil
 		}
-		k := logsKey(msg.Targets)
-		if lv, ok := m.logs[k]; ok {
-			m.pushKept(lv)
-			return nil
-		}
-		lv := logview.New(m.ctx, msg.Targets, logview.Options{MemLines: m.ctx.LogMemLines})
-		m.logs[k] = lv
-		return m.push(lv)
+		return m.push(logview.New(m.ctx, msg.Targets, logview.Options{MemLines: m.ctx.LogMemLines}))
 	case common.OpenTerminalMsg:
 		return m.openTerminal(msg)
 	case common.AttachTerminalMsg:
@@ -265,72 +253,13 @@ func (m *Model) toTop(msg tea.Msg) tea.Cmd {
 
 func (m *Model) broadcast(msg tea.Msg) tea.Cmd {
 	var cmds []tea.Cmd
-	onStack := map[common.Screen]bool{}
 	for _, c := range m.stack {
-		onStack[c] = true
 		_, cmd := c.Update(msg)
 		if cmd != nil {
 			cmds = append(cmds, cmd)
 		}
 	}
-	// kept sandbox screens keep their watchers drained; their status messages are dropped
-	for _, sb := range m.sandboxes {
-		if onStack[common.Screen(sb)] {
-			continue
-		}
-		if _, cmd := sb.Update(msg); cmd != nil {
-			cmds = append(cmds, quietCmd(cmd))
-		}
-	}
-	for _, lv := range m.logs {
-		if onStack[common.Screen(lv)] {
-			continue
-		}
-		if _, cmd := lv.Update(msg); cmd != nil {
-			cmds = append(cmds, quietCmd(cmd))
-		}
-	}
 	return tea.Batch(cmds...)
-}
-
-// quietCmd runs cmd but drops the status and connection messages it yields (a screen in the
-// background must not repaint the status area).
-func quietCmd(cmd tea.Cmd) tea.Cmd {
-	return func() tea.Msg {
-		msg := cmd()
-		switch msg := msg.(type) {
-		case common.StatusMsg, common.ConnMsg:
-			return nil
-		case tea.BatchMsg:
-			out := make(tea.BatchMsg, 0, len(msg))
-			for _, c := range msg {
-				if c != nil {
-					out = append(out, quietCmd(c))
-				}
-			}
-			return out
-		}
-		return msg
-	}
-}
-
-// logsKey names a set of followed processes.
-func logsKey(ts []common.LogTarget) string {
-	var b strings.Builder
-	for _, t := range ts {
-		fmt.Fprintf(&b, "%s/%s@%d ", t.Sandbox, t.Process.ID, t.Incarnation)
-	}
-	return b.String()
-}
-
-// pushKept puts a kept screen back on top (a sandbox's watcher runs fast again).
-func (m *Model) pushKept(c common.Screen) {
-	m.top().SetFocus(false)
-	w, h := m.bodySize()
-	c.SetSize(w, h)
-	c.SetFocus(true)
-	m.stack = append(m.stack, c)
-	m.status = ""
 }
 
 func (m *Model) push(c common.Screen) tea.Cmd {
@@ -342,32 +271,13 @@ func (m *Model) push(c common.Screen) tea.Cmd {
 	return c.Init()
 }
 
-// kept reports whether s is one of the screens the root keeps after they are left (a sandbox
-// screen and its watcher, a log view and its followers).
-func (m *Model) kept(s common.Screen) bool {
-	for _, sb := range m.sandboxes {
-		if common.Screen(sb) == s {
-			return true
-		}
-	}
-	for _, lv := range m.logs {
-		if common.Screen(lv) == s {
-			return true
-		}
-	}
-	return false
-}
-
 func (m *Model) pop() {
 	if len(m.stack) <= 1 {
 		return
 	}
 	top := m.top()
-	if m.kept(top) {
-		top.SetFocus(false) // a sandbox's watcher continues slowly, a log view's followers fill its buffer
-	} else {
-		top.Close()
-	}
+	top.SetFocus(false)
+	top.Close()
 	for id, p := range m.panes {
 		if common.Screen(p.pane.AsScreen()) == top {
 			delete(m.panes, id)

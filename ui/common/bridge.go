@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"sandscope/client"
+	"sandscope/record"
 )
 
 // Bridge is the part of the client the screens use. *client.Client satisfies it through
@@ -40,6 +41,21 @@ type TermConn interface {
 type WatchHandle struct {
 	Events     <-chan client.SandboxEvent
 	SetFocused func(bool)
+	SetSlow    func(time.Duration) // nil: the slow rate is fixed
+}
+
+// RecordBridge adapts a Bridge to the record's background watcher.
+func RecordBridge(b Bridge) record.Bridge { return recordBridge{b} }
+
+type recordBridge struct{ b Bridge }
+
+func (r recordBridge) Watch(ctx context.Context, s string, o client.WatchOptions) (<-chan client.SandboxEvent, func(bool), func(time.Duration)) {
+	h := r.b.Watch(ctx, s, o)
+	return h.Events, h.SetFocused, h.SetSlow
+}
+
+func (r recordBridge) Follow(ctx context.Context, s, p string, o client.FollowOptions) <-chan client.LogEvent {
+	return r.b.Follow(ctx, s, p, o)
 }
 
 // FromClient adapts a client to Bridge.
@@ -82,7 +98,7 @@ func (b clientBridge) Follow(ctx context.Context, s, p string, o client.FollowOp
 }
 func (b clientBridge) Watch(ctx context.Context, s string, o client.WatchOptions) WatchHandle {
 	w := b.c.Watch(ctx, s, o)
-	return WatchHandle{Events: w.Events(), SetFocused: w.SetFocused}
+	return WatchHandle{Events: w.Events(), SetFocused: w.SetFocused, SetSlow: w.SetSlowInterval}
 }
 
 func (b clientBridge) CreateTerminal(ctx context.Context, s string, r client.TerminalRequest) (client.Terminal, error) {

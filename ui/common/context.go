@@ -8,6 +8,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"sandscope/keymap"
+	"sandscope/record"
 	"sandscope/themes"
 )
 
@@ -41,6 +42,15 @@ type Context struct {
 	WatchFast, WatchSlow time.Duration
 	// LogMemLines is how many log lines a log view keeps in memory (0: the buffer's default).
 	LogMemLines int
+	// Record is what sandscope observed on this bridge (nil: nothing is recorded, e.g. no state
+	// directory); screens read it, Watch feeds it.
+	Record *record.Record
+	// Watch watches every known sandbox and captures output in the background (nil with Record).
+	Watch *record.Manager
+	// Version is sandscope's version (reports).
+	Version string
+	// ReportDir is where reports are written (absolute).
+	ReportDir string
 	// Clipboard copies text on explicit request only (nil: unavailable).
 	Clipboard ClipboardFunc
 }

@@ -3,6 +3,7 @@ package logview
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/charmbracelet/bubbles/key"
@@ -12,6 +13,7 @@ import (
 
 	"sandscope/client"
 	"sandscope/keymap"
+	"sandscope/record"
 	"sandscope/ui/common"
 	"sandscope/ui/logbuf"
 )
@@ -133,11 +135,9 @@ func (m *Model) Init() tea.Cmd {
 	var cmds []tea.Cmd
 	for i, s := range m.sources {
 		if s.target.Stale || s.target.Lost {
-			why := fmt.Sprintf("this process belongs to incarnation #%d, an earlier container: the bridge may no longer have its log", s.target.Incarnation)
-			if s.target.Lost {
-				why = "this process was lost with its container: the bridge may no longer have its log"
-			}
-			m.buf.AddMarker(s.name, logbuf.Note, why, "", m.ctx.Clock())
+			// its container is gone, and its log with it: what sandscope captured is all there is
+			m.replayCapture(s)
+			continue
 		}
 		if m.ctx.Bridge == nil {
 			continue
@@ -153,6 +153,82 @@ func (m *Model) Init() tea.Cmd {
 	}
 	cmds = append(cmds, m.tick())
 	return tea.Batch(cmds...)
+}
+
+// replayCapture fills a LOST or STALE process's log from the record: a marker where capture
+// began (and whether output before it was already gone), the captured output, and the ending
+// the record knows (the LOST marker). Without captured output it says so in one plain line.
+func (m *Model) replayCapture(s *source) {
+	now := m.ctx.Clock()
+	sb, id := s.target.Sandbox, s.target.Process.ID
+	var c record.Capture
+	st := record.NewState(sb)
+	if rec := m.ctx.Record; rec != nil {
+		_ = rec.Flush()
+		var err error
+		if c, err = rec.Captured(sb, id); err != nil {
+			m.buf.AddMarker(s.name, logbuf.Failed, common.SanitizeText(err.Error()), "", now)
+		}
+		st = rec.State(sb)
+	}
+	where := "it went with its container"
+	if !s.target.Lost {
+		where = fmt.Sprintf("it belongs to incarnation #%d, an earlier container, and its log went with it", s.target.Incarnation)
+	}
+	s.done = true
+	s.state, s.since = Ended, now
+	if s.target.Lost {
+		s.state = Lost
+	}
+	s.endLabel = "container gone"
+	if !c.Found || c.Bytes == 0 {
+		text := "no output was captured: " + where
+		if c.Found && c.Dropped > 0 {
+			text = fmt.Sprintf("its captured output (%s) was %s: %s", common.Bytes(c.Dropped), common.SanitizeText(c.Ended), where)
+		}
+		m.buf.AddMarker(s.name, logbuf.Note, text, "", now)
+		return
+	}
+	began := "CAPTURE BEGAN " + common.Clock(c.Began)
+	if c.EarlierGone {
+		began += ": output before this point was already gone (" + common.SanitizeText(c.GoneReason) + ")"
+	} else {
+		began += ": from the first byte the bridge had"
+	}
+	if c.Dropped > 0 {
+		began += fmt.Sprintf("; the oldest %s captured were dropped to keep the per-process budget", common.Bytes(c.Dropped))
+	}
+	m.buf.AddMarker(s.name, logbuf.Note, began, c.BeganCursor, c.Began)
+	evs := make([]client.LogEvent, 0, len(c.Chunks)+1)
+	for _, ch := range c.Chunks {
+		evs = append(evs, client.LogEvent{Kind: client.Data, Cursor: ch.Cursor, Time: ch.Time, Stream: ch.Stream, Data: ch.Data})
+	}
+	e := st.Find(record.Process, id)
+	switch {
+	case s.target.Lost:
+		loss := &client.LossEvidence{Incarnation: st.Current.Number, Inferred: st.Current.Inferred, Previous: s.target.Incarnation, SandboxRunning: st.Running}
+		at := now
+		if e != nil {
+			loss.Lookup = common.SanitizeText(strings.Join(e.Evidence, "; "))
+			if strings.Contains(loss.Lookup, "incarnation") {
+				// the evidence already says where the sandbox went
+				loss.Incarnation, loss.Previous, loss.SandboxRunning = 0, 0, nil
+			}
+			if !e.LostAt.IsZero() {
+				at = e.LostAt
+			}
+		}
+		evs = append(evs, client.LogEvent{Kind: client.Lost, Cursor: c.LastCursor, Time: at, Loss: loss})
+	case e != nil && e.Process.State != "" && e.Process.State != "running":
+		p := e.Process
+		evs = append(evs, client.LogEvent{Kind: client.Ended, Cursor: c.LastCursor, Time: e.LastSeen, Status: &p})
+	default:
+		m.ingest(s, evs)
+		m.buf.AddMarker(s.name, logbuf.Note, "CAPTURE ENDED: "+common.SanitizeText(c.Ended)+"; "+where, c.LastCursor, now)
+		return
+	}
+	m.ingest(s, evs)
+	s.done = true
 }
 
 // Close stops every follower and removes the buffer's files.

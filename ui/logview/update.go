@@ -14,6 +14,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"sandscope/client"
+	"sandscope/record"
 	"sandscope/themes"
 	"sandscope/ui/common"
 	"sandscope/ui/logbuf"
@@ -122,6 +123,7 @@ func (m *Model) ingest(s *source, evs []client.LogEvent) {
 		return
 	}
 	m.buf.Append(s.name, evs...)
+	m.record(s, evs)
 	now := m.ctx.Clock()
 	for i := range evs {
 		ev := &evs[i]
@@ -187,6 +189,20 @@ func (m *Model) ingest(s *source, evs []client.LogEvent) {
 				s.reason = ev.Err.Error()
 			}
 			s.done = true
+		}
+	}
+}
+
+// record writes a followed stream's events (not its output) to the record, unless the record's
+// background capture follows the same process and records them itself.
+func (m *Model) record(s *source, evs []client.LogEvent) {
+	rec := m.ctx.Record
+	if rec == nil || s.ch == nil || (m.ctx.Watch != nil && m.ctx.Watch.Capturing(s.target.Sandbox, s.target.Process.ID)) {
+		return
+	}
+	for _, ev := range evs {
+		if ev.Kind != client.Data && ev.Kind != client.Quiet {
+			rec.Add(record.FromLogEvent(s.target.Sandbox, s.target.Process.ID, ev))
 		}
 	}
 }

@@ -2,12 +2,12 @@ package sandbox
 
 import (
 	"context"
-	"time"
 
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 
 	"sandscope/client"
+	"sandscope/record"
 	"sandscope/ui/common"
 )
 
@@ -31,34 +31,13 @@ func (t Tab) String() string {
 	return "Incarnations"
 }
 
-// procEntry is one process as sandscope knows it.
-type procEntry struct {
-	p           client.Process
-	incarnation int       // the incarnation it belongs to (0 unknown)
-	inferred    bool      // that incarnation number is inferred
-	lastSeen    time.Time // last time the bridge confirmed its state
-	lost        bool
-	evidence    []string
-	req         *client.ExecRequest // how sandscope launched it (env included), when it did
-}
-
-// termEntry is one terminal as sandscope knows it.
-type termEntry struct {
-	t           client.Terminal
-	incarnation int
-	inferred    bool
-	lastSeen    time.Time
-	lost        bool
-}
-
-// incEntry is one incarnation on the timeline.
-type incEntry struct {
-	number    int
-	inferred  bool
-	firstSeen time.Time
-	lastSeen  time.Time
-	evidence  []string // why sandscope believes this incarnation began
-}
+// procEntry, termEntry and incEntry are what the record knows of a process, a terminal and an
+// incarnation: the screen renders them, it does not keep history of its own.
+type (
+	procEntry = record.Entry
+	termEntry = record.Entry
+	incEntry  = record.Inc
+)
 
 // Model is the sandbox screen.
 type Model struct {
@@ -67,15 +46,13 @@ type Model struct {
 	width  int
 	height int
 
-	tab     Tab
-	cursor  [tabCount]int
-	offset  [tabCount]int
-	procs   []*procEntry
-	terms   []*termEntry
-	incs    []*incEntry
-	current client.Incarnation
-	running *bool
-	marked  map[string]bool // process IDs picked for multi-follow
+	tab    Tab
+	cursor [tabCount]int
+	offset [tabCount]int
+	// st is what the record knows of the sandbox (a copy, refreshed when the record changes);
+	// without a record, the fold of this screen's own watcher.
+	st     *record.State
+	marked map[string]bool // process IDs picked for multi-follow
 
 	dialog *common.Dialog
 
@@ -83,15 +60,16 @@ type Model struct {
 	cancel   context.CancelFunc
 	watchGen int
 	closed   bool
-	events   int // events seen (0 = nothing heard yet)
-	watchErr error
-	errSince time.Time
-	lastOK   time.Time
+	changes  <-chan string // the record's change notices
 }
 
 // New makes the screen for one sandbox. Init starts its watcher.
 func New(ctx *common.Context, id string) *Model {
-	return &Model{ctx: ctx, id: id, marked: map[string]bool{}}
+	m := &Model{ctx: ctx, id: id, marked: map[string]bool{}, st: record.NewState(id)}
+	if ctx.Record != nil {
+		m.st = ctx.Record.State(id)
+	}
+	return m
 }
 
 // ID is the sandbox shown.
@@ -103,7 +81,8 @@ func (m *Model) Title() string { return m.id }
 // Back leaves esc to the root.
 func (m *Model) Back() bool { return false }
 
-// Init starts the watcher.
+// Init starts watching: through the record's background watcher when there is a record (the
+// screen then re-reads the record when it changes), else with a watcher of its own.
 func (m *Model) Init() tea.Cmd {
 	if m.ctx.Bridge == nil {
 		return nil
@@ -111,6 +90,17 @@ func (m *Model) Init() tea.Cmd {
 	ctx, cancel := context.WithCancel(m.ctx.BaseCtx())
 	m.cancel = cancel
 	m.watchGen++
+	if m.ctx.Record != nil && m.ctx.Watch != nil {
+		ch, unsubscribe := m.ctx.Record.Subscribe()
+		go func() {
+			<-ctx.Done()
+			unsubscribe()
+		}()
+		m.changes = ch
+		m.SetFocus(true)
+		m.st = m.ctx.Record.State(m.id)
+		return waitForChange(ch, m.id, m.watchGen)
+	}
 	m.watch = m.ctx.Bridge.Watch(ctx, m.id, client.WatchOptions{FastInterval: m.ctx.WatchFast, SlowInterval: m.ctx.WatchSlow})
 	m.SetFocus(true)
 	return waitForWatch(m.watch.Events, m.id, m.watchGen)
@@ -126,6 +116,14 @@ func (m *Model) Close() {
 
 // SetFocus switches the watcher between its fast (shown) and slow (hidden) rate.
 func (m *Model) SetFocus(focused bool) {
+	if w := m.ctx.Watch; w != nil && m.changes != nil {
+		if focused {
+			w.Focus(m.id)
+		} else {
+			w.Blur(m.id)
+		}
+		return
+	}
 	if m.watch.SetFocused != nil {
 		m.watch.SetFocused(focused)
 	}
@@ -209,6 +207,38 @@ func waitForWatch(ch <-chan client.SandboxEvent, sb string, gen int) tea.Cmd {
 	}
 }
 
+// changeMsg says the record of a sandbox changed.
+type changeMsg struct {
+	sb     string
+	gen    int
+	closed bool
+}
+
+// waitForChange waits for the record to change for sandbox sb (notices of other sandboxes are
+// skipped; repeats queued meanwhile are drained into one message).
+func waitForChange(ch <-chan string, sb string, gen int) tea.Cmd {
+	return func() tea.Msg {
+		for s := range ch {
+			if s != sb {
+				continue
+			}
+			for {
+				select {
+				case _, ok := <-ch:
+					if !ok {
+						return changeMsg{sb: sb, gen: gen, closed: true}
+					}
+					continue
+				default:
+				}
+				break
+			}
+			return changeMsg{sb: sb, gen: gen}
+		}
+		return changeMsg{sb: sb, gen: gen, closed: true}
+	}
+}
+
 // execMsg is the answer to a launch (exec or relaunch).
 type execMsg struct {
 	req      client.ExecRequest
@@ -228,6 +258,7 @@ type killMsg struct {
 // termMsg is the answer to creating a terminal.
 type termMsg struct {
 	t   client.Terminal
+	req client.TerminalRequest
 	err error
 }
 

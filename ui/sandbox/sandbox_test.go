@@ -160,8 +160,8 @@ func TestStableBridgeHeader(t *testing.T) {
 }
 
 func rowOf(m *Model, id string) int {
-	for i, e := range m.procs {
-		if e.p.ID == id {
+	for i, e := range m.st.Processes {
+		if e.Process.ID == id {
 			return i
 		}
 	}
@@ -218,7 +218,7 @@ func TestRelaunch(t *testing.T) {
 	if !strings.Contains(statuses(up), "relaunched old-run as p9 in incarnation #2") {
 		t.Fatalf("status: %q", statuses(up))
 	}
-	if e := m.procs[len(m.procs)-1]; e.p.ID != "p9" || e.incarnation != 2 {
+	if e := m.st.Processes[len(m.st.Processes)-1]; e.Process.ID != "p9" || e.Incarnation != 2 {
 		t.Fatalf("relaunched entry: %+v", e)
 	}
 }
@@ -253,8 +253,8 @@ func TestExecForm(t *testing.T) {
 		t.Fatalf("exec request %+v, want %+v", got, want)
 	}
 	// a relaunch of it repeats the env too
-	m.procs[len(m.procs)-1].p.State = "exited"
-	m.procs[len(m.procs)-1].p.Exit = &client.Exit{}
+	m.st.Processes[len(m.st.Processes)-1].Process.State = "exited"
+	m.st.Processes[len(m.st.Processes)-1].Process.Exit = &client.Exit{}
 	press(t, m, "r")
 	if len(br.Started) != 2 || !reflect.DeepEqual(br.Started[1], want) {
 		t.Fatalf("relaunch did not repeat the request: %+v", br.Started)
@@ -304,8 +304,8 @@ func TestSameNumberReportedIsNotANewContainer(t *testing.T) {
 		client.SandboxEvent{Kind: client.SandboxStopped, Time: at(-10), Incarnation: inc(1, true)},
 		client.SandboxEvent{Kind: client.IncarnationChanged, Time: at(-5), Previous: inc(1, true), Incarnation: inc(1, false), Evidence: []string{"the bridge reports incarnation 1"}},
 	)
-	if len(m.incs) != 1 || m.incs[0].inferred {
-		t.Fatalf("timeline: %+v", m.incs[0])
+	if len(m.st.Incarnations) != 1 || m.st.Incarnations[0].Inferred {
+		t.Fatalf("timeline: %+v", m.st.Incarnations[0])
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"sandscope/client"
+	"sandscope/record"
 	"sandscope/ui/common"
 )
 
@@ -31,23 +32,28 @@ func (m *Model) Update(msg tea.Msg) (common.Component, tea.Cmd) {
 			cmds = append(cmds, waitForWatch(m.watch.Events, m.id, m.watchGen))
 		}
 		return m, tea.Batch(cmds...)
+	case changeMsg:
+		if msg.sb != m.id || msg.gen != m.watchGen || m.closed || msg.closed {
+			return m, nil
+		}
+		return m, tea.Batch(m.refresh(), waitForChange(m.changes, m.id, m.watchGen))
 	case execMsg:
 		return m, m.applyExec(msg)
 	case termMsg:
+		m.note(record.Event{Source: record.FromAction, Kind: "terminal", Action: &record.Action{Kind: "terminal",
+			Detail: common.Argv(msg.req.Argv), Outcome: outcome(msg.err), Result: msg.t.ID}})
 		if msg.err != nil {
 			return m, common.Status(common.Error, common.Describe("new terminal in "+m.id, msg.err))
 		}
-		inc := msg.t.Incarnation
-		if inc == 0 {
-			inc = m.current.Number
-		}
-		if m.findTerm(msg.t.ID) == nil {
-			m.terms = append(m.terms, &termEntry{t: msg.t, incarnation: inc, inferred: m.current.Inferred, lastSeen: m.ctx.Clock()})
-		}
+		t := msg.t
+		m.note(record.Event{Source: record.FromLaunch, Kind: "launch", Entity: record.Terminal, EntityID: t.ID, Terminal: &t,
+			Incarnation: m.st.Current, Launch: record.LaunchOf(msg.req.Argv, msg.req.Cwd, msg.req.Env, 0)})
 		m.tab = TerminalsTab
-		m.cursor[TerminalsTab] = len(m.terms) - 1
+		m.cursor[TerminalsTab] = len(m.st.Terminals) - 1
 		return m, common.Send(common.OpenTerminalMsg{Sandbox: m.id, Terminal: msg.t})
 	case killMsg:
+		m.note(record.Event{Source: record.FromAction, Kind: "kill", Entity: record.Process, EntityID: msg.process,
+			Action: &record.Action{Kind: "kill", Detail: common.SignalName(msg.signal), Outcome: outcome(msg.err)}})
 		if msg.err != nil {
 			return m, common.Status(common.Error, common.Describe(fmt.Sprintf("kill %s with %s", msg.process, common.SignalName(msg.signal)), msg.err))
 		}
@@ -65,204 +71,45 @@ func (m *Model) Update(msg tea.Msg) (common.Component, tea.Cmd) {
 	return m, cmd
 }
 
-// apply folds one watcher event into the screen's knowledge.
+// apply folds one watcher event of this screen's own watcher (no record) into its state.
 func (m *Model) apply(ev client.SandboxEvent) tea.Cmd {
-	m.events++
-	if ev.Kind != client.WatchError && ev.Incarnation.Number > 0 {
-		if len(m.incs) == 0 {
-			why := "first seen by sandscope (number reported by the bridge)"
-			if ev.Incarnation.Inferred {
-				why = "first seen by sandscope (numbered by sandscope; the bridge reports no identity)"
-			}
-			m.incs = append(m.incs, &incEntry{number: ev.Incarnation.Number, inferred: ev.Incarnation.Inferred,
-				firstSeen: ev.Time, lastSeen: ev.Time, evidence: []string{why}})
-		}
-		if ev.Kind != client.IncarnationChanged {
-			m.adopt(ev.Incarnation)
-		}
-	}
-	var cmd tea.Cmd
+	notice := m.st.Apply(record.FromSandboxEvent(ev))
 	switch ev.Kind {
-	case client.ProcessAppeared, client.ProcessChanged:
-		if ev.Process != nil {
-			m.upsertProc(*ev.Process, ev)
-		}
-	case client.ProcessVanished:
-		if ev.Process != nil {
-			if e := m.findProc(ev.Process.ID); e != nil {
-				e.evidence = ev.Evidence
-				if e.p.State == "running" {
-					e.lost = true
-				}
-			}
-		}
-	case client.TerminalAppeared, client.TerminalChanged:
-		if ev.Terminal != nil {
-			m.upsertTerm(*ev.Terminal, ev)
-		}
-	case client.TerminalVanished:
-		if ev.Terminal != nil {
-			if e := m.findTerm(ev.Terminal.ID); e != nil {
-				if e.t.Status == "running" {
-					e.lost = true
-				}
-			}
-		}
-	case client.SandboxStarted:
-		t := true
-		m.running = &t
-	case client.SandboxStopped:
-		f := false
-		m.running = &f
-		if inc := m.currentInc(); inc != nil {
-			inc.evidence = append(inc.evidence, "stopped at "+common.Clock(ev.Time)+": "+strings.Join(sanitizeAll(ev.Evidence), "; "))
-		}
-	case client.IncarnationChanged:
-		ev2 := sanitizeAll(ev.Evidence)
-		if len(ev2) == 0 {
-			ev2 = []string{"no evidence given"}
-		}
-		if cur := m.currentInc(); cur != nil && cur.number == ev.Incarnation.Number {
-			// the same number, now reported by the bridge: not a new container as far as the
-			// numbering goes, but keep the evidence on the timeline
-			cur.inferred = ev.Incarnation.Inferred
-			cur.evidence = append(cur.evidence, ev2...)
-			m.current = ev.Incarnation
-			t := true
-			m.running = &t
-			break
-		}
-		if prev := m.currentInc(); prev != nil {
-			prev.lastSeen = ev.Time
-		}
-		m.incs = append(m.incs, &incEntry{number: ev.Incarnation.Number, inferred: ev.Incarnation.Inferred,
-			firstSeen: ev.Time, lastSeen: ev.Time, evidence: ev2})
-		m.current = ev.Incarnation
-		t := true
-		m.running = &t
-		how := "reported by the bridge"
-		if ev.Incarnation.Inferred {
-			how = "inferred: " + strings.Join(ev2, "; ")
-		}
-		cmd = common.Status(common.Warn, fmt.Sprintf("sandbox %s: new container, incarnation #%d (%s); older entries are STALE", m.id, ev.Incarnation.Number, how))
 	case client.WatchError:
-		if m.watchErr == nil {
-			m.errSince = ev.Time
-		}
-		m.watchErr = ev.Err
 		return common.Send(common.ConnMsg{Err: fmt.Errorf("watch %s: %w", m.id, ev.Err)})
 	case client.WatchRecovered:
-		m.watchErr = nil
-		cmd = common.Send(common.ConnMsg{})
+		return common.Send(common.ConnMsg{})
 	}
-	if ev.Kind != client.WatchError {
-		m.lastOK = ev.Time
-		if inc := m.currentInc(); inc != nil && ev.Time.After(inc.lastSeen) {
-			inc.lastSeen = ev.Time
-		}
+	if notice != "" {
+		return common.Status(common.Warn, common.SanitizeText(notice))
 	}
-	return cmd
-}
-
-// adopt makes inc the current incarnation. When sandscope had numbered the current container
-// itself and the bridge now reports a different number for it (no boundary seen), the entries and
-// the timeline row take the bridge's number.
-func (m *Model) adopt(inc client.Incarnation) {
-	if m.current.Inferred && !inc.Inferred && m.current.Number > 0 && inc.Number != m.current.Number {
-		old := m.current.Number
-		for _, e := range m.procs {
-			if e.incarnation == old && e.inferred {
-				e.incarnation, e.inferred = inc.Number, false
-			}
-		}
-		for _, e := range m.terms {
-			if e.incarnation == old && e.inferred {
-				e.incarnation, e.inferred = inc.Number, false
-			}
-		}
-		if cur := m.currentInc(); cur != nil && cur.number == old {
-			cur.number, cur.inferred = inc.Number, false
-			cur.evidence = append(cur.evidence, fmt.Sprintf("the bridge reports this container as incarnation #%d", inc.Number))
-		}
-	}
-	m.current = inc
+	return nil
 }
 
 func (m *Model) currentInc() *incEntry {
-	if len(m.incs) == 0 {
+	if len(m.st.Incarnations) == 0 {
 		return nil
 	}
-	return m.incs[len(m.incs)-1]
-}
-
-func incOf(reported int, ev client.SandboxEvent) (int, bool) {
-	if reported > 0 {
-		return reported, false
-	}
-	return ev.Incarnation.Number, ev.Incarnation.Inferred
-}
-
-func (m *Model) upsertProc(p client.Process, ev client.SandboxEvent) {
-	inc, inferred := incOf(p.Incarnation, ev)
-	for i := len(m.procs) - 1; i >= 0; i-- {
-		e := m.procs[i]
-		if e.p.ID == p.ID && (e.incarnation == inc || e.incarnation == 0 || inc == 0) {
-			e.p, e.lastSeen, e.lost = p, ev.Time, false
-			if inc > 0 {
-				e.incarnation, e.inferred = inc, inferred
-			}
-			return
-		}
-	}
-	m.procs = append(m.procs, &procEntry{p: p, incarnation: inc, inferred: inferred, lastSeen: ev.Time})
-}
-
-func (m *Model) upsertTerm(t client.Terminal, ev client.SandboxEvent) {
-	inc, inferred := incOf(t.Incarnation, ev)
-	for i := len(m.terms) - 1; i >= 0; i-- {
-		e := m.terms[i]
-		if e.t.ID == t.ID && (e.incarnation == inc || e.incarnation == 0 || inc == 0) {
-			e.t, e.lastSeen, e.lost = t, ev.Time, false
-			if inc > 0 {
-				e.incarnation, e.inferred = inc, inferred
-			}
-			return
-		}
-	}
-	m.terms = append(m.terms, &termEntry{t: t, incarnation: inc, inferred: inferred, lastSeen: ev.Time})
+	return m.st.Incarnations[len(m.st.Incarnations)-1]
 }
 
 // findProc returns the newest entry with that ID.
-func (m *Model) findProc(id string) *procEntry {
-	for i := len(m.procs) - 1; i >= 0; i-- {
-		if m.procs[i].p.ID == id {
-			return m.procs[i]
-		}
-	}
-	return nil
-}
+func (m *Model) findProc(id string) *procEntry { return m.st.Find(record.Process, id) }
 
-func (m *Model) findTerm(id string) *termEntry {
-	for i := len(m.terms) - 1; i >= 0; i-- {
-		if m.terms[i].t.ID == id {
-			return m.terms[i]
-		}
-	}
-	return nil
-}
+func (m *Model) findTerm(id string) *termEntry { return m.st.Find(record.Terminal, id) }
 
 // stale reports whether an entry of incarnation inc belongs to an earlier container.
 func (m *Model) stale(inc int) bool {
-	return inc > 0 && m.current.Number > 0 && inc < m.current.Number
+	return inc > 0 && m.st.Current.Number > 0 && inc < m.st.Current.Number
 }
 
 func (m *Model) procCond(e *procEntry) common.Condition {
 	switch {
-	case e.lost:
+	case e.Lost:
 		return common.Lost
-	case m.stale(e.incarnation):
+	case m.stale(e.Incarnation):
 		return common.Stale
-	case m.watchErr != nil && e.p.State == "running":
+	case m.st.WatchErr != "" && e.Process.State == "running":
 		return common.Unknown
 	}
 	return common.Current
@@ -270,11 +117,11 @@ func (m *Model) procCond(e *procEntry) common.Condition {
 
 func (m *Model) termCond(e *termEntry) common.Condition {
 	switch {
-	case e.lost:
+	case e.Lost:
 		return common.Lost
-	case m.stale(e.incarnation):
+	case m.stale(e.Incarnation):
 		return common.Stale
-	case m.watchErr != nil && e.t.Status == "running":
+	case m.st.WatchErr != "" && e.Terminal.Status == "running":
 		return common.Unknown
 	}
 	return common.Current
@@ -283,11 +130,11 @@ func (m *Model) termCond(e *termEntry) common.Condition {
 func (m *Model) rowCount() int {
 	switch m.tab {
 	case ProcessesTab:
-		return len(m.procs)
+		return len(m.st.Processes)
 	case TerminalsTab:
-		return len(m.terms)
+		return len(m.st.Terminals)
 	}
-	return len(m.incs)
+	return len(m.st.Incarnations)
 }
 
 func (m *Model) move(d int) {
@@ -302,17 +149,17 @@ func (m *Model) move(d int) {
 }
 
 func (m *Model) curProc() *procEntry {
-	if m.tab != ProcessesTab || m.cursor[ProcessesTab] >= len(m.procs) {
+	if m.tab != ProcessesTab || m.cursor[ProcessesTab] >= len(m.st.Processes) {
 		return nil
 	}
-	return m.procs[m.cursor[ProcessesTab]]
+	return m.st.Processes[m.cursor[ProcessesTab]]
 }
 
 func (m *Model) curTerm() *termEntry {
-	if m.tab != TerminalsTab || m.cursor[TerminalsTab] >= len(m.terms) {
+	if m.tab != TerminalsTab || m.cursor[TerminalsTab] >= len(m.st.Terminals) {
 		return nil
 	}
-	return m.terms[m.cursor[TerminalsTab]]
+	return m.st.Terminals[m.cursor[TerminalsTab]]
 }
 
 func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
@@ -370,7 +217,7 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 		if e == nil {
 			return refused
 		}
-		return common.Send(common.AttachTerminalMsg{Sandbox: m.id, Terminal: e.t})
+		return common.Send(common.AttachTerminalMsg{Sandbox: m.id, Terminal: e.Terminal})
 	case m.tab == TerminalsTab && key.Matches(msg, k.Interrupt):
 		return m.signalTerm("interrupt")
 	case m.tab == TerminalsTab && key.Matches(msg, k.Terminate):
@@ -387,10 +234,10 @@ func (m *Model) actionTerm(what string) (*termEntry, tea.Cmd) {
 	}
 	switch m.termCond(e) {
 	case common.Stale, common.Lost:
-		return nil, common.Status(common.Warn, fmt.Sprintf("refused: %s: terminal %s belonged to incarnation #%d; its container is gone and the handle is stale", what, e.t.ID, e.incarnation))
+		return nil, common.Status(common.Warn, fmt.Sprintf("refused: %s: terminal %s belonged to incarnation #%d; its container is gone and the handle is stale", what, e.Terminal.ID, e.Incarnation))
 	}
-	if e.t.Status != "" && e.t.Status != "running" {
-		return nil, common.Status(common.Info, fmt.Sprintf("terminal %s already ended (%s); nothing to %s", e.t.ID, common.SanitizeText(e.t.Status), what))
+	if e.Terminal.Status != "" && e.Terminal.Status != "running" {
+		return nil, common.Status(common.Info, fmt.Sprintf("terminal %s already ended (%s); nothing to %s", e.Terminal.ID, common.SanitizeText(e.Terminal.Status), what))
 	}
 	return e, nil
 }
@@ -402,10 +249,10 @@ func (m *Model) signalTerm(what string) tea.Cmd {
 	if e == nil {
 		return refused
 	}
-	return common.SignalTerminal(m.ctx, m.id, e.t.ID, what == "interrupt", "its ending shows once the bridge confirms it")
+	return common.SignalTerminal(m.ctx, m.id, e.Terminal.ID, what == "interrupt", "its ending shows once the bridge confirms it")
 }
 
-func entryKey(e *procEntry) string { return fmt.Sprintf("%s@%d", e.p.ID, e.incarnation) }
+func entryKey(e *procEntry) string { return fmt.Sprintf("%s@%d", e.Process.ID, e.Incarnation) }
 
 func (m *Model) mouse(msg tea.MouseMsg) {
 	if m.dialog != nil {
@@ -440,7 +287,7 @@ func (m *Model) open() tea.Cmd {
 	switch m.tab {
 	case ProcessesTab:
 		var targets []common.LogTarget
-		for _, e := range m.procs {
+		for _, e := range m.st.Processes {
 			if m.marked[entryKey(e)] {
 				targets = append(targets, m.target(e))
 			}
@@ -461,25 +308,25 @@ func (m *Model) open() tea.Cmd {
 		}
 		switch m.termCond(e) {
 		case common.Stale, common.Lost:
-			return common.Status(common.Warn, fmt.Sprintf("refused: terminal %s belonged to incarnation #%d; its container is gone and the handle is stale", e.t.ID, e.incarnation))
+			return common.Status(common.Warn, fmt.Sprintf("refused: terminal %s belonged to incarnation #%d; its container is gone and the handle is stale", e.Terminal.ID, e.Incarnation))
 		}
-		return common.Send(common.OpenTerminalMsg{Sandbox: m.id, Terminal: e.t})
+		return common.Send(common.OpenTerminalMsg{Sandbox: m.id, Terminal: e.Terminal})
 	}
 	return nil
 }
 
 func (m *Model) target(e *procEntry) common.LogTarget {
 	c := m.procCond(e)
-	return common.LogTarget{Sandbox: m.id, Process: e.p, Incarnation: e.incarnation, Stale: c == common.Stale, Lost: c == common.Lost}
+	return common.LogTarget{Sandbox: m.id, Process: e.Process, Incarnation: e.Incarnation, Stale: c == common.Stale, Lost: c == common.Lost}
 }
 
 func (m *Model) refuseStale(what string, e *procEntry) tea.Cmd {
 	switch m.procCond(e) {
 	case common.Stale:
 		return common.Status(common.Warn, fmt.Sprintf("refused: %s: process %s belongs to incarnation #%d and the sandbox now runs #%d; the handle is stale (relaunch with %s)",
-			what, e.p.ID, e.incarnation, m.current.Number, m.ctx.Keys.Relaunch.Help().Key))
+			what, e.Process.ID, e.Incarnation, m.st.Current.Number, m.ctx.Keys.Relaunch.Help().Key))
 	case common.Lost:
-		return common.Status(common.Warn, fmt.Sprintf("refused: %s: process %s was lost with its container (relaunch with %s)", what, e.p.ID, m.ctx.Keys.Relaunch.Help().Key))
+		return common.Status(common.Warn, fmt.Sprintf("refused: %s: process %s was lost with its container (relaunch with %s)", what, e.Process.ID, m.ctx.Keys.Relaunch.Help().Key))
 	}
 	return nil
 }
@@ -495,14 +342,14 @@ func (m *Model) kill() tea.Cmd {
 	if c := m.refuseStale("kill", e); c != nil {
 		return c
 	}
-	if _, label, ended := common.ExitLabel(e.p.State, e.p.Exit, e.p.Error); ended {
-		return common.Status(common.Info, fmt.Sprintf("process %s already ended (%s); nothing to kill", e.p.ID, label))
+	if _, label, ended := common.ExitLabel(e.Process.State, e.Process.Exit, e.Process.Error); ended {
+		return common.Status(common.Info, fmt.Sprintf("process %s already ended (%s); nothing to kill", e.Process.ID, label))
 	}
 	var opts []string
 	for _, s := range common.KillSignals() {
 		opts = append(opts, fmt.Sprintf("%-5s (%d)", common.SignalName(s), s))
 	}
-	m.dialog = common.NewPick("kill", "Kill "+e.p.ID, "Signal to send to the whole process tree:", opts)
+	m.dialog = common.NewPick("kill", "Kill "+e.Process.ID, "Signal to send to the whole process tree:", opts)
 	m.dialog.Data = e
 	return nil
 }
@@ -512,18 +359,18 @@ func (m *Model) relaunch() tea.Cmd {
 	if e == nil {
 		return nil
 	}
-	if m.procCond(e) == common.Current && e.p.State == "running" {
-		return common.Status(common.Warn, fmt.Sprintf("refused: relaunch: process %s is still running in the current incarnation; kill it first or exec a new one", e.p.ID))
+	if m.procCond(e) == common.Current && e.Process.State == "running" {
+		return common.Status(common.Warn, fmt.Sprintf("refused: relaunch: process %s is still running in the current incarnation; kill it first or exec a new one", e.Process.ID))
 	}
-	if len(e.p.Command) == 0 {
-		return common.Status(common.Error, "relaunch: the bridge did not report the command of "+e.p.ID)
+	if len(e.Process.Command) == 0 {
+		return common.Status(common.Error, "relaunch: the bridge did not report the command of "+e.Process.ID)
 	}
-	req := client.ExecRequest{Argv: e.p.Command, Cwd: e.p.Cwd}
-	known := e.req != nil
+	req := client.ExecRequest{Argv: e.Process.Command, Cwd: e.Process.Cwd}
+	known := e.Request != nil
 	if known {
-		req = *e.req
+		req = *e.Request
 	}
-	return m.launch(req, e.p.ID, known)
+	return m.launch(req, e.Process.ID, known)
 }
 
 func (m *Model) launch(req client.ExecRequest, relaunch string, known bool) tea.Cmd {
@@ -543,22 +390,30 @@ func (m *Model) applyExec(msg execMsg) tea.Cmd {
 	if msg.relaunch != "" {
 		what = "relaunch " + msg.relaunch
 	}
+	kind := "exec"
+	if msg.relaunch != "" {
+		kind = "relaunch"
+	}
+	m.note(record.Event{Source: record.FromAction, Kind: kind, Entity: record.Process, EntityID: msg.relaunch,
+		Action: &record.Action{Kind: kind, Detail: common.Argv(msg.req.Argv), Outcome: outcome(msg.err), Result: msg.p.ID}})
 	if msg.err != nil {
 		return common.Status(common.Error, common.Describe(what, msg.err))
 	}
 	inc := msg.p.Incarnation
 	if inc == 0 {
-		inc = m.current.Number
+		inc = m.st.Current.Number
 	}
-	req := msg.req
-	e := &procEntry{p: msg.p, incarnation: inc, inferred: m.current.Inferred, lastSeen: m.ctx.Clock(), req: &req}
-	if old := m.findProc(msg.p.ID); old != nil && old.incarnation == inc {
-		old.p, old.req, old.lastSeen = msg.p, &req, e.lastSeen
-	} else {
-		m.procs = append(m.procs, e)
+	p, req := msg.p, msg.req
+	m.note(record.Event{Source: record.FromLaunch, Kind: "launch", Entity: record.Process, EntityID: p.ID, Process: &p,
+		Incarnation: m.st.Current, Launch: record.LaunchOf(req.Argv, req.Cwd, req.Env, req.Timeout)})
+	if m.ctx.Record != nil {
+		m.ctx.Record.SetRequest(m.id, p.ID, req)
+		m.st = m.ctx.Record.State(m.id)
+	} else if e := m.findProc(p.ID); e != nil {
+		e.Request = &req
 	}
 	m.tab = ProcessesTab
-	m.cursor[ProcessesTab] = len(m.procs) - 1
+	m.cursor[ProcessesTab] = len(m.st.Processes) - 1
 	text := fmt.Sprintf("started %s: %s", msg.p.ID, common.Argv(msg.req.Argv))
 	if msg.relaunch != "" {
 		text = fmt.Sprintf("relaunched %s as %s in incarnation #%d", msg.relaunch, msg.p.ID, inc)
@@ -581,7 +436,7 @@ func (m *Model) answer(res *common.DialogResult) tea.Cmd {
 			return nil
 		}
 		sig := sigs[res.Choice]
-		br, base, id, pid := m.ctx.Bridge, m.ctx.BaseCtx(), m.id, e.p.ID
+		br, base, id, pid := m.ctx.Bridge, m.ctx.BaseCtx(), m.id, e.Process.ID
 		return func() tea.Msg {
 			ctx, cancel := context.WithTimeout(base, common.CallTimeout)
 			defer cancel()
@@ -597,7 +452,7 @@ func (m *Model) answer(res *common.DialogResult) tea.Cmd {
 			ctx, cancel := context.WithTimeout(base, common.CallTimeout)
 			defer cancel()
 			t, err := br.CreateTerminal(ctx, id, req)
-			return termMsg{t: t, err: err}
+			return termMsg{t: t, req: req, err: err}
 		}
 	case "exec":
 		req, err := parseExec(res.Values)
@@ -742,6 +597,51 @@ func SplitArgs(s string) ([]string, error) {
 		out = append(out, cur.String())
 	}
 	return out, nil
+}
+
+// note records an action or a launch (or, without a record, folds it into the screen's own
+// state).
+func (m *Model) note(ev record.Event) {
+	ev.Sandbox = m.id
+	if ev.Time.IsZero() {
+		ev.Time = m.ctx.Clock()
+	}
+	if m.ctx.Record != nil {
+		m.ctx.Record.Add(ev)
+		m.st = m.ctx.Record.State(m.id)
+		return
+	}
+	m.st.Apply(ev)
+}
+
+// refresh re-reads the record, and tells the user what changed that matters now: a new
+// container, the watcher failing or recovering.
+func (m *Model) refresh() tea.Cmd {
+	old := m.st
+	m.st = m.ctx.Record.State(m.id)
+	var cmds []tea.Cmd
+	if n := len(m.st.Incarnations); n > len(old.Incarnations) && len(old.Incarnations) > 0 {
+		inc := m.st.Incarnations[n-1]
+		how := "reported by the bridge"
+		if inc.Inferred {
+			how = "inferred: " + strings.Join(inc.Evidence, "; ")
+		}
+		cmds = append(cmds, common.Status(common.Warn, common.SanitizeText(fmt.Sprintf("sandbox %s: new container, incarnation #%d (%s); older entries are STALE", m.id, inc.Number, how))))
+	}
+	switch {
+	case m.st.WatchErr != "" && m.st.WatchErr != old.WatchErr:
+		cmds = append(cmds, common.Send(common.ConnMsg{Err: fmt.Errorf("watch %s: %s", m.id, m.st.WatchErr)}))
+	case m.st.WatchErr == "" && old.WatchErr != "":
+		cmds = append(cmds, common.Send(common.ConnMsg{}))
+	}
+	return tea.Batch(cmds...)
+}
+
+func outcome(err error) string {
+	if err != nil {
+		return err.Error()
+	}
+	return "ok"
 }
 
 func sanitizeAll(in []string) []string {

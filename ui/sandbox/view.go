@@ -12,12 +12,12 @@ import (
 func (m *Model) listHeight() int { return max(m.height-5, 1) }
 
 func (m *Model) tabLabel(t Tab) string {
-	n := len(m.incs)
+	n := len(m.st.Incarnations)
 	switch t {
 	case ProcessesTab:
-		n = len(m.procs)
+		n = len(m.st.Processes)
 	case TerminalsTab:
-		n = len(m.terms)
+		n = len(m.st.Terminals)
 	}
 	return fmt.Sprintf("%s (%d)", t, n)
 }
@@ -64,7 +64,7 @@ func (m *Model) View() string {
 	if len(rows) == 0 {
 		msg := "  nothing yet"
 		switch {
-		case m.events == 0 && m.watchErr == nil:
+		case m.st.Events == 0 && m.st.WatchErr == "":
 			msg = "  waiting for the first answer from the bridge…"
 		case m.tab == ProcessesTab:
 			msg = "  no processes; press " + m.ctx.Keys.Exec.Help().Key + " to run one"
@@ -93,24 +93,24 @@ func (m *Model) View() string {
 func (m *Model) sandboxState(now time.Time) string {
 	st := m.ctx.Styles
 	inc := ""
-	if m.current.Number > 0 {
-		inc = fmt.Sprintf(" · incarnation #%d", m.current.Number)
-		if m.current.Inferred {
+	if m.st.Current.Number > 0 {
+		inc = fmt.Sprintf(" · incarnation #%d", m.st.Current.Number)
+		if m.st.Current.Inferred {
 			inc += " (inferred)"
 		}
 	}
 	switch {
-	case common.Classify(m.watchErr) == common.ErrWrongAPI:
+	case common.Classify(m.st.WatchCause) == common.ErrWrongAPI:
 		return st.Badge(themes.BadgeUnknown).Render("UNKNOWN") + st.Faint.Render(inc+" · "+common.WrongAPIText)
-	case m.watchErr != nil:
+	case m.st.WatchErr != "":
 		return st.Badge(themes.BadgeUnknown).Render("UNKNOWN") + st.Faint.Render(inc+" · bridge not answering since "+
-			common.Since(now, m.errSince)+"; last answer "+common.Since(now, m.lastOK))
-	case m.running == nil:
-		if m.events == 0 {
+			common.Since(now, m.st.ErrSince)+"; last answer "+common.Since(now, m.st.LastOK))
+	case m.st.Running == nil:
+		if m.st.Events == 0 {
 			return st.Faint.Render("connecting…")
 		}
 		return st.Badge(themes.BadgeUnknown).Render("UNKNOWN") + st.Faint.Render(inc)
-	case *m.running:
+	case *m.st.Running:
 		return st.Badge(themes.BadgeRunning).Render("RUNNING") + st.Faint.Render(inc)
 	}
 	return st.Badge(themes.BadgeStopped).Render("STOPPED") + st.Faint.Render(inc+" · nothing runs until something is started")
@@ -177,17 +177,17 @@ func (m *Model) procRows(now time.Time) (string, []string, string) {
 	cols := flex(procCols, m.width)
 	head := common.JoinCells([]string{"ID", "STATE", "INC", "COMMAND", "CWD", "STARTED", "TOOK"}, cols)
 	var rows []string
-	for i, e := range m.procs {
+	for i, e := range m.st.Processes {
 		cond := m.procCond(e)
-		badge, label := common.ProcessBadge(e.p.State, e.p.Exit, e.p.Error, cond, e.incarnation, e.lastSeen, now)
+		badge, label := common.ProcessBadge(e.Process.State, e.Process.Exit, e.Process.Error, cond, e.Incarnation, e.LastSeen, now)
 		cells := []string{
-			common.SanitizeText(e.p.ID),
+			common.SanitizeText(e.Process.ID),
 			st.Badge(badge).Render(label),
-			incLabel(e.incarnation, e.inferred),
-			common.Argv(e.p.Command),
-			common.SanitizeText(e.p.Cwd),
-			common.Clock(e.p.StartedAt),
-			duration(e.p.StartedAt, e.p.EndedAt, e.p.State == "running" && cond == common.Current, now),
+			incLabel(e.Incarnation, e.Inferred),
+			common.Argv(e.Process.Command),
+			common.SanitizeText(e.Process.Cwd),
+			common.Clock(e.Process.StartedAt),
+			duration(e.Process.StartedAt, e.Process.EndedAt, e.Process.State == "running" && cond == common.Current, now),
 		}
 		var style func(string) string
 		if cond == common.Stale || cond == common.Lost {
@@ -211,23 +211,30 @@ func (m *Model) procRows(now time.Time) (string, []string, string) {
 }
 
 func (m *Model) procDetail(e *procEntry) string {
+	if e.Earlier {
+		return "seen by an earlier run of sandscope · " + m.procDetailNow(e)
+	}
+	return m.procDetailNow(e)
+}
+
+func (m *Model) procDetailNow(e *procEntry) string {
 	switch m.procCond(e) {
 	case common.Lost:
 		where := "the sandbox is now stopped"
-		if m.running == nil || *m.running {
-			where = fmt.Sprintf("the sandbox now runs incarnation %s", incLabel(m.current.Number, m.current.Inferred))
+		if m.st.Running == nil || *m.st.Running {
+			where = fmt.Sprintf("the sandbox now runs incarnation %s", incLabel(m.st.Current.Number, m.st.Current.Inferred))
 		}
-		return fmt.Sprintf("%s was running and vanished with its container (%s); %s", e.p.ID, strings.Join(sanitizeAll(e.evidence), "; "), where)
+		return fmt.Sprintf("%s was running and vanished with its container (%s); %s", e.Process.ID, strings.Join(sanitizeAll(e.Evidence), "; "), where)
 	case common.Stale:
 		return fmt.Sprintf("%s belongs to incarnation #%d (now #%d): last known state kept; actions refused; %s relaunches it here",
-			e.p.ID, e.incarnation, m.current.Number, m.ctx.Keys.Relaunch.Help().Key)
+			e.Process.ID, e.Incarnation, m.st.Current.Number, m.ctx.Keys.Relaunch.Help().Key)
 	case common.Unknown:
-		return fmt.Sprintf("%s: bridge not answering; last confirmed RUNNING %s", e.p.ID, common.Since(m.ctx.Clock(), e.lastSeen))
+		return fmt.Sprintf("%s: bridge not answering; last confirmed RUNNING %s", e.Process.ID, common.Since(m.ctx.Clock(), e.LastSeen))
 	}
-	if e.p.Error != nil {
-		return fmt.Sprintf("%s: %s", common.SanitizeText(e.p.Error.Code), common.SanitizeText(e.p.Error.Message))
+	if e.Process.Error != nil {
+		return fmt.Sprintf("%s: %s", common.SanitizeText(e.Process.Error.Code), common.SanitizeText(e.Process.Error.Message))
 	}
-	return fmt.Sprintf("%s pid %d · %s opens its log · %s picks for multi-follow", e.p.ID, e.p.PID,
+	return fmt.Sprintf("%s pid %d · %s opens its log · %s picks for multi-follow", e.Process.ID, e.Process.PID,
 		m.ctx.Keys.Open.Help().Key, m.ctx.Keys.Select.Help().Key)
 }
 
@@ -238,14 +245,14 @@ func (m *Model) termRows(now time.Time) (string, []string, string) {
 	cols := flex(termCols, m.width)
 	head := common.JoinCells([]string{"ID", "STATE", "INC", "COMMAND", "CWD"}, cols)
 	var rows []string
-	for i, e := range m.terms {
+	for i, e := range m.st.Terminals {
 		cond := m.termCond(e)
-		badge, label := common.ProcessBadge(e.t.Status, e.t.Exit, e.t.Error, cond, e.incarnation, e.lastSeen, now)
-		cmd := common.Argv(e.t.Command)
+		badge, label := common.ProcessBadge(e.Terminal.Status, e.Terminal.Exit, e.Terminal.Error, cond, e.Incarnation, e.LastSeen, now)
+		cmd := common.Argv(e.Terminal.Command)
 		if cmd == "" {
 			cmd = "(default shell)"
 		}
-		cells := []string{common.SanitizeText(e.t.ID), st.Badge(badge).Render(label), incLabel(e.incarnation, e.inferred), cmd, common.SanitizeText(e.t.Cwd)}
+		cells := []string{common.SanitizeText(e.Terminal.ID), st.Badge(badge).Render(label), incLabel(e.Incarnation, e.Inferred), cmd, common.SanitizeText(e.Terminal.Cwd)}
 		var style func(string) string
 		if cond == common.Stale {
 			style = func(s string) string { return st.Stale.Render(s) }
@@ -256,9 +263,9 @@ func (m *Model) termRows(now time.Time) (string, []string, string) {
 	if e := m.curTerm(); e != nil {
 		switch m.termCond(e) {
 		case common.Stale, common.Lost:
-			detail = fmt.Sprintf("%s belonged to incarnation #%d: its container is gone; attaching is refused", e.t.ID, e.incarnation)
+			detail = fmt.Sprintf("%s belonged to incarnation #%d: its container is gone; attaching is refused", e.Terminal.ID, e.Incarnation)
 		default:
-			detail = fmt.Sprintf("%s pid %d · %s attaches in a pane", e.t.ID, e.t.PID, m.ctx.Keys.Open.Help().Key)
+			detail = fmt.Sprintf("%s pid %d · %s attaches in a pane", e.Terminal.ID, e.Terminal.PID, m.ctx.Keys.Open.Help().Key)
 		}
 	}
 	return head, rows, detail
@@ -270,30 +277,33 @@ func (m *Model) incRows(now time.Time) (string, []string, string) {
 	cols := flex(incCols, m.width)
 	head := common.JoinCells([]string{"INC", "FIRST", "LAST", "BOUNDARY", "EVIDENCE"}, cols)
 	var rows []string
-	for i, e := range m.incs {
+	for i, e := range m.st.Incarnations {
 		kind := "reported"
-		if e.inferred {
+		if e.Inferred {
 			kind = "inferred"
 		}
 		if i == 0 {
 			kind = "first seen"
 		}
 		cur := ""
-		if i == len(m.incs)-1 {
+		if i == len(m.st.Incarnations)-1 {
 			cur = " ◀ now"
 		}
-		cells := []string{fmt.Sprintf("#%d", e.number), common.Clock(e.firstSeen), common.Clock(e.lastSeen), kind, strings.Join(e.evidence, "; ") + cur}
+		cells := []string{fmt.Sprintf("#%d", e.Number), common.Clock(e.FirstSeen), common.Clock(e.LastSeen), kind, strings.Join(sanitizeAll(e.Evidence), "; ") + cur}
 		var style func(string) string
-		if i < len(m.incs)-1 {
+		if i < len(m.st.Incarnations)-1 {
 			st := m.ctx.Styles
 			style = func(s string) string { return st.Stale.Render(s) }
 		}
 		rows = append(rows, m.row(i, false, cells, cols, style))
 	}
 	detail := "A boundary is reported when the bridge says which container answered, inferred from evidence otherwise."
-	if c := m.cursor[TimelineTab]; c < len(m.incs) {
-		e := m.incs[c]
-		detail = fmt.Sprintf("#%d: first seen %s, last seen %s · %s", e.number, common.Since(now, e.firstSeen), common.Since(now, e.lastSeen), strings.Join(e.evidence, "; "))
+	if c := m.cursor[TimelineTab]; c < len(m.st.Incarnations) {
+		e := m.st.Incarnations[c]
+		detail = fmt.Sprintf("#%d: first seen %s, last seen %s · %s", e.Number, common.Since(now, e.FirstSeen), common.Since(now, e.LastSeen), strings.Join(sanitizeAll(e.Evidence), "; "))
+		if e.Earlier {
+			detail = "seen by an earlier run of sandscope · " + detail
+		}
 	}
 	return head, rows, detail
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 
+	"sandscope/record"
 	"sandscope/ui/common"
 )
 
@@ -168,8 +169,31 @@ func (m *Model) action(op, id string, f func(context.Context) (string, error)) t
 	}
 }
 
+// track has the record's background watcher watch every sandbox on the screen.
+func (m *Model) track() {
+	if m.ctx.Watch == nil {
+		return
+	}
+	ids := make([]string, 0, len(m.rows))
+	for _, r := range m.rows {
+		ids = append(ids, r.ID)
+	}
+	m.ctx.Watch.Track(ids...)
+}
+
 func (m *Model) applyAction(msg actionMsg) tea.Cmd {
 	m.busy = ""
+	if rec := m.ctx.Record; rec != nil {
+		out := "ok"
+		if msg.err != nil {
+			out = msg.err.Error()
+		}
+		rec.Add(record.Event{Time: m.ctx.Clock(), Sandbox: msg.id, Source: record.FromAction, Kind: msg.op,
+			Action: &record.Action{Kind: msg.op, Outcome: out}})
+	}
+	if msg.op == "delete" && msg.err == nil && m.ctx.Watch != nil {
+		m.ctx.Watch.Untrack(msg.id)
+	}
 	if msg.err != nil {
 		return tea.Batch(common.Status(common.Error, common.Describe(msg.op+" "+msg.id, msg.err)), m.refresh())
 	}
@@ -283,6 +307,7 @@ func (m *Model) applyRefresh(msg refreshMsg) tea.Cmd {
 	}
 	hadErr := m.connErr != nil
 	m.connErr, m.failures, m.retryAt, m.lastOK = nil, 0, time.Time{}, msg.at
+	defer m.track()
 	if msg.listOK {
 		seen := map[string]bool{}
 		for _, in := range msg.listed {

@@ -1,0 +1,384 @@
+package record
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	"sandscope/client"
+)
+
+// Bridge is what the manager needs of a bridge. Watch and Follow use only non-waking lookups and
+// streams of processes already running; nothing here starts anything in a sandbox.
+type Bridge interface {
+	// Watch starts a watcher; setFocused switches it between the fast and the slow rate and
+	// setSlow changes the slow rate.
+	Watch(ctx context.Context, sandbox string, opts client.WatchOptions) (events <-chan client.SandboxEvent, setFocused func(bool), setSlow func(time.Duration))
+	Follow(ctx context.Context, sandbox, process string, opts client.FollowOptions) <-chan client.LogEvent
+}
+
+// WatchBudget is the request budget of background watching. A poll of a sandbox costs
+// PollRequests requests (running, process list, terminal list).
+type WatchBudget struct {
+	Fast        time.Duration // poll interval of the sandbox on screen (default 1 s: 3 requests/s)
+	Slow        time.Duration // shortest poll interval of any other sandbox (default 10 s)
+	Background  float64       // requests per second for all other sandboxes together (default 5)
+	MaxCaptures int           // processes whose output is captured at once (default 8)
+	// CaptureQuiet is how long a captured process may be silent before its follower checks its
+	// status (one request; default 30 s).
+	CaptureQuiet time.Duration
+}
+
+// PollRequests is what one poll of a sandbox costs.
+const PollRequests = 3
+
+// DefaultWatchBudget is the budget when nothing is configured.
+var DefaultWatchBudget = WatchBudget{Fast: time.Second, Slow: 10 * time.Second, Background: 5, MaxCaptures: 8, CaptureQuiet: 30 * time.Second}
+
+func (b WatchBudget) withDefaults() WatchBudget {
+	d := DefaultWatchBudget
+	if b.Fast <= 0 {
+		b.Fast = d.Fast
+	}
+	if b.Slow <= 0 {
+		b.Slow = d.Slow
+	}
+	if b.Background <= 0 {
+		b.Background = d.Background
+	}
+	if b.MaxCaptures <= 0 {
+		b.MaxCaptures = d.MaxCaptures
+	}
+	if b.CaptureQuiet <= 0 {
+		b.CaptureQuiet = d.CaptureQuiet
+	}
+	return b
+}
+
+// SlowInterval is the poll interval of each background sandbox when n sandboxes are watched:
+// the budget's Slow, stretched so that the n-1 background sandboxes together stay within
+// Background requests per second.
+func (b WatchBudget) SlowInterval(n int) time.Duration {
+	b = b.withDefaults()
+	bg := max(n-1, 0)
+	need := time.Duration(float64(bg*PollRequests) / b.Background * float64(time.Second))
+	return max(b.Slow, need)
+}
+
+// Manager watches every known sandbox and captures the output of running processes in the
+// background, feeding the record, whatever screen is open.
+//
+// Capture rule: at most MaxCaptures processes are captured at once. Processes are captured in
+// the order they are first seen running, except that those of the sandbox on screen go ahead of
+// the queue. When every slot is busy, a process waits; when a slot frees it is captured from the
+// oldest byte the bridge still has, and if the bridge evicted bytes meanwhile the capture says so.
+type Manager struct {
+	rec    *Record
+	src    Bridge
+	budget WatchBudget
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	mu       sync.Mutex
+	watchers map[string]*watched
+	focus    string
+	captures map[capKey]context.CancelFunc // running captures
+	queue    []queued                      // waiting captures, in the order of the rule
+	wg       sync.WaitGroup
+}
+
+type watched struct {
+	cancel   context.CancelFunc
+	focus    func(bool)
+	setSlow  func(time.Duration)
+	incarned int // the incarnation of the sandbox at the last event
+}
+
+type queued struct {
+	k     capKey
+	since time.Time
+}
+
+// NewManager starts a manager on rec. Close (or cancelling ctx) stops every watcher and capture.
+func NewManager(ctx context.Context, rec *Record, src Bridge, budget WatchBudget) *Manager {
+	ctx, cancel := context.WithCancel(ctx)
+	return &Manager{rec: rec, src: src, budget: budget.withDefaults(), ctx: ctx, cancel: cancel,
+		watchers: map[string]*watched{}, captures: map[capKey]context.CancelFunc{}}
+}
+
+// Record is the record the manager feeds.
+func (m *Manager) Record() *Record { return m.rec }
+
+// Budget is the budget in force.
+func (m *Manager) Budget() WatchBudget { return m.budget }
+
+// Close stops every watcher and capture and waits for them.
+func (m *Manager) Close() {
+	m.cancel()
+	m.wg.Wait()
+}
+
+// Track watches the sandboxes given (in addition to those watched already).
+func (m *Manager) Track(sandboxes ...string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.ctx.Err() != nil {
+		return
+	}
+	added := false
+	for _, sb := range sandboxes {
+		if _, ok := m.watchers[sb]; ok || sb == "" {
+			continue
+		}
+		added = true
+		ctx, cancel := context.WithCancel(m.ctx)
+		opts := client.WatchOptions{FastInterval: m.budget.Fast, SlowInterval: m.budget.SlowInterval(len(m.watchers) + 1), Resume: m.rec.State(sb).Resume()}
+		events, focus, setSlow := m.src.Watch(ctx, sb, opts)
+		w := &watched{cancel: cancel, focus: focus, setSlow: setSlow}
+		if focus != nil {
+			focus(sb == m.focus)
+		}
+		m.watchers[sb] = w
+		m.wg.Add(1)
+		go m.drain(ctx, sb, events)
+	}
+	if added {
+		m.rebalanceLocked()
+	}
+}
+
+// Untrack stops watching a sandbox (it was deleted).
+func (m *Manager) Untrack(sandbox string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if w, ok := m.watchers[sandbox]; ok {
+		w.cancel()
+		delete(m.watchers, sandbox)
+		m.rebalanceLocked()
+	}
+}
+
+// Watched lists the sandboxes watched.
+func (m *Manager) Watched() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make([]string, 0, len(m.watchers))
+	for sb := range m.watchers {
+		out = append(out, sb)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Focus makes a sandbox the one on screen (polled fast; its processes are captured first); ""
+// focuses none.
+func (m *Manager) Focus(sandbox string) {
+	if sandbox != "" {
+		m.Track(sandbox)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.focus == sandbox {
+		return
+	}
+	if w := m.watchers[m.focus]; w != nil && w.focus != nil {
+		w.focus(false)
+	}
+	m.focus = sandbox
+	if w := m.watchers[sandbox]; w != nil && w.focus != nil {
+		w.focus(true)
+	}
+	m.sortQueueLocked()
+}
+
+func (m *Manager) rebalanceLocked() {
+	slow := m.budget.SlowInterval(len(m.watchers))
+	for _, w := range m.watchers {
+		if w.setSlow != nil {
+			w.setSlow(slow)
+		}
+	}
+}
+
+// Capturing reports whether the manager is capturing a process's output (its stream events are
+// then recorded by the capture; a screen following it too need not record them again).
+func (m *Manager) Capturing(sandbox, process string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	_, ok := m.captures[capKey{sandbox, process}]
+	return ok
+}
+
+func (m *Manager) drain(ctx context.Context, sb string, events <-chan client.SandboxEvent) {
+	defer m.wg.Done()
+	for {
+		ev, ok := recv(ctx, events)
+		if !ok {
+			return
+		}
+		m.rec.Add(FromSandboxEvent(ev))
+		switch ev.Kind {
+		case client.ProcessAppeared, client.ProcessChanged:
+			if ev.Process != nil && ev.Process.State == "running" {
+				m.want(capKey{sb, ev.Process.ID}, ev.Time)
+			}
+		case client.ProcessVanished:
+			if ev.Process != nil {
+				m.unqueue(capKey{sb, ev.Process.ID}, "the process vanished before a capture slot was free")
+			}
+		}
+	}
+}
+
+// want asks for a process to be captured.
+func (m *Manager) want(k capKey, seen time.Time) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.ctx.Err() != nil {
+		return
+	}
+	if _, ok := m.captures[k]; ok {
+		return
+	}
+	for _, q := range m.queue {
+		if q.k == k {
+			return
+		}
+	}
+	m.queue = append(m.queue, queued{k: k, since: seen})
+	m.sortQueueLocked()
+	m.startLocked()
+}
+
+func (m *Manager) unqueue(k capKey, why string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for i, q := range m.queue {
+		if q.k == k {
+			m.queue = append(m.queue[:i], m.queue[i+1:]...)
+			m.rec.Add(Event{Sandbox: k.sandbox, Source: FromCapture, Kind: "capture skipped", Entity: Process, EntityID: k.process, Reason: why})
+			return
+		}
+	}
+}
+
+func (m *Manager) sortQueueLocked() {
+	sort.SliceStable(m.queue, func(i, j int) bool {
+		fi, fj := m.queue[i].k.sandbox == m.focus, m.queue[j].k.sandbox == m.focus
+		if fi != fj {
+			return fi
+		}
+		return m.queue[i].since.Before(m.queue[j].since)
+	})
+}
+
+// startLocked starts queued captures while slots are free.
+func (m *Manager) startLocked() {
+	for len(m.captures) < m.budget.MaxCaptures && len(m.queue) > 0 {
+		q := m.queue[0]
+		m.queue = m.queue[1:]
+		ctx, cancel := context.WithCancel(m.ctx)
+		m.captures[q.k] = cancel
+		m.wg.Add(1)
+		go m.capture(ctx, q.k, q.since)
+	}
+}
+
+// capture follows one process and keeps its output until it ends, is lost, or sandscope quits.
+func (m *Manager) capture(ctx context.Context, k capKey, queuedAt time.Time) {
+	defer m.wg.Done()
+	prev, _ := m.rec.Captured(k.sandbox, k.process)
+	since := prev.LastCursor
+	m.rec.CaptureBegin(k.sandbox, k.process, false, "")
+	events := m.src.Follow(ctx, k.sandbox, k.process, client.FollowOptions{Since: since, QuietAfter: m.budget.CaptureQuiet})
+	why := "sandscope stopped capturing (it quit)"
+	first := since == ""
+	for {
+		ev, ok := recv(ctx, events)
+		if !ok {
+			break
+		}
+		switch ev.Kind {
+		case client.Data:
+			first = false
+			m.rec.CaptureData(k.sandbox, k.process, ev)
+			continue
+		case client.Gap:
+			if first && ev.Gap != nil {
+				m.rec.CaptureGap(k.sandbox, k.process, fmt.Sprintf("the bridge no longer had the first bytes when capture began (%s)", GapReasonText(ev.Gap.Reason)))
+			}
+		case client.Quiet:
+			continue // not worth a row: the status lookup says running
+		case client.Ended:
+			why = "the process ended"
+		case client.Lost:
+			why = "the process was lost"
+		case client.Failed:
+			why = "capture failed: " + ev.Reason
+		}
+		m.rec.Add(FromLogEvent(k.sandbox, k.process, ev))
+	}
+	m.rec.CaptureEnd(k.sandbox, k.process, why)
+	m.mu.Lock()
+	delete(m.captures, k)
+	m.startLocked()
+	m.mu.Unlock()
+}
+
+// recv receives from ch unless ctx ends first (a source that does not close its channel on
+// cancel cannot hold the manager up).
+func recv[T any](ctx context.Context, ch <-chan T) (T, bool) {
+	select {
+	case <-ctx.Done():
+		var zero T
+		return zero, false
+	case v, ok := <-ch:
+		return v, ok
+	}
+}
+
+// Resume is the earlier view a watcher continues from: the current incarnation, and the
+// entries of it that were not lost, in their last known state. Nil when nothing is known.
+func (s *State) Resume() *client.WatchResume {
+	if s.Events == 0 || s.Current.Number == 0 {
+		return nil
+	}
+	r := &client.WatchResume{Incarnation: s.Current, Running: s.Running != nil && *s.Running}
+	for _, e := range s.Processes {
+		if !e.Lost && !e.Gone && e.Incarnation == s.Current.Number && e.Process.State != "" {
+			r.Processes = append(r.Processes, e.Process)
+		}
+	}
+	for _, e := range s.Terminals {
+		if !e.Lost && !e.Gone && e.Incarnation == s.Current.Number && e.Terminal.Status != "" {
+			r.Terminals = append(r.Terminals, e.Terminal)
+		}
+	}
+	return r
+}
+
+// FromClient adapts a bridge client to the manager.
+func FromClient(c *client.Client) Bridge { return clientBridge{c} }
+
+type clientBridge struct{ c *client.Client }
+
+func (b clientBridge) Watch(ctx context.Context, sb string, o client.WatchOptions) (<-chan client.SandboxEvent, func(bool), func(time.Duration)) {
+	w := b.c.Watch(ctx, sb, o)
+	return w.Events(), w.SetFocused, w.SetSlowInterval
+}
+
+func (b clientBridge) Follow(ctx context.Context, sb, p string, o client.FollowOptions) <-chan client.LogEvent {
+	return b.c.Follow(ctx, sb, p, o).Events()
+}
+
+// Blur says the sandbox is no longer on screen (nothing happens when another one is focused).
+func (m *Manager) Blur(sandbox string) {
+	m.mu.Lock()
+	focused := m.focus == sandbox
+	m.mu.Unlock()
+	if focused {
+		m.Focus("")
+	}
+}

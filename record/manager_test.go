@@ -1,0 +1,162 @@
+package record
+
+import (
+	"context"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"sandscope/client"
+	"sandscope/localbridge"
+)
+
+func localBridge(t *testing.T) (*localbridge.Server, *client.Client) {
+	t.Helper()
+	srv, err := localbridge.New(localbridge.Config{Root: t.TempDir(), Token: "record-token"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		srv.Close(ctx)
+	})
+	c, err := client.New(srv.URL(), client.WithToken("record-token"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return srv, c
+}
+
+func waitUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// The manager watches a sandbox nobody looks at, captures its process, and records the loss of
+// that process when the container is replaced; a restart continues from the record.
+func TestManagerRecordsReplacementAndCapture(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts real processes")
+	}
+	srv, c := localBridge(t)
+	ctx := context.Background()
+	sb, err := c.CreateSandbox(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := c.StartProcess(ctx, sb, client.ExecRequest{Argv: []string{"sh", "-c", `for i in 1 2 3; do echo "{\"n\":$i}"; done; sleep 600`}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	rec := open(t, dir)
+	budget := WatchBudget{Fast: 50 * time.Millisecond, Slow: 100 * time.Millisecond, Background: 1000}
+	m := NewManager(ctx, rec, FromClient(c), budget)
+	m.Track(sb) // not focused: the slow rate
+	waitUntil(t, "capture of the three lines", func() bool {
+		rec.Flush()
+		cp, _ := rec.Captured(sb, p.ID)
+		return cp.Bytes == int64(len(`{"n":1}`)+1)*3
+	})
+	if !m.Capturing(sb, p.ID) {
+		t.Fatal("not capturing a running process")
+	}
+	if err := srv.ReplaceSandbox(sb); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, "the loss", func() bool {
+		e := rec.State(sb).Find(Process, p.ID)
+		return e != nil && e.Lost && len(rec.State(sb).Incarnations) == 2
+	})
+	waitUntil(t, "the capture to end", func() bool { return !m.Capturing(sb, p.ID) })
+	m.Close()
+	rec.Flush()
+	cp, _ := rec.Captured(sb, p.ID)
+	if cp.Ended != "the process was lost" || cp.EarlierGone || cp.BeganCursor == "" {
+		t.Fatalf("capture: %+v", cp)
+	}
+	st := rec.State(sb)
+	if ev := strings.Join(st.Incarnations[1].Evidence, ";"); !strings.Contains(ev, "incarnation") {
+		t.Fatalf("boundary evidence: %q", ev)
+	}
+	rec.Close()
+
+	// a new run continues from the record: the replacement is not reported again, and a stop
+	// seen on the first poll is
+	rec2 := open(t, dir)
+	defer rec2.Close()
+	if err := srv.StopSandbox(sb); err != nil {
+		t.Fatal(err)
+	}
+	m2 := NewManager(ctx, rec2, FromClient(c), budget)
+	defer m2.Close()
+	m2.Focus(sb)
+	waitUntil(t, "the stop", func() bool {
+		st := rec2.State(sb)
+		return st.Running != nil && !*st.Running
+	})
+	st = rec2.State(sb)
+	if len(st.Incarnations) != 2 || !st.Find(Process, p.ID).Earlier {
+		t.Fatalf("after restart: %d incarnations, %+v", len(st.Incarnations), st.Find(Process, p.ID))
+	}
+}
+
+type countingBridge struct {
+	polls atomic.Int64
+}
+
+func (b *countingBridge) Watch(ctx context.Context, sb string, o client.WatchOptions) (<-chan client.SandboxEvent, func(bool), func(time.Duration)) {
+	ch := make(chan client.SandboxEvent)
+	var slow atomic.Int64
+	var focused atomic.Bool
+	slow.Store(int64(o.SlowInterval))
+	go func() {
+		defer close(ch)
+		for {
+			b.polls.Add(1)
+			d := time.Duration(slow.Load())
+			if focused.Load() {
+				d = o.FastInterval
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(d):
+			}
+		}
+	}()
+	return ch, focused.Store, func(d time.Duration) { slow.Store(int64(d)) }
+}
+
+func (b *countingBridge) Follow(ctx context.Context, sb, p string, o client.FollowOptions) <-chan client.LogEvent {
+	ch := make(chan client.LogEvent)
+	close(ch)
+	return ch
+}
+
+func TestSlowIntervalHoldsTheBudget(t *testing.T) {
+	b := WatchBudget{Fast: time.Second, Slow: 10 * time.Second, Background: 5}
+	for _, c := range []struct {
+		n    int
+		want time.Duration
+	}{{1, 10 * time.Second}, {10, 10 * time.Second}, {50, 29400 * time.Millisecond}, {200, 119400 * time.Millisecond}} {
+		got := b.SlowInterval(c.n)
+		if got != c.want {
+			t.Errorf("SlowInterval(%d) = %v, want %v", c.n, got, c.want)
+		}
+		if rate := float64((c.n-1)*PollRequests) / got.Seconds(); rate > b.Background+1e-9 {
+			t.Errorf("%d sandboxes: %.2f requests/s over the budget", c.n, rate)
+		}
+	}
+}
