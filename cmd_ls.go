@@ -32,9 +32,17 @@ a container.`,
   sandscope ls --json myapp | jq -r '.processes[] | select(.state == "running") | .id'`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, _, err := newBridgeClient(g)
+			c, t, err := newBridgeClient(g)
 			if err != nil {
 				return err
+			}
+			if _, ok := stableAdapter(cmd.Context(), c); ok {
+				// Any lookup would start the container: show what sandscope recorded.
+				sandbox := ""
+				if len(args) == 1 {
+					sandbox = args[0]
+				}
+				return runStableLs(stableBook(), t.url, sandbox, asJSON, cmd.OutOrStdout())
 			}
 			if len(args) == 0 {
 				return runLsSandboxes(cmd.Context(), c, asJSON, cmd.OutOrStdout())

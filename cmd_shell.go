@@ -20,7 +20,7 @@ import (
 var defaultShellArgv = []string{"/bin/sh", "-c", "if command -v bash >/dev/null 2>&1; then exec bash -l; else exec sh -l; fi"}
 
 func newShellCmd(g *globalOptions) *cobra.Command {
-	var cwd, detachKey string
+	var cwd, detachKey, session string
 	cmd := &cobra.Command{
 		Use:   "shell SANDBOX [--cwd DIR] [--detach-key KEY] [-- ARGV...]",
 		Short: "Create a terminal in a sandbox and attach to it (raw, full screen)",
@@ -57,11 +57,32 @@ with its container; 4 when the bridge stayed unreachable; 2 on usage, auth or no
 			if _, err := attach.ParseDetachKey(detachKey); err != nil {
 				return &exitError{code: exitUsage, err: err}
 			}
-			c, _, err := newBridgeClient(g)
+			c, t, err := newBridgeClient(g)
 			if err != nil {
 				return err
 			}
 			sandbox := args[0]
+			if s, ok := stableAdapter(cmd.Context(), c); ok {
+				shell := ""
+				if dash == 1 {
+					if len(argv) != 1 {
+						return &exitError{code: exitUsage, err: errors.New("shell: a stable bridge's /pty runs one shell program (e.g. -- zsh), no arguments")}
+					}
+					shell = argv[0]
+				}
+				if cwd != "" {
+					return &exitError{code: exitUsage, err: errors.New("shell: --cwd is not available on a stable bridge (the PTY starts where its session is)")}
+				}
+				if session != "" {
+					if _, err := stableSessionTarget(session); err != nil {
+						return err
+					}
+				}
+				return runStableShell(cmd.Context(), s, stableBook(), t.url, sandbox, session, shell, detachKey, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
+			}
+			if session != "" {
+				return &exitError{code: exitUsage, err: errStableOnly}
+			}
 			cols, rows := localSize()
 			ctx := cmd.Context()
 			tm, err := c.CreateTerminal(ctx, sandbox, client.TerminalRequest{Argv: argv, Cwd: cwd, Cols: cols, Rows: rows})
@@ -72,6 +93,7 @@ with its container; 4 when the bridge stayed unreachable; 2 on usage, auth or no
 		},
 	}
 	cmd.Flags().StringVar(&cwd, "cwd", "", "working directory of the terminal (default: the bridge's, /workspace)")
+	cmd.Flags().StringVar(&session, "session", "", "stable bridges: the session whose shell to open (default: the sandbox's session-less shell)")
 	cmd.Flags().StringVar(&detachKey, "detach-key", attach.DefaultDetachKey, `detach key: "ctrl-]" or a prefix and a key like "ctrl-a d" (prefix twice sends it once)`)
 	return cmd
 }

@@ -320,6 +320,9 @@ func (s *Server) sandboxLocked(id string) (*sandbox, error) {
 }
 
 func (s *Server) startIncarnationLocked(sb *sandbox) *incarnation {
+	if s.stable() && sb.count > 0 {
+		s.freshWorkspace(sb) // a stable container comes back empty (stable.go)
+	}
 	sb.count++
 	inc := &incarnation{number: sb.count, sandbox: sb.id, workspace: sb.workspace,
 		server: s, procs: map[string]*process{}}
