@@ -58,7 +58,7 @@ func figCapture(e *env) (row, error) {
 	if err != nil {
 		return r, err
 	}
-	if _, err := t.waitSeen(10 * time.Second); err != nil {
+	if _, err := t.waitSeen(20 * time.Second); err != nil {
 		t.stop()
 		return r, err
 	}
