@@ -30,6 +30,7 @@ const (
 const recorderScript = `w=${SANDSCOPE_WORKSPACE:-/workspace}; d=$w/${1#/workspace/}; n=$2; m=$w/${3#/workspace/}; shift 3
 mkdir -p "$d" 2>/dev/null
 if [ -s "$m" ]; then inc=$(cat "$m"); else inc=$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n'); printf '%s\n' "$inc" > "$m"; fi
+date +%s > "$d/alive"
 printf '%s\n' "$$" > "$d/pid"
 (while kill -0 $$ 2>/dev/null; do date +%s > "$d/alive"; sleep 1; done) </dev/null >/dev/null 2>&1 & hb=$!
 printf '%s:start:%s:%s\n' "$n" "$$" "$inc"
@@ -271,11 +272,11 @@ func (r *RecordedRun) Result() RunResult {
 }
 
 // probeScript reports what the sandbox holds of a run, for Recover: its status file, whether its
-// recorder still runs (its heartbeat is at most 5 s old), and the container marker; the last line (nonce:done) proves the
+// recorder still runs (its heartbeat is at most 10 s old), and the container marker; the last line (nonce:done) proves the
 // answer is complete. It creates nothing. Arguments: run dir, marker path, nonce.
 const probeScript = `w=${SANDSCOPE_WORKSPACE:-/workspace}; d=$w/${1#/workspace/}; m=$w/${2#/workspace/}
 if [ -f "$d/status" ]; then printf 'status %s\n' "$(cat "$d/status")"; fi
-if [ -f "$d/pid" ]; then p=$(cat "$d/pid"); a=$(cat "$d/alive" 2>/dev/null); if [ -n "$a" ] && [ $(( $(date +%s) - a )) -le 5 ]; then echo "pid $p alive"; else echo "pid $p dead"; fi; fi
+if [ -f "$d/pid" ]; then p=$(cat "$d/pid"); a=$(cat "$d/alive" 2>/dev/null); if [ -n "$a" ] && [ $(( $(date +%s) - a )) -le 10 ]; then echo "pid $p alive"; else echo "pid $p dead"; fi; fi
 if [ -s "$m" ]; then printf 'marker %s\n' "$(cat "$m")"; else echo "marker none"; fi
 printf '%s:done\n' "$3"`
 
