@@ -37,6 +37,9 @@ with its container; 4 when the bridge stayed unreachable; 2 on usage, auth or no
 			if _, err := attach.ParseDetachKey(detachKey); err != nil {
 				return &exitError{code: exitUsage, err: err}
 			}
+			if err := needTerminal("attach", cmd.InOrStdin()); err != nil {
+				return err
+			}
 			c, t, err := newBridgeClient(g)
 			if err != nil {
 				return err

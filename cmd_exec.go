@@ -66,6 +66,9 @@ stable session (cwd and environment kept between calls).`,
 			if err != nil {
 				return err
 			}
+			if t.noIsolation != "" {
+				fmt.Fprintf(cmd.ErrOrStderr(), "sandscope: note: the local bridge runs processes without isolation, so /workspace is only a label (%s)\n", t.noIsolation)
+			}
 			streamOnOneCore()
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()

@@ -16,6 +16,7 @@ import (
 
 	"sandscope/client"
 	"sandscope/sanitize"
+	"sandscope/ui/common"
 	"sandscope/vocab"
 )
 
@@ -178,6 +179,7 @@ func ago(t time.Time) string {
 
 // commandLine shows argv readably, quoting items with spaces; untrusted text is made safe.
 func commandLine(argv []string) string {
+	argv = common.DisplayArgv(argv)
 	parts := make([]string, len(argv))
 	for i, a := range argv {
 		s := safeText(a)

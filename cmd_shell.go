@@ -13,11 +13,12 @@ import (
 
 	"sandscope/attach"
 	"sandscope/client"
+	"sandscope/ui/common"
 )
 
 // defaultShellArgv starts a login shell: bash when the bridge host has it, else sh. It goes through
 // /bin/sh so the choice is made where the terminal runs, not here.
-var defaultShellArgv = []string{"/bin/sh", "-c", "if command -v bash >/dev/null 2>&1; then exec bash -l; else exec sh -l; fi"}
+var defaultShellArgv = common.LoginShellArgv
 
 func newShellCmd(g *globalOptions) *cobra.Command {
 	var cwd, detachKey, session string
@@ -56,6 +57,9 @@ with its container; 4 when the bridge stayed unreachable; 2 on usage, auth or no
 			}
 			if _, err := attach.ParseDetachKey(detachKey); err != nil {
 				return &exitError{code: exitUsage, err: err}
+			}
+			if err := needTerminal("shell", cmd.InOrStdin()); err != nil {
+				return err
 			}
 			c, t, err := newBridgeClient(g)
 			if err != nil {
@@ -123,6 +127,20 @@ func attachTerminal(ctx context.Context, c *client.Client, sandbox, tid, detachK
 		return &exitError{code: code}
 	}
 	return nil
+}
+
+// needTerminal refuses a full-screen command (shell, attach) whose input is neither a terminal nor
+// scripted input (a pipe or a file, which ends with ^D): with /dev/null or a socket it would wait
+// for input that never comes. Exit 2.
+func needTerminal(what string, in io.Reader) error {
+	f, ok := in.(*os.File)
+	if !ok || term.IsTerminal(f.Fd()) {
+		return nil // a terminal, or input the caller feeds itself
+	}
+	if fi, err := f.Stat(); err == nil && (fi.Mode()&os.ModeNamedPipe != 0 || fi.Mode().IsRegular()) {
+		return nil
+	}
+	return &exitError{code: exitUsage, err: fmt.Errorf("%s is a full-screen command and needs a terminal: stdin is not one (scripted input works from a pipe: printf 'ls\\nexit\\n' | sandscope %s ...)", what, what)}
 }
 
 // setupError maps a failure before the attachment started to an exit status: 4 when the bridge

@@ -284,7 +284,8 @@ func handle(ev client.TermEvent, opts Options, n *notifier, alt *altTracker) (Re
 }
 
 // pumpInput copies stdin to the terminal, watching for the detach key. EOF on a non-terminal stdin
-// just stops input; the attachment lasts until the terminal ends.
+// (scripted input from a pipe or a file) is passed on as ^D, the terminal's end of input, so a
+// shell reading it ends instead of waiting forever; the attachment lasts until the terminal ends.
 func pumpInput(ctx context.Context, in io.Reader, conn Conn, key DetachKey, n *notifier, detached chan<- struct{}) {
 	d := &detector{key: key}
 	buf := make([]byte, 32<<10)
@@ -309,6 +310,9 @@ func pumpInput(ctx context.Context, in io.Reader, conn Conn, key DetachKey, n *n
 			}
 		}
 		if err != nil {
+			if errors.Is(err, io.EOF) && ctx.Err() == nil {
+				_, _ = conn.Write([]byte{0x04})
+			}
 			return
 		}
 	}

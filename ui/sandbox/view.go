@@ -103,7 +103,7 @@ func (m *Model) sandboxState(now time.Time) string {
 	case common.Classify(m.st.WatchCause) == common.ErrWrongAPI:
 		return st.Badge(themes.BadgeUnknown).Render("UNKNOWN") + st.Faint.Render(inc+" · "+common.WrongAPIText)
 	case m.st.WatchErr != "":
-		return st.Badge(themes.BadgeUnknown).Render("UNKNOWN") + st.Faint.Render(inc+" · bridge not answering since "+
+		return st.Badge(themes.BadgeUnknown).Render("UNKNOWN") + st.Faint.Render(inc+" · "+common.ConnProblem(m.st.WatchCause)+" since "+
 			common.Since(now, m.st.ErrSince)+"; last answer "+common.Since(now, m.st.LastOK))
 	case m.st.Running == nil:
 		if m.st.Events == 0 {
@@ -111,7 +111,11 @@ func (m *Model) sandboxState(now time.Time) string {
 		}
 		return st.Badge(themes.BadgeUnknown).Render("UNKNOWN") + st.Faint.Render(inc)
 	case *m.st.Running:
-		return st.Badge(themes.BadgeRunning).Render("RUNNING") + st.Faint.Render(inc)
+		every := m.ctx.WatchFast
+		if every <= 0 {
+			every = time.Second
+		}
+		return st.Badge(themes.BadgeRunning).Render("RUNNING") + st.Faint.Render(inc+" · states polled every "+every.String())
 	}
 	return st.Badge(themes.BadgeStopped).Render("STOPPED") + st.Faint.Render(inc+" · nothing runs until something is started")
 }
