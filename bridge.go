@@ -20,6 +20,9 @@ type bridgeTarget struct {
 	token     string
 	tokenFile string // where the token came from, when it was a file (for hints; never the token)
 	source    string // "--url", "SANDSCOPE_URL", "context NAME", "local bridge (serve.json)"
+	// noIsolation is why the local bridge runs processes without namespaces, as its discovery file
+	// says ("" when isolated, or not a local bridge found that way)
+	noIsolation string
 }
 
 // errNoBridge says no bridge was configured and no local one runs.
@@ -59,7 +62,7 @@ func resolveBridge(g *globalOptions) (bridgeTarget, error) {
 	if err != nil {
 		return t, errNoBridge
 	}
-	t.url, t.source = d.URL, "local bridge ("+path+")"
+	t.url, t.source, t.noIsolation = d.URL, "local bridge ("+path+")", d.NoIsolation
 	tok, err := explicitToken(g)
 	if err != nil {
 		return t, err

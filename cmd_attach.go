@@ -37,12 +37,23 @@ with its container; 4 when the bridge stayed unreachable; 2 on usage, auth or no
 			if _, err := attach.ParseDetachKey(detachKey); err != nil {
 				return &exitError{code: exitUsage, err: err}
 			}
-			c, _, err := newBridgeClient(g)
+			if err := needTerminal("attach", cmd.InOrStdin()); err != nil {
+				return err
+			}
+			c, t, err := newBridgeClient(g)
 			if err != nil {
 				return err
 			}
 			if err := checkSandboxArg(args[0]); err != nil {
 				return err
+			}
+			if s, ok := stableAdapter(cmd.Context(), c); ok {
+				// TERMINAL is a session ID, or "default" for the session-less shell.
+				session, err := stableSessionTarget(args[1])
+				if err != nil {
+					return err
+				}
+				return runStableShell(cmd.Context(), s, stableBook(), t.url, args[0], session, "", detachKey, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
 			}
 			tid, err := resolveTerminalID(cmd.Context(), c, args[0], args[1])
 			if err != nil {

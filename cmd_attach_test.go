@@ -106,3 +106,25 @@ func TestAttachExitCodesWithoutATTY(t *testing.T) {
 		t.Fatalf("unreachable: exit %d %q", code, errs)
 	}
 }
+
+// TestShellNeedsATerminal: with stdin /dev/null (neither a terminal nor scripted input) shell and
+// attach say they need a terminal and exit 2 at once instead of waiting forever; scripted input
+// that ends without "exit" ends the remote shell (its EOF goes on as ^D).
+func TestShellNeedsATerminal(t *testing.T) {
+	_, flags := bridgeArgs(t)
+	for _, args := range [][]string{{"shell", "demo"}, {"attach", "demo", "t1"}} {
+		r := runSandscope(t, nil, append(flags, args...)...) // stdin is /dev/null
+		if r.code != 2 || !strings.Contains(string(r.stderr), "needs a terminal") {
+			t.Errorf("%v with stdin /dev/null: exit %d, stderr %q", args, r.code, r.stderr)
+		}
+	}
+	b := bridgetest.Start(t)
+	tok := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(tok, []byte(b.Token), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := attachRunCmd(t, strings.NewReader("echo scripted-$((6*7))\n"), "--url", b.URL, "--token-file", tok, "shell", "demo", "--", "/bin/sh")
+	if code != 0 || !strings.Contains(out, "scripted-42") {
+		t.Fatalf("scripted input without exit: exit %d stdout %q stderr %q", code, out, errs)
+	}
+}

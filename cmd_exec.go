@@ -23,13 +23,20 @@ func newExecCmd(g *globalOptions) *cobra.Command {
 	var env []string
 	var noRecord bool
 	var timeout time.Duration
+	var session string
 	cmd := &cobra.Command{
 		Use:   "exec SANDBOX [--cwd D] [--env K=V] [--timeout DUR] -- ARGV...",
 		Short: "Launch a process in a sandbox, follow its output, exit with its code",
 		Long: `Launch a process in a sandbox and follow its output (stdout to stdout, stderr to stderr).
 Exit with the process's own exit code once the bridge confirms it ended; 2 for usage,
 authentication or not-found errors; otherwise (lost, bridge unreachable, ended in error) exit 255
-with a "sandscope: " notice on stderr.`,
+with a "sandscope: " notice on stderr.
+
+On a stable (0.12) bridge the command runs through /exec under a small recorder inside the sandbox
+that keeps its pid, output and real exit status in /workspace/.sandscope/runs/RUN: the stream's
+exit code counts only when the recorder's trailer confirms it; after a cut or an unconfirmed exit
+code sandscope reads the recorder's files (byte-exact output, true status). --session runs it in a
+stable session (cwd and environment kept between calls).`,
 		Example: `  sandscope exec myapp -- npm test -- --watch=false
   sandscope exec myapp --cwd /workspace/app --env CI=1 --env NODE_ENV=test -- npm run build
   sandscope exec myapp --timeout 10m -- sh -c 'make -j4 2>&1 | tee build.log'
@@ -57,13 +64,26 @@ with a "sandscope: " notice on stderr.`,
 				return &exitError{code: exitUsage, err: fmt.Errorf("--timeout %v: must be at least 1ms", timeout)}
 			}
 			req.Timeout = timeout.Milliseconds()
-			c, _, err := newBridgeClient(g)
+			c, t, err := newBridgeClient(g)
 			if err != nil {
 				return err
+			}
+			if t.noIsolation != "" {
+				fmt.Fprintf(cmd.ErrOrStderr(), "sandscope: note: the local bridge runs processes without isolation, so /workspace is only a label (%s)\n", t.noIsolation)
 			}
 			streamOnOneCore()
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
+			if s, ok := stableAdapter(ctx, c); ok {
+				if session != "" && !client.ValidSessionID(session) {
+					return &exitError{code: exitUsage, err: fmt.Errorf("--session %q: want 1-128 of a-z A-Z 0-9 . _ - (no \"..\")", session)}
+				}
+				opts := client.ExecOptions{Argv: stableExecArgv(req.Argv, req.Env, timeout), Cwd: cwd, Session: session}
+				return runStableExec(ctx, s, stableBook(), t.url, args[0], opts, cmd.OutOrStdout(), cmd.ErrOrStderr())
+			}
+			if session != "" {
+				return &exitError{code: exitUsage, err: errStableOnly}
+			}
 			var rec *record.Record
 			if !noRecord {
 				if rec = openCommandRecord(g, cmd.ErrOrStderr()); rec != nil {
@@ -77,6 +97,7 @@ with a "sandscope: " notice on stderr.`,
 	cmd.Flags().StringVar(&cwd, "cwd", "", "working directory (inside /workspace)")
 	cmd.Flags().StringArrayVar(&env, "env", nil, "environment variable NAME=VALUE (repeatable)")
 	cmd.Flags().DurationVar(&timeout, "timeout", 0, "kill the process after this long (e.g. 30s)")
+	cmd.Flags().StringVar(&session, "session", "", "stable bridges: run in this session (created by first use)")
 	return cmd
 }
 

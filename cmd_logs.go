@@ -44,13 +44,17 @@ Exit status: 0 the bridge confirms the process ended (the final notice gives its
   sandscope logs -f --since "$CURSOR" myapp 7d56e9e2-d5c1-4b8e-a7f0-2b9c8d1e3f45`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, _, err := newBridgeClient(g)
+			c, t, err := newBridgeClient(g)
 			if err != nil {
 				return err
 			}
 			streamOnOneCore()
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
+			if s, ok := stableAdapter(ctx, c); ok {
+				// PROCESS is a run started here by exec; its recorder files hold its output.
+				return runStableLogs(ctx, s, stableBook(), t.url, args[0], args[1], follow, cmd.OutOrStdout(), cmd.ErrOrStderr())
+			}
 			var rec *record.Record
 			if follow && !noRecord {
 				rec = openCommandRecord(g, cmd.ErrOrStderr())

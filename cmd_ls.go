@@ -16,6 +16,7 @@ import (
 
 	"sandscope/client"
 	"sandscope/sanitize"
+	"sandscope/ui/common"
 	"sandscope/vocab"
 )
 
@@ -32,9 +33,17 @@ a container.`,
   sandscope ls --json myapp | jq -r '.processes[] | select(.state == "running") | .id'`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, _, err := newBridgeClient(g)
+			c, t, err := newBridgeClient(g)
 			if err != nil {
 				return err
+			}
+			if _, ok := stableAdapter(cmd.Context(), c); ok {
+				// Any lookup would start the container: show what sandscope recorded.
+				sandbox := ""
+				if len(args) == 1 {
+					sandbox = args[0]
+				}
+				return runStableLs(stableBook(), t.url, sandbox, asJSON, cmd.OutOrStdout())
 			}
 			if len(args) == 0 {
 				return runLsSandboxes(cmd.Context(), c, asJSON, cmd.OutOrStdout())
@@ -170,6 +179,7 @@ func ago(t time.Time) string {
 
 // commandLine shows argv readably, quoting items with spaces; untrusted text is made safe.
 func commandLine(argv []string) string {
+	argv = common.DisplayArgv(argv)
 	parts := make([]string, len(argv))
 	for i, a := range argv {
 		s := safeText(a)

@@ -121,7 +121,12 @@ func runServe(ctx context.Context, cmd *cobra.Command, o *serveOptions) error {
 		return &exitError{code: 1, err: fmt.Errorf("serve: %w", err)}
 	}
 	discovery := filepath.Join(stateDir, "serve.json")
-	if err := localbridge.WriteDiscovery(discovery, localbridge.Discovery{URL: srv.URL(), TokenFile: tokenFile, PID: os.Getpid()}); err != nil {
+	iso := srv.Isolation()
+	d := localbridge.Discovery{URL: srv.URL(), TokenFile: tokenFile, PID: os.Getpid()}
+	if !iso.Namespaces {
+		d.NoIsolation = iso.Reason
+	}
+	if err := localbridge.WriteDiscovery(discovery, d); err != nil {
 		fmt.Fprintf(errOut, "sandscope: %v\n", err)
 	}
 
@@ -131,6 +136,7 @@ func runServe(ctx context.Context, cmd *cobra.Command, o *serveOptions) error {
 		fmt.Fprintf(out, "dialect: stable (0.12: exec, pty, session; every sandbox request allocates and is counted in GET /v1/sandbox)\n")
 	}
 	fmt.Fprintf(out, "token: %s\n", tokenWhere)
+	fmt.Fprintf(out, "isolation: %s\n", iso)
 	if tokenFile != "" {
 		fmt.Fprintf(out, "try:   curl -H \"Authorization: Bearer $(cat %s)\" %s/v1/sandbox\n", shellQuote(tokenFile), srv.URL())
 	} else {

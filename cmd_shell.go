@@ -13,14 +13,15 @@ import (
 
 	"sandscope/attach"
 	"sandscope/client"
+	"sandscope/ui/common"
 )
 
 // defaultShellArgv starts a login shell: bash when the bridge host has it, else sh. It goes through
 // /bin/sh so the choice is made where the terminal runs, not here.
-var defaultShellArgv = []string{"/bin/sh", "-c", "if command -v bash >/dev/null 2>&1; then exec bash -l; else exec sh -l; fi"}
+var defaultShellArgv = common.LoginShellArgv
 
 func newShellCmd(g *globalOptions) *cobra.Command {
-	var cwd, detachKey string
+	var cwd, detachKey, session string
 	cmd := &cobra.Command{
 		Use:   "shell SANDBOX [--cwd DIR] [--detach-key KEY] [-- ARGV...]",
 		Short: "Create a terminal in a sandbox and attach to it (raw, full screen)",
@@ -57,11 +58,35 @@ with its container; 4 when the bridge stayed unreachable; 2 on usage, auth or no
 			if _, err := attach.ParseDetachKey(detachKey); err != nil {
 				return &exitError{code: exitUsage, err: err}
 			}
-			c, _, err := newBridgeClient(g)
+			if err := needTerminal("shell", cmd.InOrStdin()); err != nil {
+				return err
+			}
+			c, t, err := newBridgeClient(g)
 			if err != nil {
 				return err
 			}
 			sandbox := args[0]
+			if s, ok := stableAdapter(cmd.Context(), c); ok {
+				shell := ""
+				if dash == 1 {
+					if len(argv) != 1 {
+						return &exitError{code: exitUsage, err: errors.New("shell: a stable bridge's /pty runs one shell program (e.g. -- zsh), no arguments")}
+					}
+					shell = argv[0]
+				}
+				if cwd != "" {
+					return &exitError{code: exitUsage, err: errors.New("shell: --cwd is not available on a stable bridge (the PTY starts where its session is)")}
+				}
+				if session != "" {
+					if _, err := stableSessionTarget(session); err != nil {
+						return err
+					}
+				}
+				return runStableShell(cmd.Context(), s, stableBook(), t.url, sandbox, session, shell, detachKey, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
+			}
+			if session != "" {
+				return &exitError{code: exitUsage, err: errStableOnly}
+			}
 			cols, rows := localSize()
 			ctx := cmd.Context()
 			tm, err := c.CreateTerminal(ctx, sandbox, client.TerminalRequest{Argv: argv, Cwd: cwd, Cols: cols, Rows: rows})
@@ -72,6 +97,7 @@ with its container; 4 when the bridge stayed unreachable; 2 on usage, auth or no
 		},
 	}
 	cmd.Flags().StringVar(&cwd, "cwd", "", "working directory of the terminal (default: the bridge's, /workspace)")
+	cmd.Flags().StringVar(&session, "session", "", "stable bridges: the session whose shell to open (default: the sandbox's session-less shell)")
 	cmd.Flags().StringVar(&detachKey, "detach-key", attach.DefaultDetachKey, `detach key: "ctrl-]" or a prefix and a key like "ctrl-a d" (prefix twice sends it once)`)
 	return cmd
 }
@@ -101,6 +127,20 @@ func attachTerminal(ctx context.Context, c *client.Client, sandbox, tid, detachK
 		return &exitError{code: code}
 	}
 	return nil
+}
+
+// needTerminal refuses a full-screen command (shell, attach) whose input is neither a terminal nor
+// scripted input (a pipe or a file, which ends with ^D): with /dev/null or a socket it would wait
+// for input that never comes. Exit 2.
+func needTerminal(what string, in io.Reader) error {
+	f, ok := in.(*os.File)
+	if !ok || term.IsTerminal(f.Fd()) {
+		return nil // a terminal, or input the caller feeds itself
+	}
+	if fi, err := f.Stat(); err == nil && (fi.Mode()&os.ModeNamedPipe != 0 || fi.Mode().IsRegular()) {
+		return nil
+	}
+	return &exitError{code: exitUsage, err: fmt.Errorf("%s is a full-screen command and needs a terminal: stdin is not one (scripted input works from a pipe: printf 'ls\\nexit\\n' | sandscope %s ...)", what, what)}
 }
 
 // setupError maps a failure before the attachment started to an exit status: 4 when the bridge

@@ -284,7 +284,12 @@ func (e *embedded) target() (ui.Target, error) {
 	}
 	e.srv = srv
 	// the embedded bridge's port changes every run; its sandboxes live under root
-	e.t = ui.Target{Client: c, BridgeURL: "local:" + root, BridgeLabel: safeURL(srv.URL()) + " (embedded)", Local: true}
+	label := safeURL(srv.URL()) + " (embedded)"
+	if !srv.Isolation().Namespaces {
+		// /workspace is only a label then: say so where the bridge is named
+		label += " · no isolation"
+	}
+	e.t = ui.Target{Client: c, BridgeURL: "local:" + root, BridgeLabel: label, Local: true}
 	return e.t, nil
 }
 

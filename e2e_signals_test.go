@@ -30,15 +30,22 @@ func bridgeProcs(dir string) []int {
 		if err != nil || pid == os.Getpid() || !alive(pid) {
 			continue
 		}
-		for _, link := range []string{"cwd", "root"} {
-			p, err := os.Readlink(fmt.Sprintf("/proc/%d/%s", pid, link))
-			if err == nil && (p == dir || strings.HasPrefix(p, dir+string(filepath.Separator))) {
-				pids = append(pids, pid)
-				break
-			}
+		if underDir(pid, dir) {
+			pids = append(pids, pid)
 		}
 	}
 	return pids
+}
+
+// underDir says pid runs under dir: its working directory is there, or (an isolated process, whose
+// paths are its own namespace's) its mount table holds dir's sandbox workspace at /workspace.
+func underDir(pid int, dir string) bool {
+	p, err := os.Readlink(fmt.Sprintf("/proc/%d/cwd", pid))
+	if err == nil && (p == dir || strings.HasPrefix(p, dir+string(filepath.Separator))) {
+		return true
+	}
+	mi, err := os.ReadFile(fmt.Sprintf("/proc/%d/mountinfo", pid))
+	return err == nil && strings.Contains(string(mi), dir+string(filepath.Separator)) && strings.Contains(string(mi), " /workspace ")
 }
 
 // waitOrphans waits until no process runs under dir, failing with the survivors after 20 s.
@@ -115,8 +122,17 @@ func TestE2ESignalsEndTUIProcesses(t *testing.T) {
 			waitProcs(t, "the demo", state, 2)
 			// a process that writes nothing: it would not die of a broken pipe
 			s.waitFor("the demo sandbox", "> demo")
-			s.keys("Enter")
-			s.waitFor("the sandbox screen", "Sandbox demo", "Processes (")
+			// the demo may still be replacing its container: Enter again until the screen opens
+			for deadline := time.Now().Add(tuiWait); ; {
+				s.keys("Enter")
+				time.Sleep(time.Second)
+				if sc := s.screen(); strings.Contains(sc, "Sandbox demo") && strings.Contains(sc, "Processes (") {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("the sandbox screen never opened:\n%s", s.screen())
+				}
+			}
 			s.keys("e")
 			s.waitFor("the exec prompt", "Run a process in demo")
 			s.typeText("sh -c 'sleep 600 & sleep 600; wait'")
@@ -146,10 +162,22 @@ func TestE2ESignalsEndServeProcesses(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
-	for _, sig := range []syscall.Signal{syscall.SIGHUP, syscall.SIGTERM} {
-		t.Run(sigName(sig), func(t *testing.T) {
+	type run struct {
+		sig   syscall.Signal
+		plain bool // SANDSCOPE_ISOLATION=none: the supervisor kills the tree itself
+	}
+	for _, r := range []run{{syscall.SIGHUP, false}, {syscall.SIGTERM, false}, {syscall.SIGKILL, false}, {syscall.SIGKILL, true}} {
+		sig := r.sig
+		name := sigName(sig)
+		if r.plain {
+			name += "-without-namespaces"
+		}
+		t.Run(name, func(t *testing.T) {
 			dir := t.TempDir()
 			env := tuiEnv(t, dir)
+			if r.plain {
+				env = append(env, "SANDSCOPE_ISOLATION=none")
+			}
 			cmd := exec.Command(sandscopeBinary(t), "serve")
 			cmd.Env = env
 			out, err := cmd.StdoutPipe()

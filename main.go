@@ -68,6 +68,7 @@ With no subcommand it opens the terminal UI, on a remote bridge when one is conf
 		newExecCmd(g),
 		newShellCmd(g),
 		newAttachCmd(g),
+		newSessionCmd(g),
 		newConfigCmd(g),
 		newDemoCmd(g),
 		newReportCmd(g),

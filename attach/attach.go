@@ -18,13 +18,9 @@ import (
 	"sandscope/client"
 )
 
-// Conn is what attach needs of a terminal connection (*client.TerminalConn satisfies it).
-type Conn interface {
-	Events() <-chan client.TermEvent
-	Write(p []byte) (int, error)
-	Resize(cols, rows int) error
-	Close() error
-}
+// Conn is what attach needs of a terminal connection: client.TermConn, the type the embedded
+// pane uses too (*client.TerminalConn for preview terminals, *client.PTYConn for stable PTYs).
+type Conn = client.TermConn
 
 // Options configure Run. Zero values mean os.Stdin/os.Stdout/os.Stderr and ctrl-].
 type Options struct {
@@ -48,16 +44,17 @@ type Options struct {
 type Ending int
 
 const (
-	Detached  Ending = iota // the user typed the detach key
-	Exited                  // the remote terminal exited (Result.Exit)
-	Lost                    // the terminal vanished with its container
-	Failed                  // reconnecting failed past the retry budget
-	Errored                 // the bridge reported the terminal failed, or the stream broke
-	Cancelled               // the context was cancelled or a signal arrived
+	Detached     Ending = iota // the user typed the detach key
+	Exited                     // the remote terminal exited (Result.Exit)
+	Lost                       // the terminal vanished with its container
+	Failed                     // reconnecting failed past the retry budget
+	Errored                    // the bridge reported the terminal failed, or the stream broke
+	Cancelled                  // the context was cancelled or a signal arrived
+	EndedUnknown               // the shell ended, exit code unknown (stable bridges never report it)
 )
 
 func (e Ending) String() string {
-	return [...]string{"detached", "exited", "lost", "failed", "error", "cancelled"}[e]
+	return [...]string{"detached", "exited", "lost", "failed", "error", "cancelled", "ended (exit code unknown)"}[e]
 }
 
 // Result is how an attachment ended.
@@ -69,7 +66,8 @@ type Result struct {
 }
 
 // ExitStatus is the process exit status the command line uses: 0 on detach, the remote code on
-// exit, 3 when lost, 4 when reconnecting failed, 255 on other errors, 128+n for a signal.
+// exit, 3 when lost, 4 when reconnecting failed, 255 on other errors and when the shell ended
+// with an unknown exit code, 128+n for a signal.
 func (r Result) ExitStatus() int {
 	switch r.Ending {
 	case Detached:
@@ -242,6 +240,19 @@ func handle(ev client.TermEvent, opts Options, n *notifier, alt *altTracker) (Re
 		}
 	case client.TermResumed:
 		n.printf("resumed from cursor (attempt %d)", ev.Attempt)
+	case client.TermReplayed:
+		// Stable PTYs replay their whole ring buffer on every connect: clear, repaint, say so.
+		if _, err := opts.Stdout.Write([]byte("\x1b[H\x1b[2J\x1b[3J")); err != nil {
+			return Result{Ending: Errored, Event: &ev}, true
+		}
+		alt.scan(ev.Data)
+		if _, err := opts.Stdout.Write(ev.Data); err != nil {
+			return Result{Ending: Errored, Event: &ev}, true
+		}
+		n.printf("REPLAYED: the bridge resent its buffer of this shell (%d bytes; no cursors on stable, so the screen was cleared and repainted)", len(ev.Data))
+	case client.TermEnded:
+		n.printf("ENDED: the shell ended; exit code unknown (the stable bridge does not report it)")
+		return Result{Ending: EndedUnknown, Event: &ev}, true
 	case client.TermExited:
 		return Result{Ending: Exited, Exit: ev.Exit, Event: &ev}, true
 	case client.TermError:
@@ -273,7 +284,8 @@ func handle(ev client.TermEvent, opts Options, n *notifier, alt *altTracker) (Re
 }
 
 // pumpInput copies stdin to the terminal, watching for the detach key. EOF on a non-terminal stdin
-// just stops input; the attachment lasts until the terminal ends.
+// (scripted input from a pipe or a file) is passed on as ^D, the terminal's end of input, so a
+// shell reading it ends instead of waiting forever; the attachment lasts until the terminal ends.
 func pumpInput(ctx context.Context, in io.Reader, conn Conn, key DetachKey, n *notifier, detached chan<- struct{}) {
 	d := &detector{key: key}
 	buf := make([]byte, 32<<10)
@@ -298,6 +310,9 @@ func pumpInput(ctx context.Context, in io.Reader, conn Conn, key DetachKey, n *n
 			}
 		}
 		if err != nil {
+			if errors.Is(err, io.EOF) && ctx.Err() == nil {
+				_, _ = conn.Write([]byte{0x04})
+			}
 			return
 		}
 	}

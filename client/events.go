@@ -205,6 +205,8 @@ const (
 	TermError                             // the bridge sent an error message or a protocol violation (final if CloseCode != 0)
 	TermLost                              // the terminal is gone with its container (Loss); final
 	TermFailed                            // gave up reconnecting (Err); final
+	TermReplayed                          // (stable) connected; Data is the whole ring buffer the bridge replays: clear the screen, then paint it
+	TermEnded                             // (stable) the program ended; its exit code is unknown (the bridge never reports it); final
 )
 
 func (k TermEventKind) String() string {
@@ -229,6 +231,10 @@ func (k TermEventKind) String() string {
 		return "lost"
 	case TermFailed:
 		return "failed"
+	case TermReplayed:
+		return "replayed"
+	case TermEnded:
+		return "ended"
 	}
 	return "unknown"
 }

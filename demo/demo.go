@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -144,11 +146,18 @@ func RunScene(ctx context.Context, b Bridge, opts Options) (*Scene, error) {
 
 func agentRequest(opts Options, resumed bool) client.ExecRequest {
 	if opts.Executable != "" {
-		argv := []string{opts.Executable, "demo", "agent", "--speed", fmt.Sprint(opts.Speed)}
+		// argv[0] is the program's name, found through PATH: the command reads as the user would
+		// type it, not as a build cache path (go run's binary lives in one)
+		dir, name := filepath.Split(opts.Executable)
+		argv := []string{name, "demo", "agent", "--speed", fmt.Sprint(opts.Speed)}
 		if resumed {
 			argv = append(argv, "--resume")
 		}
-		return client.ExecRequest{Argv: argv}
+		path := filepath.Clean(dir)
+		if p := os.Getenv("PATH"); p != "" {
+			path += string(os.PathListSeparator) + p
+		}
+		return client.ExecRequest{Argv: argv, Env: map[string]string{"PATH": path}}
 	}
 	name := "claude"
 	return client.ExecRequest{Argv: []string{"sh", "-c", AgentShellScript(opts.Speed, resumed), name}}

@@ -216,8 +216,8 @@ func TestRunSceneOrder(t *testing.T) {
 		t.Fatalf("scene %+v", sc)
 	}
 	agent := f.reqs[2].Argv
-	if agent[0] != "/opt/sandscope" || agent[1] != "demo" || agent[2] != "agent" {
-		t.Fatalf("agent argv %q", agent)
+	if agent[0] != "sandscope" || agent[1] != "demo" || agent[2] != "agent" || !strings.HasPrefix(f.reqs[2].Env["PATH"], "/opt:") {
+		t.Fatalf("agent argv %q env %q: want the program's name found through PATH", agent, f.reqs[2].Env)
 	}
 	if len(logs) != 7 {
 		t.Fatalf("logs %q", logs)

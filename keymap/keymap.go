@@ -38,8 +38,8 @@ type KeyMap struct {
 	Create, Add, Forget, Delete, Stop, Replace key.Binding
 
 	// Sandbox screen.
-	NextTab, PrevTab, Exec, Kill, Relaunch, Select, Shell key.Binding
-	Report                                                key.Binding // write a triage report of the sandbox or the selected process
+	NextTab, PrevTab, Exec, Kill, Relaunch, Select, Shell, Preview key.Binding
+	Report                                                         key.Binding // write a triage report of the sandbox or the selected process
 
 	// Log view.
 	Follow, Timestamps, Wrap, Search, NextMatch, PrevMatch  key.Binding
@@ -80,7 +80,8 @@ func (k *KeyMap) entries() []entry {
 		{"next_tab", Sandbox, &k.NextTab}, {"prev_tab", Sandbox, &k.PrevTab},
 		{"exec", Sandbox, &k.Exec}, {"kill", Sandbox, &k.Kill},
 		{"relaunch", Sandbox, &k.Relaunch}, {"select", Sandbox, &k.Select},
-		{"shell", Sandbox, &k.Shell}, {"report", Sandbox, &k.Report},
+		{"shell", Sandbox, &k.Shell}, {"preview", Sandbox, &k.Preview},
+		{"report", Sandbox, &k.Report},
 
 		{"follow", Logs, &k.Follow}, {"timestamps", Logs, &k.Timestamps}, {"wrap", Logs, &k.Wrap},
 		{"search", Logs, &k.Search}, {"next_match", Logs, &k.NextMatch}, {"prev_match", Logs, &k.PrevMatch},
@@ -136,6 +137,7 @@ func New() *KeyMap {
 		Relaunch: b([]string{"r"}, "r", "relaunch here"),
 		Select:   b([]string{" "}, "space", "select for multi-follow"),
 		Shell:    b([]string{"s"}, "s", "new terminal"),
+		Preview:  b([]string{"p"}, "p", "preview: details and live output"),
 		Report:   b([]string{"P"}, "P", "write triage report"),
 
 		Follow:     b([]string{"f"}, "f", "toggle follow"),

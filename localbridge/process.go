@@ -397,41 +397,76 @@ func (s *Server) launch(inc *incarnation, argv []string, cwd string, overlay map
 		errW.Close()
 		return nil, err
 	}
+	iso := s.iso
+	home, pwd := inc.workspace, dir
+	if iso.Namespaces {
+		home, pwd = "/workspace", cwd
+	}
 	cmd := &exec.Cmd{
 		Path:        path,
 		Args:        argv,
 		Dir:         dir,
-		Env:         childEnv(inc.workspace, dir, overlay),
+		Env:         childEnv(home, pwd, overlay),
 		Stdin:       devnull,
 		Stdout:      outW,
 		Stderr:      errW,
 		SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
 	}
-	inc.mu.Lock()
-	if inc.endedFlag {
-		inc.mu.Unlock()
+	statusR, closeStatusW, err := iso.supervised(cmd, inc.workspace, pwd)
+	if err != nil {
 		for _, f := range []*os.File{outR, outW, errR, errW, devnull} {
 			f.Close()
 		}
-		return nil, errors.New("Sandbox operation process.start was interrupted because the runtime changed")
+		return nil, err
 	}
-	err = startChild(cmd, cmd.Start)
+	interrupted := errors.New("Sandbox operation process.start was interrupted because the runtime changed")
+	inc.mu.Lock()
+	ended := inc.endedFlag
+	inc.mu.Unlock()
+	if ended {
+		closeStatusW()
+		for _, f := range []*os.File{outR, outW, errR, errW, devnull, statusR.f} {
+			f.Close()
+		}
+		return nil, interrupted
+	}
+	err = startChild(cmd, cmd.Start, iso.pdeathsig())
+	closeStatusW()
 	outW.Close()
 	errW.Close()
 	devnull.Close()
+	if err == nil {
+		// Wait for the supervisor: once it is ready, a signal to the group reaches the command and
+		// cannot kill the supervisor half-started.
+		if err = statusR.ready(); err != nil {
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			_ = cmd.Wait()
+		}
+	}
 	if err != nil {
-		inc.mu.Unlock()
 		outR.Close()
 		errR.Close()
+		statusR.f.Close()
 		return nil, err
 	}
 	id := newUUID()
 	p := &process{id: id, inc: inc, pid: cmd.Process.Pid, command: argv, cwd: cwd, startedAt: time.Now(),
 		log: seqlog.New(id, s.cfg.ProcessLogBytes, s.cfg.ProcessLogEvents), state: "running"}
+	inc.mu.Lock()
+	if inc.endedFlag {
+		// the incarnation ended while the process started: it ends with it
+		inc.mu.Unlock()
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		_ = cmd.Wait()
+		outR.Close()
+		errR.Close()
+		statusR.f.Close()
+		return nil, interrupted
+	}
 	inc.procs[id] = p
 	s.procWG.Add(1)
 	inc.mu.Unlock()
-	go s.supervise(p, cmd, outR, errR, timeoutMS)
+	go s.supervise(p, cmd, outR, errR, statusR, timeoutMS)
 	return p, nil
 }
 
@@ -458,7 +493,7 @@ func lookPathIn(name string, overlay map[string]string) (string, error) {
 
 // supervise pumps the pipes into the log, applies the timeout, and records the ending once the
 // root exited, the whole group is gone and the pipes are drained.
-func (s *Server) supervise(p *process, cmd *exec.Cmd, outR, errR *os.File, timeoutMS float64) {
+func (s *Server) supervise(p *process, cmd *exec.Cmd, outR, errR *os.File, statusR *statusPipe, timeoutMS float64) {
 	defer s.procWG.Done()
 	var pumps sync.WaitGroup
 	pump := func(f *os.File, kind seqlog.Kind) {
@@ -502,6 +537,9 @@ func (s *Server) supervise(p *process, cmd *exec.Cmd, outR, errR *os.File, timeo
 
 	_ = cmd.Wait()
 	ws, _ := cmd.ProcessState.Sys().(syscall.WaitStatus)
+	// the supervisor reports the command's own ending; without a report (the supervisor itself
+	// was killed, e.g. by SIGKILL to the group) its wait status stands
+	st := statusR.result()
 
 	// The process stays running until every member of its group is gone.
 	var groupErr error
@@ -547,10 +585,15 @@ func (s *Server) supervise(p *process, cmd *exec.Cmd, outR, errR *os.File, timeo
 		fe = finalEvent{state: "error", err: p.errInfo}
 	} else {
 		ex := &exitJSON{TimedOut: p.timedOut}
-		if ws.Signaled() {
+		switch {
+		case st.ok && st.failure != "":
+			ex.Code = 127
+		case st.ok:
+			ex.Code, ex.Signal = st.code, st.signal
+		case ws.Signaled():
 			ex.Signal = int(ws.Signal())
 			ex.Code = 128 + ex.Signal
-		} else {
+		default:
 			ex.Code = ws.ExitStatus()
 		}
 		p.state = "exited"

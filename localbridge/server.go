@@ -70,6 +70,7 @@ type Server struct {
 	closed    bool
 
 	capacity atomic.Bool
+	iso      Isolation      // how processes and terminals are isolated (DetectIsolation)
 	procWG   sync.WaitGroup // process supervisors
 
 	ctx    context.Context
@@ -152,12 +153,16 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &Server{cfg: cfg, root: root, openapi: doc, sandboxes: map[string]*sandbox{}, ctx: ctx, cancel: cancel}
+	s := &Server{cfg: cfg, root: root, openapi: doc, sandboxes: map[string]*sandbox{}, ctx: ctx, cancel: cancel,
+		iso: DetectIsolation()}
 	if cfg.IdleSleep > 0 {
 		go s.idleLoop()
 	}
 	return s, nil
 }
+
+// Isolation says how this bridge isolates its processes and terminals.
+func (s *Server) Isolation() Isolation { return s.iso }
 
 func (s *Server) logf(format string, args ...any) {
 	if s.cfg.Logf != nil {
@@ -320,6 +325,9 @@ func (s *Server) sandboxLocked(id string) (*sandbox, error) {
 }
 
 func (s *Server) startIncarnationLocked(sb *sandbox) *incarnation {
+	if s.stable() && sb.count > 0 {
+		s.freshWorkspace(sb) // a stable container comes back empty (stable.go)
+	}
 	sb.count++
 	inc := &incarnation{number: sb.count, sandbox: sb.id, workspace: sb.workspace,
 		server: s, procs: map[string]*process{}}

@@ -38,12 +38,12 @@ func spawnLoop(ch <-chan spawnReq) {
 }
 
 // startChild starts cmd (through start, which calls cmd.Start or a wrapper such as pty.Start) on
-// the spawner thread, with SIGKILL as its parent-death signal.
-func startChild(cmd *exec.Cmd, start func() error) error {
+// the spawner thread, with pdeathsig as its parent-death signal (0: none).
+func startChild(cmd *exec.Cmd, start func() error, pdeathsig syscall.Signal) error {
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}
-	cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
+	cmd.SysProcAttr.Pdeathsig = pdeathsig
 	spawnOnce.Do(func() {
 		spawnCh = make(chan spawnReq)
 		go spawnLoop(spawnCh)

@@ -91,6 +91,23 @@ func (s *Server) countAllocation(id string) {
 	s.mu.Unlock()
 }
 
+// freshWorkspace empties the sandbox's workspace and session state before its next incarnation
+// starts: on stable, a slept or replaced sandbox comes back as a fresh container (empty
+// /workspace, no sessions, no PTY). The preview dialect keeps the workspace (see doc.go).
+func (s *Server) freshWorkspace(sb *sandbox) {
+	for _, dir := range []string{sb.workspace, filepath.Join(sb.dir, ".sessions")} {
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			continue
+		}
+		for _, e := range entries {
+			if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
+				s.logf("localbridge: sandbox %s: fresh workspace: %v", sb.id, err)
+			}
+		}
+	}
+}
+
 // mintStableSandboxID is the stable bridge's ID: 16 random bytes as 26 lowercase base32 chars.
 func mintStableSandboxID() string {
 	var b [16]byte

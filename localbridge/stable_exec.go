@@ -216,7 +216,7 @@ func (s *Server) handleStableExec(w http.ResponseWriter, r *http.Request, inc *i
 		}
 		argv = []string{"bash", "-c", sessionWrapper(sess.dir, cwd != ""), "bash", command}
 	}
-	p, err := s.launch(inc, argv, runCwd, nil, 0)
+	p, err := s.launch(inc, argv, runCwd, workspaceEnv(inc), 0)
 	if err != nil {
 		out.event("error", errorEventJSON(err.Error(), "exec_error"))
 		return
@@ -247,6 +247,13 @@ func sessionWrapper(dir string, keepCwd bool) string {
 	return `. ` + q + `/env 2>/dev/null; ` + cd +
 		`trap '__sandscope_rc=$?; { pwd > ` + q + `/cwd; export -p > ` + q + `/env; } 2>/dev/null; exit $__sandscope_rc' EXIT; ` +
 		`eval "$1"`
+}
+
+// workspaceEnv tells stable processes where /workspace is on this machine: their paths are the
+// host's, so a script that writes under /workspace reads $SANDSCOPE_WORKSPACE instead (a local
+// bridge extension; the real container has /workspace itself).
+func workspaceEnv(inc *incarnation) map[string]string {
+	return map[string]string{"SANDSCOPE_WORKSPACE": inc.workspace}
 }
 
 func errorEventJSON(msg, code string) []byte {

@@ -98,7 +98,7 @@ func (s *Server) handleStablePTY(w http.ResponseWriter, r *http.Request, inc *in
 	rt.mu.Unlock()
 	if term == nil {
 		spec := termSpec{argv: []string{shell}, cols: cols, rows: rows,
-			env: map[string]string{"PROMPT_COMMAND": stableClearOnce}}
+			env: map[string]string{"PROMPT_COMMAND": stableClearOnce, "SANDSCOPE_WORKSPACE": inc.workspace}}
 		if sessionID != "" {
 			if sess, err := s.stableSession(inc, sessionID, "", nil); err == nil {
 				if b, err := os.ReadFile(filepath.Join(sess.dir, "cwd")); err == nil {
@@ -247,6 +247,10 @@ func (c *stablePTYConn) run() {
 		}
 		switch kind {
 		case websocket.BinaryMessage:
+			if c.term.wasKilled() {
+				// The container went away: the socket just breaks.
+				return
+			}
 			if isDead() || c.term.finished() {
 				c.closeWith(websocket.CloseInternalServerErr, "Internal error")
 				return
@@ -276,4 +280,11 @@ func (c *stablePTYConn) run() {
 			_ = c.term.resize(dim(*m.Cols, termDefaultCols), dim(*m.Rows, termDefaultRows))
 		}
 	}
+}
+
+// wasKilled reports whether the terminal ended with its incarnation (not by its shell exiting).
+func (term *terminal) wasKilled() bool {
+	term.mu.Lock()
+	defer term.mu.Unlock()
+	return term.killed
 }

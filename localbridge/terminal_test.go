@@ -275,6 +275,9 @@ func TestTerminalEnvironmentAndCwd(t *testing.T) {
 	var s stream
 	c.readUntil(&s, nil)
 	want := "xterm-256color|bar|" + h.inc.workspace
+	if h.inc.isolation().Namespaces {
+		want = "xterm-256color|bar|/workspace" // the shell sees the sandbox's own path
+	}
 	if !strings.Contains(s.out.String(), want) {
 		t.Fatalf("output %q lacks %q", s.out.String(), want)
 	}
@@ -458,14 +461,22 @@ func TestTerminalInterruptAndTerminate(t *testing.T) {
 func TestTerminalRunningWhileDescendantHoldsPTY(t *testing.T) {
 	h := newTermHarness(t)
 	// The root exits at once; a background child keeps the PTY open until the test lets it go.
-	term := h.create("sh", "-c", "trap '' HUP; (trap '' HUP; while [ ! -e release ]; do sleep 0.02; done; echo late) & echo early")
+	// The background child is a program of its own, so the root is the only process whose command
+	// line is the root's.
+	rootScript := "trap '' HUP; sh -c \"trap '' HUP; while [ ! -e release ]; do sleep 0.02; done; echo late\" & echo early"
+	term := h.create("sh", "-c", rootScript)
 	c := h.dial(term.id, nil)
 	var s stream
 	c.readUntil(&s, contains("early"))
-	// Root gone (reaped), PTY still held: still running.
+	// Root gone (reaped), PTY still held: still running. The root runs under the sandbox
+	// supervisor (term.pid); it is gone when no process of the tree has its command line.
 	waitFor(t, func() bool {
-		_, err := os.Stat(fmt.Sprintf("/proc/%d", term.pid))
-		return err != nil
+		for _, pid := range treePIDs(term.pid) {
+			if readFileString(fmt.Sprintf("/proc/%d/cmdline", pid)) == "sh\x00-c\x00"+rootScript+"\x00" {
+				return false
+			}
+		}
+		return true
 	})
 	if st := term.snapshot().Status; st != termRunning {
 		t.Fatalf("status %s while a descendant holds the PTY", st)
@@ -711,4 +722,9 @@ func waitFor(t *testing.T, cond func() bool) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+}
+
+func readFileString(path string) string {
+	b, _ := os.ReadFile(path)
+	return string(b)
 }

@@ -212,7 +212,12 @@ func (t *terminalTable) create(spec termSpec) (*terminal, error) {
 	if !st.IsDir() {
 		return nil, fmt.Errorf("cwd %s: not a directory", show)
 	}
-	env, err := terminalEnv(t.inc.workspace, spec.env, dir)
+	iso := t.inc.isolation()
+	home, pwd := t.inc.workspace, dir
+	if iso.Namespaces {
+		home, pwd = "/workspace", show
+	}
+	env, err := terminalEnv(home, spec.env, pwd)
 	if err != nil {
 		return nil, err
 	}
@@ -228,12 +233,29 @@ func (t *terminalTable) create(spec termSpec) (*terminal, error) {
 	cmd.Env = env
 	// pty.StartWithSize makes the child a session leader with the PTY as controlling terminal, so
 	// its pid is also its session and process-group ID.
+	statusR, closeStatusW, err := iso.supervised(cmd, t.inc.workspace, pwd)
+	if err != nil {
+		return nil, fmt.Errorf("spawn %s: %w", spec.argv[0], err)
+	}
 	var ptmx *os.File
 	err = startChild(cmd, func() (err error) {
 		ptmx, err = pty.StartWithSize(cmd, &pty.Winsize{Cols: uint16(cols), Rows: uint16(rows)})
 		return err
-	})
+	}, iso.pdeathsig())
+	closeStatusW()
+	if err == nil {
+		// once the supervisor is ready, a signal to the tree reaches the shell, not a half-started
+		// supervisor
+		if rerr := statusR.ready(); rerr != nil {
+			_ = signalTree(cmd.Process.Pid, syscall.SIGKILL)
+			_ = ptmx.Close()
+			_ = cmd.Wait()
+			statusR.f.Close()
+			return nil, fmt.Errorf("spawn %s: %w", spec.argv[0], rerr)
+		}
+	}
 	if err != nil {
+		statusR.f.Close()
 		return nil, fmt.Errorf("spawn %s: %w", spec.argv[0], unwrapExecErr(err))
 	}
 	id := newUUID()
@@ -265,7 +287,7 @@ func (t *terminalTable) create(spec termSpec) (*terminal, error) {
 
 	readDone := make(chan struct{})
 	go term.readLoop(readDone)
-	go term.waitLoop(cmd, readDone)
+	go term.waitLoop(cmd, statusR, readDone)
 	return term, nil
 }
 
@@ -357,12 +379,22 @@ func (term *terminal) finishLog(final termFinal) {
 }
 
 // waitLoop reaps the root process, waits for the PTY to reach EOF, then completes the terminal.
-func (term *terminal) waitLoop(cmd *exec.Cmd, readDone <-chan struct{}) {
+func (term *terminal) waitLoop(cmd *exec.Cmd, statusR *statusPipe, readDone <-chan struct{}) {
 	werr := cmd.Wait()
+	st := statusR.result()
 	<-readDone
 	var final termFinal
 	var ee *exec.ExitError
 	switch {
+	case st.ok && st.failure == "":
+		// the supervisor's report of the shell's own ending
+		final.exit = &termExit{Code: st.code}
+		if st.signal != 0 {
+			sig := st.signal
+			final.exit.Signal = &sig
+		}
+	case st.ok:
+		final.err = &errorJSON{Code: "PTY_EXIT_FAILED", Message: st.failure}
 	case werr == nil || errors.As(werr, &ee):
 		final.exit = exitFromState(cmd.ProcessState)
 	default:

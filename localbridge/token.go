@@ -66,6 +66,9 @@ type Discovery struct {
 	URL       string `json:"url"`
 	TokenFile string `json:"tokenFile"`
 	PID       int    `json:"pid"`
+	// NoIsolation says why the bridge runs processes without namespaces ("" when it isolates
+	// them): commands show it, since /workspace is then only a label.
+	NoIsolation string `json:"noIsolation,omitempty"`
 }
 
 // ErrStaleDiscovery means the discovery file names a process that is no longer running.

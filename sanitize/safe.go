@@ -2,6 +2,7 @@ package sanitize
 
 import (
 	"bytes"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -113,4 +114,42 @@ func jsonEscaped(r rune) bool {
 		return true
 	}
 	return false
+}
+
+// DropHyperlinks removes OSC 8 hyperlink sequences (ESC ] 8 ; params ; URL, ended by BEL or ST)
+// from text a terminal emulator rendered, keeping the link's visible text. sandscope never passes
+// on a live link a process chose: the user would click a URL they cannot inspect.
+func DropHyperlinks(s string) string {
+	const intro = "\x1b]8;"
+	i := indexString(s, intro)
+	if i < 0 {
+		return s
+	}
+	b := make([]byte, 0, len(s))
+	for i >= 0 {
+		b = append(b, s[:i]...)
+		rest := s[i+len(intro):]
+		end, n := -1, 0
+		for k := 0; k < len(rest); k++ {
+			if rest[k] == 0x07 {
+				end, n = k, 1
+				break
+			}
+			if rest[k] == 0x1b && k+1 < len(rest) && rest[k+1] == '\\' {
+				end, n = k, 2
+				break
+			}
+		}
+		if end < 0 {
+			s = "" // unterminated: drop the rest of the sequence
+			break
+		}
+		s = rest[end+n:]
+		i = indexString(s, intro)
+	}
+	return string(append(b, s...))
+}
+
+func indexString(s, sub string) int {
+	return strings.Index(s, sub)
 }

@@ -320,7 +320,7 @@ func (m *Model) attachPane(msg termConnectedMsg) tea.Cmd {
 	w, h := m.bodySize()
 	pane := termpane.New(msg.conn, w, h, termpane.Options{
 		TerminalID: msg.open.Terminal.ID,
-		Command:    msg.open.Terminal.Command,
+		Command:    common.DisplayArgv(msg.open.Terminal.Command),
 		Styles:     m.ctx.Styles,
 		Plain:      m.ctx.Styles.Renderer.ColorProfile() == termenv.Ascii,
 		Ctx:        m.ctx.BaseCtx(),

@@ -29,13 +29,9 @@ type Bridge interface {
 	TerminateTerminal(ctx context.Context, sandbox, terminal string) error
 }
 
-// TermConn is a live terminal connection (*client.TerminalConn).
-type TermConn interface {
-	Events() <-chan client.TermEvent
-	Write(p []byte) (int, error)
-	Resize(cols, rows int) error
-	Close() error
-}
+// TermConn is a live terminal connection: client.TermConn, the one type that preview terminals
+// (*client.TerminalConn) and stable PTYs (*client.PTYConn) share with full-screen attach.
+type TermConn = client.TermConn
 
 // WatchHandle is a running sandbox watcher.
 type WatchHandle struct {

@@ -20,7 +20,7 @@ func TestProcessBadgeNeverCallsUnconfirmedSuccess(t *testing.T) {
 		badge themes.Badge
 		label string
 	}{
-		{"running", nil, nil, Current, themes.BadgeRunning, "RUNNING 4s"},
+		{"running", nil, nil, Current, themes.BadgeRunning, "RUNNING"},
 		{"exited", &client.Exit{Code: 0}, nil, Current, themes.BadgeExited, "EXITED 0"},
 		{"exited", &client.Exit{Code: 7}, nil, Current, themes.BadgeExitedFail, "EXITED 7"},
 		{"exited", &client.Exit{Code: 137, Signal: 9}, nil, Current, themes.BadgeKilled, "KILLED KILL"},
@@ -67,5 +67,22 @@ func TestOverlayKeepsSize(t *testing.T) {
 	lines := strings.Split(out, "\n")
 	if len(lines) != 6 || lines[2] != ".........XX........." || lines[3] != ".........YY........." {
 		t.Fatalf("overlay:\n%s", out)
+	}
+}
+
+func TestDisplayArgvShowsWhatWasAskedFor(t *testing.T) {
+	for _, c := range []struct {
+		in   []string
+		want string
+	}{
+		{LoginShellArgv, "bash -l"},
+		{[]string{"sh", "-c", "exec sandscope demo agent --speed 1"}, "sandscope demo agent --speed 1"},
+		{[]string{"sh", "-c", "exec make; rm -rf x"}, `sh -c 'exec make; rm -rf x'`},
+		{[]string{"sh", "-c", "echo hi"}, `sh -c 'echo hi'`},
+		{[]string{"npm", "test"}, "npm test"},
+	} {
+		if got := Argv(c.in); got != c.want {
+			t.Errorf("Argv(%q) = %q, want %q", c.in, got, c.want)
+		}
 	}
 }

@@ -44,10 +44,11 @@ func ConnProblem(err error) string {
 		return "the bridge rejected the token"
 	case ErrWrongAPI:
 		return WrongAPIText
-	case ErrUnreachable:
-		return "bridge not answering"
 	}
-	return "the bridge answered with an error"
+	if ae := new(client.APIError); errors.As(err, &ae) {
+		return "the bridge answered with an error"
+	}
+	return "bridge not answering"
 }
 
 // Classify sorts an error from the client.

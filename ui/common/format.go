@@ -78,6 +78,7 @@ func Fit(s string, w int) string {
 
 // Argv renders a command line for display (sanitised, quoted where needed).
 func Argv(argv []string) string {
+	argv = DisplayArgv(argv)
 	parts := make([]string, len(argv))
 	for i, a := range argv {
 		if a == "" || strings.ContainsAny(a, " \t\"'$\\") {
@@ -117,4 +118,23 @@ func Wrap(s string, w int) []string {
 		out[i] = strings.TrimRight(out[i], " ")
 	}
 	return out
+}
+
+// LoginShellArgv starts a login shell: bash when the host has it, else sh. `sandscope shell` uses
+// it when no command is given; screens show it as what it does (DisplayArgv).
+var LoginShellArgv = []string{"/bin/sh", "-c", "if command -v bash >/dev/null 2>&1; then exec bash -l; else exec sh -l; fi"}
+
+// DisplayArgv is the command to show for argv: what the user asked for, not the wrapper that
+// runs it. The login shell wrapper shows as "bash -l"; `sh -c 'exec CMD'` (a plain command handed
+// to a shell) shows as CMD. Anything else is shown as it is.
+func DisplayArgv(argv []string) []string {
+	if len(argv) == len(LoginShellArgv) && strings.Join(argv, "\x00") == strings.Join(LoginShellArgv, "\x00") {
+		return []string{"bash", "-l"}
+	}
+	if len(argv) == 3 && (argv[0] == "sh" || argv[0] == "/bin/sh") && argv[1] == "-c" {
+		if cmd, ok := strings.CutPrefix(argv[2], "exec "); ok && cmd != "" && !strings.ContainsAny(cmd, ";&|`$(){}<>\n\\\"'*?[]~#") {
+			return strings.Fields(cmd)
+		}
+	}
+	return argv
 }

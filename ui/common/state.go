@@ -64,8 +64,7 @@ func ProcessBadge(state string, exit *client.Exit, rerr *client.RunError, cond C
 	case Unknown:
 		return themes.BadgeUnknown, "UNKNOWN (" + label + " " + Since(now, lastSeen) + ")"
 	}
-	if !ended && state == "running" && !lastSeen.IsZero() {
-		label += " " + Age(now.Sub(lastSeen))
-	}
+	// RUNNING alone: the run time has its own column, and the status's freshness is the sandbox
+	// watcher's (the title says how often it polls; failing polls turn this UNKNOWN)
 	return b, label
 }

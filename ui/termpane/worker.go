@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"sandscope/sanitize"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -381,7 +382,8 @@ func (w *worker) render(em *vt.Emulator, title string) {
 		all := strings.Split(em.Render(), "\n")
 		for y := 0; y < rows; y++ {
 			if y < len(all) {
-				lines[y] = padTo(strings.TrimRight(all[y], "\r"), cols)
+				// hyperlinks (OSC 8) the process chose are dropped, their text kept
+				lines[y] = padTo(sanitize.DropHyperlinks(strings.TrimRight(all[y], "\r")), cols)
 			} else {
 				lines[y] = strings.Repeat(" ", cols)
 			}

@@ -1,0 +1,109 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"sandscope/client"
+	"sandscope/vocab"
+)
+
+func newSessionCmd(g *globalOptions) *cobra.Command {
+	var cwd string
+	var env []string
+	cmd := &cobra.Command{
+		Use:   "session create|ls|rm SANDBOX [ID]",
+		Short: "Stable bridges: create, list (those created or used here) and delete sessions",
+		Long: `Sessions exist on stable (0.12) bridges: a session keeps its working directory and environment
+between exec calls, and has its own shell. "create" makes one (the bridge picks session-<ms> without
+ID), "rm" deletes it, "ls" lists the sessions created or used here (the bridge has no list, and
+asking it would start the container). Use one with "exec --session ID" and "shell --session ID",
+or attach to its shell with "attach SANDBOX ID".
+
+create and rm start the sandbox's container when it is not running. Sessions die with their
+container. Exit status: 0 done; 2 usage or refused (e.g. an existing ID); 1 bridge failure.`,
+		Example: `  sandscope session create myapp dev --cwd /workspace/app --env NODE_ENV=test
+  sandscope exec --session dev myapp -- npm test
+  sandscope shell --session dev myapp
+  sandscope session ls myapp
+  sandscope session rm myapp dev`,
+		Args: cobra.RangeArgs(2, 3),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			verb, sandbox, id := args[0], args[1], ""
+			if len(args) == 3 {
+				id = args[2]
+			}
+			if err := checkSandboxArg(sandbox); err != nil {
+				return err
+			}
+			c, t, err := newBridgeClient(g)
+			if err != nil {
+				return err
+			}
+			book := stableBook()
+			out, errOut := cmd.OutOrStdout(), cmd.ErrOrStderr()
+			if verb == "ls" {
+				sb, err := book.Sandbox(t.url, sandbox)
+				if err != nil {
+					return &exitError{code: exitFailure, err: err}
+				}
+				fmt.Fprintln(out, "SESSION\tCREATED HERE\tLAST USED")
+				for _, s := range sb.Sessions {
+					if !s.Deleted {
+						fmt.Fprintf(out, "%s\t%v\t%s\n", safeText(s.ID), s.Created, ago(s.Seen))
+					}
+				}
+				return nil
+			}
+			s, ok := stableAdapter(cmd.Context(), c)
+			if !ok {
+				return &exitError{code: exitUsage, err: errStableOnly}
+			}
+			switch verb {
+			case "create":
+				opts := client.SessionOptions{ID: id, Cwd: cwd}
+				for _, kv := range env {
+					k, v, ok := strings.Cut(kv, "=")
+					if !ok || k == "" {
+						return &exitError{code: exitUsage, err: fmt.Errorf("--env %q: want NAME=VALUE", kv)}
+					}
+					if opts.Env == nil {
+						opts.Env = map[string]string{}
+					}
+					opts.Env[k] = v
+				}
+				wakeNotice(book, t.url, sandbox, "creating a session", errOut)
+				got, err := s.CreateSession(cmd.Context(), sandbox, opts)
+				if err != nil {
+					return bridgeExit("session create", err, exitFailure)
+				}
+				_ = book.Update(t.url, sandbox, func(sb *bookSandbox) { sb.useSession(got, true) })
+				fmt.Fprintln(out, vocab.Text(got))
+				return nil
+			case "rm":
+				if id == "" {
+					return &exitError{code: exitUsage, err: errors.New("usage: sandscope session rm SANDBOX ID")}
+				}
+				wakeNotice(book, t.url, sandbox, "deleting a session", errOut)
+				if err := s.DeleteSession(cmd.Context(), sandbox, id); err != nil {
+					return bridgeExit("session rm", err, exitFailure)
+				}
+				_ = book.Update(t.url, sandbox, func(sb *bookSandbox) {
+					for i := range sb.Sessions {
+						if sb.Sessions[i].ID == id {
+							sb.Sessions[i].Deleted = true
+						}
+					}
+				})
+				return nil
+			}
+			return &exitError{code: exitUsage, err: fmt.Errorf("session %q: want create, ls or rm", verb)}
+		},
+	}
+	cmd.Flags().StringVar(&cwd, "cwd", "", "create: the session's working directory")
+	cmd.Flags().StringArrayVar(&env, "env", nil, "create: environment variable NAME=VALUE (repeatable)")
+	return cmd
+}

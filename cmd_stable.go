@@ -1,0 +1,395 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"sandscope/attach"
+	"sandscope/client"
+	"sandscope/localbridge"
+	"sandscope/sanitize"
+	"sandscope/vocab"
+)
+
+// The command line on stable (0.12) bridges. Every /v1/sandbox/{id}/… request starts the sandbox's
+// container there, so these paths send one only for what the user asked (a run, a shell, a
+// session change) and read what sandscope itself recorded (the run book) for everything else.
+
+// stableRecoverEvery is how often `exec` and `logs -f` read a run's recorder files while the run
+// has not finished (each read is a request that keeps the container awake).
+var stableRecoverEvery = 2 * time.Second
+
+// stableAdapter returns the stable adapter when the bridge's document says it speaks the stable
+// API. Reading the document starts nothing.
+func stableAdapter(ctx context.Context, c *client.Client) (*client.Stable, bool) {
+	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	caps, err := c.Capabilities(cctx)
+	if err != nil || caps.Dialect != client.DialectStable {
+		return nil, false
+	}
+	return c.Stable(), true
+}
+
+// stableBook is the run book of the state directory.
+func stableBook() runBook { return newFileBook(localbridge.DefaultStateDir()) }
+
+// wakeNotice says, the first time per sandbox, that an action starts its container.
+func wakeNotice(book runBook, bridge, sandbox, what string, stderr io.Writer) {
+	sb, err := book.Sandbox(bridge, sandbox)
+	if err == nil && sb.Told {
+		return
+	}
+	fmt.Fprintf(stderr, "sandscope: stable bridge: %s starts the container of sandbox %s when it is not running (on 0.12 every request to a sandbox does); sandscope sends none on its own\n",
+		what, vocab.Text(sandbox))
+	_ = book.Update(bridge, sandbox, func(s *bookSandbox) { s.Told = true })
+}
+
+// stableExecArgv applies --env and --timeout, which the stable /exec has no fields for, by wrapping
+// the command in env(1) and timeout(1).
+func stableExecArgv(argv []string, env map[string]string, timeout time.Duration) []string {
+	out := []string{}
+	if timeout > 0 {
+		secs := strconv.FormatFloat(timeout.Seconds(), 'f', -1, 64)
+		out = append(out, "timeout", "--kill-after=1s", secs+"s")
+	}
+	if len(env) > 0 {
+		out = append(out, "env")
+		keys := make([]string, 0, len(env))
+		for k := range env {
+			keys = append(keys, k)
+		}
+		sortStrings(keys)
+		for _, k := range keys {
+			out = append(out, k+"="+env[k])
+		}
+	}
+	return append(out, argv...)
+}
+
+func sortStrings(s []string) {
+	for i := 1; i < len(s); i++ {
+		for j := i; j > 0 && s[j] < s[j-1]; j-- {
+			s[j], s[j-1] = s[j-1], s[j]
+		}
+	}
+}
+
+// runStableExec runs argv under the recorder and exits with the process's own code only when the
+// recorder confirms it; otherwise 255 with a notice.
+func runStableExec(ctx context.Context, s *client.Stable, book runBook, bridge, sandbox string, opts client.ExecOptions, stdout, stderr io.Writer) error {
+	if err := checkSandboxArg(sandbox); err != nil {
+		return err
+	}
+	wakeNotice(book, bridge, sandbox, "exec", stderr)
+	run, err := s.Run(ctx, sandbox, opts)
+	if err != nil {
+		if ctx.Err() != nil {
+			return &exitError{code: exitInterrupt}
+		}
+		return bridgeExit("exec", err, exitExecUnsure)
+	}
+	entry := bookRun{ID: run.ID, Argv: opts.Argv, Session: opts.Session, Started: time.Now().UTC()}
+	_ = book.Update(bridge, sandbox, func(sb *bookSandbox) {
+		sb.setRun(entry, client.RunResult{State: client.RunRunning, Evidence: "started here"})
+		if opts.Session != "" {
+			sb.useSession(opts.Session, false)
+		}
+	})
+	var outN, errN int64
+	var sawFFFD bool
+	var res client.RunResult
+	for ev := range run.Events() {
+		switch {
+		case ev.Result != nil:
+			res = *ev.Result
+		case ev.Kind == client.ExecStdout:
+			sawFFFD = sawFFFD || bytes.ContainsRune(ev.Text, '\uFFFD')
+			n, _ := stdout.Write(ev.Text)
+			outN += int64(n)
+		case ev.Kind == client.ExecStderr:
+			sawFFFD = sawFFFD || bytes.ContainsRune(ev.Text, '\uFFFD')
+			n, _ := stderr.Write(ev.Text)
+			errN += int64(n)
+		}
+	}
+	noteIncarnation(book, bridge, sandbox, run.Incarnation, stderr)
+	entry.Incarnation = run.Incarnation
+	if ctx.Err() != nil {
+		_ = book.Update(bridge, sandbox, func(sb *bookSandbox) {
+			sb.setRun(entry, client.RunResult{State: client.RunInterrupted, Evidence: "sandscope stopped following; the command runs on"})
+		})
+		return &exitError{code: exitInterrupt, err: fmt.Errorf("detached; run %s keeps going in the sandbox (sandscope logs -f %s %s)", run.ID, sandbox, run.ID)}
+	}
+	if sawFFFD {
+		fmt.Fprintf(stderr, "sandscope: the stable bridge decodes output as text: bytes that were not UTF-8 show as U+FFFD; the exact bytes are in %s/out and err (sandscope logs %s %s)\n",
+			run.Dir(), sandbox, run.ID)
+	}
+	if res.State != client.RunConfirmed {
+		describeStableEnding(res, stderr)
+		fmt.Fprintf(stderr, "sandscope: reading the recorder's files for run %s (each read is a request to the sandbox)\n", run.ID)
+		res = followRecorder(ctx, s, sandbox, run.ID, run.Incarnation, &outN, &errN, stdout, stderr)
+	}
+	_ = book.Update(bridge, sandbox, func(sb *bookSandbox) { sb.setRun(entry, res) })
+	return stableExit(ctx, res, run.ID, stderr)
+}
+
+// describeStableEnding prints how a run's stream ended, before recovery.
+func describeStableEnding(res client.RunResult, stderr io.Writer) {
+	switch res.State {
+	case client.RunUnconfirmed:
+		fmt.Fprintf(stderr, "sandscope: the stream reported exit code %d, not confirmed: %s\n", res.Code, sanitize.Message(res.Evidence))
+	case client.RunErrored:
+		fmt.Fprintf(stderr, "sandscope: the bridge sent an error: %s: %s; the command's outcome is unknown\n",
+			sanitize.Message(res.ErrCode), sanitize.Message(res.Message))
+	case client.RunInterrupted:
+		fmt.Fprintf(stderr, "sandscope: INTERRUPTED: %s (%s)\n", sanitize.Message(res.Evidence), sanitize.Message(res.Message))
+	}
+}
+
+// stableExit turns a run's final result into the exit status: the code when confirmed, 3 when
+// lost, 255 otherwise.
+func stableExit(ctx context.Context, res client.RunResult, id string, stderr io.Writer) error {
+	switch res.State {
+	case client.RunConfirmed:
+		if res.Code == 0 {
+			return nil
+		}
+		code := res.Code
+		if code < 0 || code > 255 {
+			code = exitExecUnsure
+		}
+		return &exitError{code: code}
+	case client.RunLost:
+		return &exitError{code: exitExecUnsure, err: fmt.Errorf("run %s is LOST (inferred): %s", id, res.Evidence)}
+	}
+	if ctx.Err() != nil {
+		return &exitError{code: exitInterrupt, err: fmt.Errorf("detached; run %s may still be going", id)}
+	}
+	return &exitError{code: exitExecUnsure, err: fmt.Errorf("run %s: no confirmed ending (%s)", id, res.Evidence)}
+}
+
+// followRecorder reads the run's recorder files until they say how it ended (or the container that
+// ran it is gone), printing the output the stream did not deliver, byte for byte. outN and errN
+// are how many bytes were already printed.
+func followRecorder(ctx context.Context, s *client.Stable, sandbox, id, inc string, outN, errN *int64, stdout, stderr io.Writer) client.RunResult {
+	warnedRaw := false
+	for {
+		res, err := s.Recover(ctx, sandbox, id, inc)
+		if err != nil {
+			if ctx.Err() != nil {
+				return client.RunResult{State: client.RunInterrupted, Evidence: "sandscope stopped following"}
+			}
+			fmt.Fprintf(stderr, "sandscope: reading run %s: %s\n", id, sanitize.Message(err.Error()))
+		} else {
+			for _, p := range []struct {
+				data []byte
+				n    *int64
+				w    io.Writer
+			}{{res.RecoveredOut, outN, stdout}, {res.RecoveredErr, errN, stderr}} {
+				if int64(len(p.data)) > *p.n {
+					_, _ = p.w.Write(p.data[*p.n:])
+					*p.n = int64(len(p.data))
+				} else if int64(len(p.data)) < *p.n && !warnedRaw {
+					// The stream's text and the file's bytes differ in length (U+FFFD replaced
+					// invalid bytes): the file is the exact output.
+					fmt.Fprintf(stderr, "sandscope: the recorder's file of run %s differs from the text the stream delivered (not byte-exact); `sandscope logs %s %s` prints the exact bytes\n", id, sandbox, id)
+					warnedRaw = true
+				}
+			}
+			switch res.State {
+			case client.RunConfirmed:
+				fmt.Fprintf(stderr, "sandscope: run %s EXITED %d (confirmed: %s)\n", id, res.Code, res.Evidence)
+				return res
+			case client.RunLost:
+				fmt.Fprintf(stderr, "sandscope: run %s LOST (inferred): %s\n", id, res.Evidence)
+				return res
+			case client.RunUnconfirmed:
+				fmt.Fprintf(stderr, "sandscope: run %s ended, exit code unknown: %s\n", id, res.Evidence)
+				return res
+			}
+		}
+		t := time.NewTimer(stableRecoverEvery)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return client.RunResult{State: client.RunInterrupted, Evidence: "sandscope stopped following; the run may still be going"}
+		case <-t.C:
+		}
+	}
+}
+
+// noteIncarnation compares the container marker a run printed with the one last seen here: a
+// different marker means another container answers now (inferred).
+func noteIncarnation(book runBook, bridge, sandbox, marker string, stderr io.Writer) {
+	if marker == "" {
+		return
+	}
+	sb, err := book.Sandbox(bridge, sandbox)
+	if err == nil && sb.Incarnation != "" && sb.Incarnation != marker {
+		fmt.Fprintf(stderr, "sandscope: sandbox %s runs in a different container than at sandscope's last contact (%s): its files, sessions and shells were not kept (inferred from sandscope's marker file)\n",
+			vocab.Text(sandbox), sb.MarkerSeen.Local().Format("2006-01-02 15:04"))
+	}
+	_ = book.Update(bridge, sandbox, func(s *bookSandbox) { s.Incarnation, s.MarkerSeen = marker, time.Now().UTC() })
+}
+
+// runStableLogs prints a run's output from its recorder files (byte for byte); with follow it reads
+// them until the run ends: exit 0 when the recorder confirms the ending, 3 when the run is lost.
+func runStableLogs(ctx context.Context, s *client.Stable, book runBook, bridge, sandbox, id string, follow bool, stdout, stderr io.Writer) error {
+	if err := checkSandboxArg(sandbox); err != nil {
+		return err
+	}
+	sb, err := book.Sandbox(bridge, sandbox)
+	if err != nil {
+		return &exitError{code: exitFailure, err: err}
+	}
+	run, err := sb.run(id)
+	if err != nil {
+		return &exitError{code: exitUsage, err: fmt.Errorf("run %q: %w (stable bridges have no process list: only runs started here are known; see sandscope ls %s)", id, err, sandbox)}
+	}
+	wakeNotice(book, bridge, sandbox, "reading a run's output", stderr)
+	var outN, errN int64
+	var res client.RunResult
+	if follow {
+		res = followRecorder(ctx, s, sandbox, run.ID, run.Incarnation, &outN, &errN, stdout, stderr)
+	} else {
+		res, err = s.Recover(ctx, sandbox, run.ID, run.Incarnation)
+		if err != nil {
+			return bridgeExit("logs", err, exitNoResume)
+		}
+		_, _ = stdout.Write(res.RecoveredOut)
+		_, _ = stderr.Write(res.RecoveredErr)
+		fmt.Fprintf(stderr, "sandscope: run %s %s: %s\n", run.ID, res.State, res.Evidence)
+	}
+	_ = book.Update(bridge, sandbox, func(sb *bookSandbox) {
+		if res.State != client.RunInterrupted {
+			sb.setRun(run, res)
+		}
+	})
+	switch res.State {
+	case client.RunConfirmed:
+		return nil
+	case client.RunLost:
+		return &exitError{code: exitLost}
+	}
+	if ctx.Err() != nil {
+		return &exitError{code: exitInterrupt}
+	}
+	if follow {
+		return &exitError{code: exitNoResume}
+	}
+	return nil
+}
+
+// runStableLs prints what sandscope recorded of a stable sandbox (or of every sandbox it knows)
+// without sending a single sandbox request.
+func runStableLs(book runBook, bridge, sandbox string, asJSON bool, w io.Writer) error {
+	if sandbox == "" {
+		ids, err := book.Sandboxes(bridge)
+		if err != nil {
+			return &exitError{code: exitFailure, err: err}
+		}
+		if asJSON {
+			return writeJSON(w, ids)
+		}
+		fmt.Fprintln(w, "stable bridge: sandboxes sandscope used here (the bridge has no list; nothing was asked of it)")
+		for _, id := range ids {
+			sb, _ := book.Sandbox(bridge, id)
+			fmt.Fprintf(w, "%s\t%d runs\t%d sessions\n", safeText(id), len(sb.Runs), len(sb.Sessions))
+		}
+		return nil
+	}
+	if err := checkSandboxArg(sandbox); err != nil {
+		return err
+	}
+	sb, err := book.Sandbox(bridge, sandbox)
+	if err != nil {
+		return &exitError{code: exitFailure, err: err}
+	}
+	if asJSON {
+		return writeJSON(w, struct {
+			Sandbox string `json:"sandbox"`
+			bookSandbox
+		}{sandbox, sb})
+	}
+	fmt.Fprintf(w, "sandbox %s on a stable bridge: what sandscope recorded (asking the bridge would start the container)\n", safeText(sandbox))
+	if sb.Incarnation != "" {
+		fmt.Fprintf(w, "container marker %s, last seen %s (inferred container identity)\n", safeText(sb.Incarnation), sb.MarkerSeen.Local().Format("2006-01-02 15:04:05"))
+	}
+	fmt.Fprintln(w, "RUN\tSTATE\tSTARTED\tCOMMAND")
+	for i := len(sb.Runs) - 1; i >= 0; i-- {
+		r := sb.Runs[i]
+		state := r.State
+		if r.Code != nil {
+			state = fmt.Sprintf("%s %d", r.State, *r.Code)
+		}
+		if r.Inferred {
+			state += " (inferred)"
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", safeText(r.ID), state, ago(r.Started), commandLine(r.Argv))
+	}
+	if len(sb.Sessions) > 0 {
+		fmt.Fprintln(w, "SESSION\tCREATED HERE\tLAST USED")
+		for _, s := range sb.Sessions {
+			if s.Deleted {
+				continue
+			}
+			fmt.Fprintf(w, "%s\t%v\t%s\n", safeText(s.ID), s.Created, ago(s.Seen))
+		}
+	}
+	return nil
+}
+
+// runStableShell attaches to the sandbox's PTY (of a session, or the session-less one) full screen.
+func runStableShell(ctx context.Context, s *client.Stable, book runBook, bridge, sandbox, session, shell, detachKey string, stdin io.Reader, stdout, stderr io.Writer) error {
+	if err := checkSandboxArg(sandbox); err != nil {
+		return err
+	}
+	wakeNotice(book, bridge, sandbox, "a shell", stderr)
+	cols, rows := localSize()
+	conn, err := s.ConnectPTY(ctx, sandbox, client.PTYOptions{Cols: cols, Rows: rows, Session: session, Shell: shell})
+	if err != nil {
+		return setupError(err)
+	}
+	defer conn.Close()
+	if session != "" {
+		_ = book.Update(bridge, sandbox, func(sb *bookSandbox) { sb.useSession(session, false) })
+	}
+	label, hint := "sandbox "+sandbox+" shell", "sandscope attach "+sandbox+" default"
+	if session != "" {
+		label, hint = "sandbox "+sandbox+" session "+session, "sandscope attach "+sandbox+" "+session
+	}
+	res, err := attach.Run(ctx, conn, attach.Options{Stdin: stdin, Stdout: stdout, Stderr: stderr,
+		DetachKey: detachKey, Label: label, ReattachHint: hint})
+	if err != nil {
+		return &exitError{code: 255, err: fmt.Errorf("attach %s: %w", label, err)}
+	}
+	if code := res.ExitStatus(); code != 0 {
+		return &exitError{code: code}
+	}
+	return nil
+}
+
+// stableSessionTarget maps attach's TERMINAL argument on stable: "default" (or "-") is the
+// session-less PTY, anything else a session ID.
+func stableSessionTarget(arg string) (string, error) {
+	if arg == "default" || arg == "-" {
+		return "", nil
+	}
+	if !client.ValidSessionID(arg) {
+		return "", &exitError{code: exitUsage, err: fmt.Errorf("session %q: want 1-128 of a-z A-Z 0-9 . _ - (no \"..\"), or \"default\"", arg)}
+	}
+	return arg, nil
+}
+
+// errStableOnly refuses a stable-only command on another bridge.
+var errStableOnly = errors.New("sessions exist on stable bridges only (this bridge speaks the 1.0 preview API)")
+
+// joinArgv is a command for notices.
+func joinArgv(argv []string) string { return strings.Join(argv, " ") }

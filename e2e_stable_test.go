@@ -1,0 +1,123 @@
+package main
+
+import (
+	"context"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"sandscope/client"
+	"sandscope/localbridge"
+	"sandscope/localbridge/bridgetest"
+)
+
+var reRunID = regexp.MustCompile(`run (\d{8}T\d{6}Z-[0-9a-f]{8})`)
+
+// The command line on a stable bridge: exec exits with the command's own code only when the
+// recorder confirms it, the exit-code-less completion is never success, logs reads the recorder's
+// files, and ls answers from what sandscope recorded without a single sandbox request.
+func TestStableCommandLine(t *testing.T) {
+	b, args := bridgeArgs(t, bridgetest.WithStable(), bridgetest.WithConfig(func(c *localbridge.Config) {
+		c.StableFakeCompletionAfter = 700 * time.Millisecond
+	}))
+	env := []string{"XDG_STATE_HOME=" + t.TempDir()}
+	run := func(a ...string) runResult {
+		t.Helper()
+		return runSandscope(t, env, append(append([]string{}, args...), a...)...)
+	}
+	r := run("exec", "box", "--", "sh", "-c", "echo out; echo err >&2; exit 3")
+	if r.code != 3 || string(r.stdout) != "out\n" || !strings.Contains(string(r.stderr), "err\n") {
+		t.Fatalf("exec: code %d stdout %q stderr %q", r.code, r.stdout, r.stderr)
+	}
+	if !strings.Contains(string(r.stderr), "starts the container of sandbox box") {
+		t.Errorf("the first action did not say it starts the container: %q", r.stderr)
+	}
+	// The bridge ends this stream with {"exit_code":0} while the command runs on: the recorder's
+	// status decides, and the output the stream missed comes from its file.
+	r = run("exec", "box", "--", "sh", "-c", "echo begin; sleep 2; echo end; exit 6")
+	if r.code != 6 || string(r.stdout) != "begin\nend\n" {
+		t.Fatalf("exec with a fabricated completion: code %d stdout %q stderr %q", r.code, r.stdout, r.stderr)
+	}
+	if !strings.Contains(string(r.stderr), "not confirmed") || !strings.Contains(string(r.stderr), "EXITED 6 (confirmed") {
+		t.Errorf("notices: %q", r.stderr)
+	}
+	if strings.Contains(string(r.stderr), "starts the container") {
+		t.Errorf("the wake notice repeated: %q", r.stderr)
+	}
+	m := reRunID.FindStringSubmatch(string(r.stderr))
+	if m == nil {
+		t.Fatalf("no run ID in %q", r.stderr)
+	}
+	r = run("logs", "-f", "box", m[1][:18])
+	if r.code != 0 || string(r.stdout) != "begin\nend\n" {
+		t.Errorf("logs -f: code %d stdout %q stderr %q", r.code, r.stdout, r.stderr)
+	}
+
+	before := b.Server.TotalAllocations()
+	r = run("ls", "box")
+	if r.code != 0 || !strings.Contains(string(r.stdout), "EXITED 6") || !strings.Contains(string(r.stdout), "EXITED 3") {
+		t.Errorf("ls box: code %d %q %q", r.code, r.stdout, r.stderr)
+	}
+	if r = run("ls"); r.code != 0 || !strings.Contains(string(r.stdout), "box") {
+		t.Errorf("ls: code %d %q %q", r.code, r.stdout, r.stderr)
+	}
+	if after := b.Server.TotalAllocations(); after != before {
+		t.Errorf("ls made %d sandbox requests on a stable bridge, want 0", after-before)
+	}
+
+	// Sessions: create, use, list, delete.
+	if r = run("session", "create", "box", "dev", "--env", "GREETING=hello"); r.code != 0 || strings.TrimSpace(string(r.stdout)) != "dev" {
+		t.Fatalf("session create: %d %q %q", r.code, r.stdout, r.stderr)
+	}
+	if r = run("exec", "--session", "dev", "box", "--", "sh", "-c", `echo "$GREETING"`); r.code != 0 || string(r.stdout) != "hello\n" {
+		t.Errorf("exec in session: %d %q %q", r.code, r.stdout, r.stderr)
+	}
+	if r = run("session", "ls", "box"); !strings.Contains(string(r.stdout), "dev") {
+		t.Errorf("session ls: %q", r.stdout)
+	}
+	if r = run("session", "rm", "box", "dev"); r.code != 0 {
+		t.Errorf("session rm: %d %q", r.code, r.stderr)
+	}
+	if r = run("session", "rm", "box", "dev"); r.code == 0 || !strings.Contains(string(r.stderr), "not found") {
+		t.Errorf("session rm again: %d %q", r.code, r.stderr)
+	}
+}
+
+// Starting the TUI on a stable bridge, the sandbox list, opening a sandbox, and `ls` send no
+// sandbox request (each would start a container there).
+func TestE2EStableZeroWake(t *testing.T) {
+	tmuxPath := needTmux(t)
+	b := bridgetest.Start(t, bridgetest.WithStable())
+	c, err := client.New(b.URL, client.WithToken(b.Token))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	run, err := c.Stable().Exec(ctx, "e2e", client.ExecOptions{Argv: []string{"true"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range run.Events() {
+	}
+	before := b.Server.TotalAllocations()
+
+	dir := t.TempDir()
+	env := tuiEnv(t, dir)
+	tok := tokenFile(t, b)
+	s := launchTUI(t, tmuxPath, dir, env, "--url", b.URL, "--token-file", tok)
+	s.waitFor("the sandboxes screen", "sandscope │", "e2e")
+	s.keys("Enter")
+	s.waitFor("the sandbox screen", "Sandbox e2e")
+	time.Sleep(3 * time.Second) // long enough for any watcher or lookup to have gone out
+	for _, a := range [][]string{{"ls"}, {"ls", "e2e"}} {
+		r := runSandscope(t, nil, append([]string{"--url", b.URL, "--token-file", tok}, a...)...)
+		if r.code != 0 {
+			t.Errorf("%v: %d %q", a, r.code, r.stderr)
+		}
+	}
+	if after := b.Server.TotalAllocations(); after != before {
+		t.Errorf("the TUI, its sandbox list, opening a sandbox and ls made %d sandbox requests on a stable bridge, want 0", after-before)
+	}
+}
