@@ -13,8 +13,38 @@ type Column struct {
 // Every column first gets its Min, in priority order; columns that do not fit get 0 (hidden),
 // dropped from the highest priority down. Room left grows columns toward Want, one priority at a
 // time, shared within a priority in proportion to what each still wants; then flexible columns
-// share what remains. The widths sum, with separators, to at most width.
+// share what remains. A flexible column left with less than half of what it wants beyond its
+// Min makes the columns of lower priority go, least important first, until it has it. The widths sum, with separators, to at most width.
 func Layout(cols []Column, width int) []int {
+	hidden := make([]bool, len(cols))
+	for {
+		out := layout(cols, width, hidden)
+		// elide by priority: while a flexible column has less than half of what it wants beyond
+		// its Min, the least important column of a lower priority goes
+		starved := -1
+		for i, c := range cols {
+			if c.Flex && out[i] > 0 && out[i] < (c.Min+max(c.Want, c.Min))/2 {
+				starved = i
+				break
+			}
+		}
+		if starved < 0 {
+			return out
+		}
+		drop := -1
+		for i, c := range cols {
+			if out[i] > 0 && c.Priority > cols[starved].Priority && (drop < 0 || c.Priority >= cols[drop].Priority) {
+				drop = i
+			}
+		}
+		if drop < 0 {
+			return out
+		}
+		hidden[drop] = true
+	}
+}
+
+func layout(cols []Column, width int, hidden []bool) []int {
 	out := make([]int, len(cols))
 	order := make([]int, len(cols))
 	for i := range order {
@@ -29,6 +59,9 @@ func Layout(cols []Column, width int) []int {
 	used := 0
 	shown := 0
 	for _, i := range order {
+		if hidden[i] {
+			continue
+		}
 		need := cols[i].Min
 		if shown > 0 {
 			need++
