@@ -222,7 +222,10 @@ func (s *hostileTmux) waitFor(what string, wants ...string) string {
 	}
 }
 
-func (s *hostileTmux) keys(k ...string) { s.t.Helper(); s.must(append([]string{"send-keys", "-t", "h"}, k...)...) }
+func (s *hostileTmux) keys(k ...string) {
+	s.t.Helper()
+	s.must(append([]string{"send-keys", "-t", "h"}, k...)...)
+}
 
 // command runs a shell command line in the pane and waits until it finished.
 func (s *hostileTmux) command(line string) {
