@@ -51,7 +51,6 @@ func TestExitStatusesAndHints(t *testing.T) {
 		{"ls", "local"},
 		{"logs", "local", p.ID},
 		{"logs", "-f", "local", p.ID},
-		{"attach", "local", "0f9d3c2e"},
 	} {
 		r := runSandscope(t, nil, append(append([]string{}, bad...), args...)...)
 		if r.code != exitUsage || !strings.Contains(string(r.stderr), "check SANDBOX_API_KEY or --token-file") {

@@ -49,14 +49,14 @@ func (c *Client) Capabilities(ctx context.Context) (Capabilities, error) {
 }
 
 // StableBridgeError refuses a sandbox call to a bridge whose OpenAPI document says it speaks the
-// stable API (exec, pty, session). sandscope speaks the 1.0 preview API, and on a stable bridge
+// stable API (exec, pty, session): this preview adapter refuses it (Client.Stable is the stable one), as on a stable bridge
 // every /v1/sandbox/{id}/... request starts a container, lookups and unknown routes included: a
 // watcher polling it would keep containers awake. errors.Is(err, ErrUnsupported) holds.
 type StableBridgeError struct{}
 
 func (e *StableBridgeError) Error() string {
-	return "stable bridge API (0.12: exec, pty, session): sandscope speaks the 1.0 preview, and sends " +
-		"no sandbox calls here (each starts a container)"
+	return "stable bridge API (0.12: exec, pty, session): the preview calls are not sent here (each would start a container); " +
+		"use the stable adapter: sandscope exec, logs, shell, attach, session"
 }
 
 func (e *StableBridgeError) Is(target error) bool { return target == ErrUnsupported }

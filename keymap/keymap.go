@@ -38,7 +38,7 @@ type KeyMap struct {
 	Create, Add, Forget, Delete, Stop, Replace key.Binding
 
 	// Sandbox screen.
-	NextTab, PrevTab, Exec, Kill, Relaunch, Select, Shell key.Binding
+	NextTab, PrevTab, Exec, Kill, Relaunch, Select, Shell, Preview key.Binding
 
 	// Log view.
 	Follow, Timestamps, Wrap, Search, NextMatch, PrevMatch  key.Binding
@@ -78,7 +78,7 @@ func (k *KeyMap) entries() []entry {
 		{"next_tab", Sandbox, &k.NextTab}, {"prev_tab", Sandbox, &k.PrevTab},
 		{"exec", Sandbox, &k.Exec}, {"kill", Sandbox, &k.Kill},
 		{"relaunch", Sandbox, &k.Relaunch}, {"select", Sandbox, &k.Select},
-		{"shell", Sandbox, &k.Shell},
+		{"shell", Sandbox, &k.Shell}, {"preview", Sandbox, &k.Preview},
 
 		{"follow", Logs, &k.Follow}, {"timestamps", Logs, &k.Timestamps}, {"wrap", Logs, &k.Wrap},
 		{"search", Logs, &k.Search}, {"next_match", Logs, &k.NextMatch}, {"prev_match", Logs, &k.PrevMatch},
@@ -133,6 +133,7 @@ func New() *KeyMap {
 		Relaunch: b([]string{"r"}, "r", "relaunch here"),
 		Select:   b([]string{" "}, "space", "select for multi-follow"),
 		Shell:    b([]string{"s"}, "s", "new terminal"),
+		Preview:  b([]string{"p"}, "p", "preview: details and live output"),
 
 		Follow:     b([]string{"f"}, "f", "toggle follow"),
 		Timestamps: b([]string{"t"}, "t", "toggle timestamps"),

@@ -6,7 +6,7 @@ import (
 
 var screenTitles = map[Screen]string{
 	Global:    "Everywhere",
-	Lists:     "Tables (the sandboxes list)",
+	Lists:     "Tables (sandboxes; processes, terminals and incarnations tabs)",
 	Sandboxes: "Sandboxes screen",
 	Sandbox:   "Sandbox screen",
 	Logs:      "Log view",

@@ -8,7 +8,8 @@
 #
 # Screens: sandboxes.png (the list), sandbox.png (processes with a LOST and STALE entries after a
 # container replacement), incarnations.png (the timeline with two incarnations), logs.png (the
-# agent's JSONL with the LOST marker) and terminal.png (the embedded terminal pane).
+# agent's JSONL with the LOST marker), preview.png (the sandbox screen's preview of the running
+# agent) and terminal.png (the embedded terminal pane).
 #
 # It installs what is missing: tmux, librsvg2-bin (rsvg-convert) and fonts-dejavu-core with apt-get
 # when run as root (or with passwordless sudo), and freeze with
@@ -114,7 +115,7 @@ tmx() { tmux -S "$TMUX_SOCK" "$@"; }
 
 # pane prints the pane as text; pane_ansi with its colours.
 pane() { tmx capture-pane -p -t shot; }
-pane_ansi() { tmx capture-pane -p -e -t shot; }
+pane_ansi() { tmx capture-pane -p -e -N -t shot; } # -N: keep trailing cells (the header band)
 
 # wait_for TEXT...: poll the pane until it shows every TEXT (fixed strings).
 wait_for() {
@@ -241,6 +242,13 @@ keys Escape
 wait_for "incarnation #2" "--resume" "LOST"
 shot sandbox
 
+# The preview beside the list: the resumed agent's details and its output, live.
+select_row "--resume"
+keys p
+wait_for "Preview · " "output   live"
+shot preview
+keys p
+
 keys Tab Tab
 wait_for "[Incarnations (2)]"
 shot incarnations
@@ -282,4 +290,4 @@ until [ "$(tmx display-message -p -t shot '#{pane_dead}' 2>/dev/null || echo 1)"
 	[ $SECONDS -ge $deadline ] && die "sandscope did not quit"
 	sleep 0.2
 done
-log "done: $OUT/{sandboxes,sandbox,incarnations,logs,terminal}.png"
+log "done: $OUT/{sandboxes,sandbox,preview,incarnations,logs,terminal}.png"

@@ -190,7 +190,7 @@ func TestStableBridgeShownFromTheStart(t *testing.T) {
 	br.RunErr = &client.StableBridgeError{}
 	m := newRootWith(t, br, Options{Target: Target{BridgeProblem: &client.StableBridgeError{}}})
 	m.Update(tea.WindowSizeMsg{Width: 160, Height: 30})
-	if v := m.View(); !strings.Contains(v, "WRONG BRIDGE API: stable bridge API") {
+	if v := m.View(); !strings.Contains(v, "STABLE BRIDGE: stable bridge API") {
 		t.Fatalf("status area does not name the stable API:\n%s", v)
 	}
 }

@@ -68,7 +68,7 @@ func (m *Model) statusView() string {
 		text := ""
 		switch common.Classify(m.connErr) {
 		case common.ErrWrongAPI:
-			text = "WRONG BRIDGE API: " + common.SanitizeText((&client.StableBridgeError{}).Error())
+			text = "STABLE BRIDGE: " + common.SanitizeText((&client.StableBridgeError{}).Error())
 		case common.ErrUnauthorized:
 			text = "UNAUTHORIZED: " + common.UnauthorizedHint
 		case common.ErrUnreachable:

@@ -20,6 +20,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"sort"
 	"strconv"
@@ -77,7 +78,19 @@ func main() {
 	quick := flag.Bool("quick", false, "smaller streams and fewer repetitions: about a minute")
 	only := flag.String("only", "", "comma-separated figure numbers to run (default: all)")
 	verbose := flag.Bool("v", false, "show each measurement's raw output")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of this process (the in-process figures: 3) to this file")
 	flag.Parse()
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(2)
+		}
+		defer pprof.StopCPUProfile()
+	}
 	start := time.Now()
 	e, err := setup(*quick, *verbose)
 	if err != nil {
@@ -102,6 +115,7 @@ func main() {
 	}
 	code := printTable(os.Stdout, rows, *quick, time.Since(start))
 	e.close()
+	pprof.StopCPUProfile()
 	os.Exit(code)
 }
 

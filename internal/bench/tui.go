@@ -174,7 +174,7 @@ func cpuTime(pid int) (time.Duration, error) {
 // Figure 9: from exec to the first frame of the sandboxes screen, on the bench bridge and with the
 // embedded bridge the TUI starts itself, against exec to exit of `sandscope --version`.
 func figStartup(e *env) ([]row, error) {
-	runs := pick(e, 5, 11)
+	runs := pick(e, 3, 11)
 	var base []time.Duration
 	for i := 0; i < runs; i++ {
 		cmd := exec.Command(e.bin, "--version")
@@ -250,9 +250,9 @@ func figIdle(e *env) ([]row, error) {
 	if _, err := t.waitSeen(10 * time.Second); err != nil {
 		return nil, err
 	}
-	window := pick(e, 5*time.Second, 20*time.Second)
+	window := pick(e, 4*time.Second, 20*time.Second)
 	measure := func() (float64, float64, error) {
-		time.Sleep(2 * time.Second) // let it settle
+		time.Sleep(pick(e, time.Second, 3*time.Second)) // let it settle
 		c0, err := cpuTime(t.cmd.Process.Pid)
 		if err != nil {
 			return 0, 0, err

@@ -23,7 +23,7 @@ const (
 )
 
 // WrongAPIText is how screens name a stable-API bridge in their headers.
-const WrongAPIText = "this bridge speaks another API: sandscope sends it nothing"
+const WrongAPIText = "stable bridge: the TUI sends it nothing (each request starts a container); use sandscope exec, shell, session"
 
 // UnauthorizedHint is what to do about a rejected token, in the TUI and on the command line.
 const UnauthorizedHint = "the bridge rejected the token (check SANDBOX_API_KEY or --token-file)"

@@ -11,10 +11,40 @@ type Column struct {
 
 // Layout gives each column a width for a table width cells wide (one space between columns).
 // Every column first gets its Min, in priority order; columns that do not fit get 0 (hidden),
-// dropped from the highest priority down. Room left grows columns toward Want, by priority (in
-// column order within one priority); then flexible columns share what remains. A table keeps a
-// wide column from starving a more useful one by giving it a modest Want. The widths sum, with separators, to at most width.
+// dropped from the highest priority down. Room left grows columns toward Want, one priority at a
+// time, shared within a priority in proportion to what each still wants; then flexible columns
+// share what remains. A flexible column left with less than half of what it wants beyond its
+// Min makes the columns of lower priority go, least important first, until it has it. The widths sum, with separators, to at most width.
 func Layout(cols []Column, width int) []int {
+	hidden := make([]bool, len(cols))
+	for {
+		out := layout(cols, width, hidden)
+		// elide by priority: while a flexible column has less than half of what it wants beyond
+		// its Min, the least important column of a lower priority goes
+		starved := -1
+		for i, c := range cols {
+			if c.Flex && out[i] > 0 && out[i] < (c.Min+max(c.Want, c.Min))/2 {
+				starved = i
+				break
+			}
+		}
+		if starved < 0 {
+			return out
+		}
+		drop := -1
+		for i, c := range cols {
+			if out[i] > 0 && c.Priority > cols[starved].Priority && (drop < 0 || c.Priority >= cols[drop].Priority) {
+				drop = i
+			}
+		}
+		if drop < 0 {
+			return out
+		}
+		hidden[drop] = true
+	}
+}
+
+func layout(cols []Column, width int, hidden []bool) []int {
 	out := make([]int, len(cols))
 	order := make([]int, len(cols))
 	for i := range order {
@@ -29,6 +59,9 @@ func Layout(cols []Column, width int) []int {
 	used := 0
 	shown := 0
 	for _, i := range order {
+		if hidden[i] {
+			continue
+		}
 		need := cols[i].Min
 		if shown > 0 {
 			need++
@@ -41,17 +74,45 @@ func Layout(cols []Column, width int) []int {
 		shown++
 	}
 	room := width - used
-	// grow toward Want, by priority (columns of one priority in their order)
-	for _, i := range order {
-		if out[i] == 0 || room <= 0 {
+	// grow toward Want, one priority at a time; within a priority the room is shared in
+	// proportion to what each column still wants (a wide STATE does not starve COMMAND)
+	for start := 0; start < len(order) && room > 0; {
+		end := start
+		for end < len(order) && cols[order[end]].Priority == cols[order[start]].Priority {
+			end++
+		}
+		tier := order[start:end]
+		start = end
+		gap := 0
+		for _, i := range tier {
+			if out[i] > 0 {
+				gap += max(cols[i].Want, cols[i].Min) - out[i]
+			}
+		}
+		if gap <= 0 {
 			continue
 		}
-		want := max(cols[i].Want, cols[i].Min)
-		grow := min(want-out[i], room)
-		if grow > 0 {
-			out[i] += grow
-			room -= grow
+		share := min(room, gap)
+		given := 0
+		for _, i := range tier {
+			if out[i] == 0 {
+				continue
+			}
+			g := (max(cols[i].Want, cols[i].Min) - out[i]) * share / gap
+			out[i] += g
+			given += g
 		}
+		// what rounding left goes to the tier's columns in order, up to their Want
+		for _, i := range tier {
+			if given >= share {
+				break
+			}
+			if out[i] > 0 && out[i] < max(cols[i].Want, cols[i].Min) {
+				out[i]++
+				given++
+			}
+		}
+		room -= given
 	}
 	var flex []int
 	for _, i := range order {

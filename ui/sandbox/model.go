@@ -2,6 +2,8 @@ package sandbox
 
 import (
 	"context"
+	"fmt"
+	"strings"
 
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
@@ -9,6 +11,7 @@ import (
 	"sandscope/client"
 	"sandscope/record"
 	"sandscope/ui/common"
+	"sandscope/ui/components"
 )
 
 // Tab is one of the screen's tabs.
@@ -46,13 +49,14 @@ type Model struct {
 	width  int
 	height int
 
-	tab    Tab
-	cursor [tabCount]int
-	offset [tabCount]int
+	tab   Tab
+	tabs  *components.Tabs
+	lists [tabCount]*components.List // cursor, paging, filter, sort (and the processes' selection) per tab
+	// preview shows the selected process's details and the tail of its output beside the list
+	preview *preview
 	// st is what the record knows of the sandbox (a copy, refreshed when the record changes);
 	// without a record, the fold of this screen's own watcher.
-	st     *record.State
-	marked map[string]bool // process IDs picked for multi-follow
+	st *record.State
 
 	dialog *common.Dialog
 
@@ -65,10 +69,30 @@ type Model struct {
 
 // New makes the screen for one sandbox. Init starts its watcher.
 func New(ctx *common.Context, id string) *Model {
-	m := &Model{ctx: ctx, id: id, marked: map[string]bool{}, st: record.NewState(id)}
+	m := &Model{ctx: ctx, id: id, st: record.NewState(id), tabs: components.NewTabs(ctx.Keys, int(tabCount))}
 	if ctx.Record != nil {
 		m.st = ctx.Record.State(id)
 	}
+	for t := range m.lists {
+		m.lists[t] = components.NewList(ctx.Keys)
+	}
+	m.lists[ProcessesTab].Selectable(true).SetSorts([]components.Sort{
+		{Name: "state", Less: func(a, b int) bool {
+			return stateOrder(m.st.Processes[a].Process.State) < stateOrder(m.st.Processes[b].Process.State)
+		}},
+		{Name: "started", Less: func(a, b int) bool {
+			return m.st.Processes[a].Process.StartedAt.Before(m.st.Processes[b].Process.StartedAt)
+		}},
+		{Name: "command", Less: func(a, b int) bool {
+			return common.Argv(m.st.Processes[a].Process.Command) < common.Argv(m.st.Processes[b].Process.Command)
+		}},
+	})
+	m.lists[TerminalsTab].SetSorts([]components.Sort{
+		{Name: "state", Less: func(a, b int) bool {
+			return stateOrder(m.st.Terminals[a].Terminal.Status) < stateOrder(m.st.Terminals[b].Terminal.Status)
+		}},
+	})
+	m.syncLists()
 	return m
 }
 
@@ -78,8 +102,52 @@ func (m *Model) ID() string { return m.id }
 // Title is the screen's crumb in the header: the sandbox ID.
 func (m *Model) Title() string { return m.id }
 
-// Back leaves esc to the root.
-func (m *Model) Back() bool { return false }
+// Back clears the current tab's active filter; otherwise esc is the root's.
+func (m *Model) Back() bool { return m.lists[m.tab].Back() }
+
+// list is the current tab's list.
+func (m *Model) list() *components.List { return m.lists[m.tab] }
+
+// syncLists gives each tab's list the record's current rows (cursors stay on their rows).
+func (m *Model) syncLists() {
+	m.lists[ProcessesTab].SetRows(components.Rows{N: len(m.st.Processes),
+		Key: func(i int) string { return entryKey(m.st.Processes[i]) },
+		Text: func(i int) string {
+			e := m.st.Processes[i]
+			return e.Process.ID + " " + e.Process.State + " " + common.Argv(e.Process.Command) + " " + e.Process.Cwd
+		}})
+	m.lists[TerminalsTab].SetRows(components.Rows{N: len(m.st.Terminals),
+		Key: func(i int) string { return m.st.Terminals[i].Terminal.ID },
+		Text: func(i int) string {
+			e := m.st.Terminals[i]
+			return e.Terminal.ID + " " + e.Terminal.Status + " " + common.Argv(e.Terminal.Command)
+		}})
+	m.lists[TimelineTab].SetRows(components.Rows{N: len(m.st.Incarnations),
+		Key: func(i int) string { return fmt.Sprint(m.st.Incarnations[i].Number) },
+		Text: func(i int) string {
+			e := m.st.Incarnations[i]
+			return fmt.Sprintf("#%d %s", e.Number, strings.Join(e.Evidence, " "))
+		}})
+	m.tabs.SetActive(int(m.tab))
+}
+
+// selectLast puts the cursor of tab t on its last row (a process or terminal just started).
+func (m *Model) selectLast(t Tab) {
+	m.tab = t
+	m.syncLists()
+	m.lists[t].SelectIndex(m.lists[t].Total() - 1)
+}
+
+// stateOrder sorts running first, then ended, then the rest.
+func stateOrder(s string) int {
+	switch s {
+	case "running":
+		return 0
+	case "exited":
+		return 1
+	}
+	return 2
+}
 
 // Init starts watching: through the record's background watcher when there is a record (the
 // screen then re-reads the record when it changes), else with a watcher of its own.
@@ -109,6 +177,7 @@ func (m *Model) Init() tea.Cmd {
 // Close stops the watcher.
 func (m *Model) Close() {
 	m.closed = true
+	m.stopPreview()
 	if m.cancel != nil {
 		m.cancel()
 	}
@@ -132,15 +201,19 @@ func (m *Model) SetFocus(focused bool) {
 // SetSize sets the screen's area.
 func (m *Model) SetSize(w, h int) { m.width, m.height = w, h }
 
-// Capturing reports whether a dialog takes every key.
-func (m *Model) Capturing() bool { return m.dialog != nil }
+// Capturing reports whether a dialog or a filter being typed takes every key.
+func (m *Model) Capturing() bool { return m.dialog != nil || m.list().Capturing() }
 
 // Attached counts live streams (the watcher).
 func (m *Model) Attached() int {
+	n := 0
 	if m.cancel != nil && !m.closed {
-		return 1
+		n++
 	}
-	return 0
+	if m.preview != nil && m.preview.cancel != nil {
+		n++ // the preview's follower
+	}
+	return n
 }
 
 // tabKeys are the keys that act on the current tab, and only those (help never offers a key
@@ -154,7 +227,7 @@ func (m *Model) tabKeys() []key.Binding {
 	}
 	switch m.tab {
 	case ProcessesTab:
-		return []key.Binding{open("open its log"), k.Exec, k.Kill, k.Relaunch, k.Select, k.Shell}
+		return []key.Binding{open("open its log"), k.Exec, k.Kill, k.Relaunch, k.Select, k.Preview, k.Shell}
 	case TerminalsTab:
 		return []key.Binding{open("open in the pane"), k.Shell, k.Attach, k.Interrupt, k.Terminate, k.Exec}
 	}
@@ -170,7 +243,7 @@ func (m *Model) ShortHelp() []key.Binding {
 // FullHelp is the help overlay: the tab's keys, the tab keys, then the global ones.
 func (m *Model) FullHelp() [][]key.Binding {
 	k := m.ctx.Keys
-	return k.HelpColumns(m.tabKeys(), []key.Binding{k.NextTab, k.PrevTab})
+	return k.HelpColumns(m.tabKeys(), append([]key.Binding{k.NextTab, k.PrevTab}, m.list().Bindings()...))
 }
 
 // watchMsg carries a batch of watcher events.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/ansi"
 
 	"sandscope/client"
 	"sandscope/ui/common"
@@ -154,9 +155,15 @@ func TestStableBridgeHeader(t *testing.T) {
 	m, _ := newModel(t)
 	apply(m, client.SandboxEvent{Kind: client.WatchError, Time: at(0), Err: fmt.Errorf("watch: %w", &client.StableBridgeError{})})
 	v := m.View()
-	if !strings.Contains(v, "this bridge speaks another API") || strings.Contains(v, "not answering") {
+	if !strings.Contains(v, "stable bridge: the TUI sends it nothing") || strings.Contains(v, "not answering") {
 		t.Fatalf("header does not name the stable bridge:\n%s", v)
 	}
+}
+
+// selectProc puts the processes list's cursor on process id.
+func selectProc(m *Model, id string) {
+	m.syncLists()
+	m.lists[ProcessesTab].SelectIndex(rowOf(m, id))
 }
 
 func rowOf(m *Model, id string) int {
@@ -171,20 +178,20 @@ func rowOf(m *Model, id string) int {
 func TestKillRefusedOnStaleAndDefaultsToTERM(t *testing.T) {
 	m, br := newModel(t)
 	history(m)
-	m.cursor[ProcessesTab] = rowOf(m, "old-ok")
+	selectProc(m, "old-ok")
 	up := press(t, m, "x")
 	if m.Capturing() || !strings.Contains(statuses(up), "refused: kill: process old-ok belongs to incarnation #1") {
 		t.Fatalf("stale kill not refused: %q", statuses(up))
 	}
-	m.cursor[ProcessesTab] = rowOf(m, "old-run")
+	selectProc(m, "old-run")
 	if up := press(t, m, "x"); !strings.Contains(statuses(up), "lost with its container") {
 		t.Fatalf("lost kill not refused: %q", statuses(up))
 	}
-	m.cursor[ProcessesTab] = rowOf(m, "fail")
+	selectProc(m, "fail")
 	if up := press(t, m, "x"); !strings.Contains(statuses(up), "already ended (EXITED 3)") {
 		t.Fatalf("ended kill not refused: %q", statuses(up))
 	}
-	m.cursor[ProcessesTab] = rowOf(m, "run")
+	selectProc(m, "run")
 	press(t, m, "x")
 	if !m.Capturing() {
 		t.Fatal("no signal picker")
@@ -206,11 +213,11 @@ func TestKillRefusedOnStaleAndDefaultsToTERM(t *testing.T) {
 func TestRelaunch(t *testing.T) {
 	m, br := newModel(t)
 	history(m)
-	m.cursor[ProcessesTab] = rowOf(m, "run")
+	selectProc(m, "run")
 	if up := press(t, m, "r"); !strings.Contains(statuses(up), "still running in the current incarnation") {
 		t.Fatalf("relaunch of a running process not refused: %q", statuses(up))
 	}
-	m.cursor[ProcessesTab] = rowOf(m, "old-run")
+	selectProc(m, "old-run")
 	up := press(t, m, "r")
 	if len(br.Started) != 1 || !reflect.DeepEqual(br.Started[0].Argv, []string{"sh", "-c", "work old-run"}) || br.Started[0].Cwd != "/workspace" {
 		t.Fatalf("relaunch request: %+v", br.Started)
@@ -264,7 +271,7 @@ func TestExecForm(t *testing.T) {
 func TestMultiFollowAndTerminals(t *testing.T) {
 	m, _ := newModel(t)
 	history(m)
-	m.cursor[ProcessesTab] = rowOf(m, "run")
+	selectProc(m, "run")
 	press(t, m, "space", "space")
 	up := press(t, m, "enter")
 	var open *common.OpenLogsMsg
@@ -276,7 +283,7 @@ func TestMultiFollowAndTerminals(t *testing.T) {
 	if open == nil || len(open.Targets) != 2 || open.Targets[0].Process.ID != "run" || open.Targets[1].Process.ID != "fail" {
 		t.Fatalf("open logs: %+v", open)
 	}
-	m.cursor[ProcessesTab] = rowOf(m, "old-ok")
+	selectProc(m, "old-ok")
 	up = press(t, m, "enter")
 	for _, msg := range up {
 		if o, ok := msg.(common.OpenLogsMsg); ok {
@@ -428,5 +435,61 @@ func TestHelpOffersOnlyWhatWorksOnTheTab(t *testing.T) {
 	m.tab = ProcessesTab
 	if !has(m.FullHelp(), k.Kill) || has(m.FullHelp(), k.Terminate) {
 		t.Error("the Processes tab's help is not the process keys")
+	}
+}
+
+// TestNarrowProcessesTable: at 80×24 COMMAND keeps a useful width while STATE keeps what its
+// words need, nothing passes the right edge, and the detail wraps instead of being cut.
+func TestNarrowProcessesTable(t *testing.T) {
+	m, _ := newModel(t)
+	history(m)
+	m.SetSize(80, 21) // 80×24 less the root's header, status and hints
+	selectProc(m, "old-run")
+	v := m.View()
+	lines := strings.Split(v, "\n")
+	if len(lines) != 21 {
+		t.Fatalf("%d lines, want 21", len(lines))
+	}
+	for _, l := range lines {
+		if w := ansi.StringWidth(l); w > 80 {
+			t.Fatalf("line of %d cells: %q", w, l)
+		}
+	}
+	head := lines[2]
+	cmd, state := strings.Index(head, "COMMAND"), strings.Index(head, "STATE")
+	if cmd < 0 || state < 0 {
+		t.Fatalf("header %q", head)
+	}
+	if !strings.Contains(v, "sh -c 'work old-run'") {
+		t.Fatalf("COMMAND is cut at 80 columns:\n%s", v)
+	}
+	if !strings.Contains(v, "vanished with its container") || !strings.Contains(v, "incarnation #2") {
+		t.Fatalf("the LOST detail is cut:\n%s", v)
+	}
+}
+
+// TestPreviewFollowsTheSelection: p opens the preview; it shows the selected process's details
+// and its output, and follows the selection.
+func TestPreviewFollowsTheSelection(t *testing.T) {
+	m, br := newModel(t)
+	history(m)
+	m.SetSize(140, 30)
+	selectProc(m, "run")
+	up := press(t, m, "p")
+	_ = up
+	if !br.Called("follow run") {
+		t.Fatal("the preview does not follow the selected process")
+	}
+	v := m.View()
+	if !strings.Contains(v, "Preview · run") || !strings.Contains(v, "sh -c 'work run'") {
+		t.Fatalf("preview:\n%s", v)
+	}
+	press(t, m, "j")
+	if !br.Called("follow fail") {
+		t.Fatal("the preview did not follow the selection")
+	}
+	press(t, m, "p")
+	if strings.Contains(m.View(), "Preview ·") {
+		t.Fatal("p did not close the preview")
 	}
 }

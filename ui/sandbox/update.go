@@ -37,6 +37,8 @@ func (m *Model) Update(msg tea.Msg) (common.Component, tea.Cmd) {
 			return m, nil
 		}
 		return m, tea.Batch(m.refresh(), waitForChange(m.changes, m.id, m.watchGen))
+	case previewMsg:
+		return m, m.applyPreview(msg)
 	case execMsg:
 		return m, m.applyExec(msg)
 	case termMsg:
@@ -48,8 +50,7 @@ func (m *Model) Update(msg tea.Msg) (common.Component, tea.Cmd) {
 		t := msg.t
 		m.note(record.Event{Source: record.FromLaunch, Kind: "launch", Entity: record.Terminal, EntityID: t.ID, Terminal: &t,
 			Incarnation: m.st.Current, Launch: record.LaunchOf(msg.req.Argv, msg.req.Cwd, msg.req.Env, 0)})
-		m.tab = TerminalsTab
-		m.cursor[TerminalsTab] = len(m.st.Terminals) - 1
+		m.selectLast(TerminalsTab)
 		return m, common.Send(common.OpenTerminalMsg{Sandbox: m.id, Terminal: msg.t})
 	case killMsg:
 		m.note(record.Event{Source: record.FromAction, Kind: "kill", Entity: record.Process, EntityID: msg.process,
@@ -127,70 +128,41 @@ func (m *Model) termCond(e *termEntry) common.Condition {
 	return common.Current
 }
 
-func (m *Model) rowCount() int {
-	switch m.tab {
-	case ProcessesTab:
-		return len(m.st.Processes)
-	case TerminalsTab:
-		return len(m.st.Terminals)
-	}
-	return len(m.st.Incarnations)
-}
-
-func (m *Model) move(d int) {
-	c := m.cursor[m.tab] + d
-	if c >= m.rowCount() {
-		c = m.rowCount() - 1
-	}
-	if c < 0 {
-		c = 0
-	}
-	m.cursor[m.tab] = c
-}
-
 func (m *Model) curProc() *procEntry {
-	if m.tab != ProcessesTab || m.cursor[ProcessesTab] >= len(m.st.Processes) {
+	if m.tab != ProcessesTab {
 		return nil
 	}
-	return m.st.Processes[m.cursor[ProcessesTab]]
+	m.syncLists()
+	if i := m.lists[ProcessesTab].Cursor(); i >= 0 && i < len(m.st.Processes) {
+		return m.st.Processes[i]
+	}
+	return nil
 }
 
 func (m *Model) curTerm() *termEntry {
-	if m.tab != TerminalsTab || m.cursor[TerminalsTab] >= len(m.st.Terminals) {
+	if m.tab != TerminalsTab {
 		return nil
 	}
-	return m.st.Terminals[m.cursor[TerminalsTab]]
+	m.syncLists()
+	if i := m.lists[TerminalsTab].Cursor(); i >= 0 && i < len(m.st.Terminals) {
+		return m.st.Terminals[i]
+	}
+	return nil
 }
 
 func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 	k := m.ctx.Keys
+	m.syncLists()
+	if m.tabs.Update(msg) {
+		m.tab = Tab(m.tabs.Active())
+		return m.previewFollow()
+	}
+	if ok, cmd := m.list().Update(msg); ok {
+		return tea.Batch(cmd, m.previewFollow())
+	}
 	switch {
-	case key.Matches(msg, k.Up):
-		m.move(-1)
-	case key.Matches(msg, k.Down):
-		m.move(1)
-	case key.Matches(msg, k.PageUp):
-		m.move(-m.listHeight())
-	case key.Matches(msg, k.PageDown):
-		m.move(m.listHeight())
-	case key.Matches(msg, k.Top):
-		m.move(-m.rowCount())
-	case key.Matches(msg, k.Bottom):
-		m.move(m.rowCount())
-	case key.Matches(msg, k.NextTab):
-		m.tab = (m.tab + 1) % tabCount
-	case key.Matches(msg, k.PrevTab):
-		m.tab = (m.tab + tabCount - 1) % tabCount
-	case key.Matches(msg, k.Select):
-		if e := m.curProc(); e != nil {
-			k := entryKey(e)
-			if m.marked[k] {
-				delete(m.marked, k)
-			} else {
-				m.marked[k] = true
-			}
-			m.move(1)
-		}
+	case key.Matches(msg, k.Preview):
+		return m.togglePreview()
 	case key.Matches(msg, k.Open):
 		return m.open()
 	case key.Matches(msg, k.Exec):
@@ -260,9 +232,9 @@ func (m *Model) mouse(msg tea.MouseMsg) {
 	}
 	switch {
 	case msg.Button == tea.MouseButtonWheelUp:
-		m.move(-3)
+		m.list().Move(-3)
 	case msg.Button == tea.MouseButtonWheelDown:
-		m.move(3)
+		m.list().Move(3)
 	case msg.Action == tea.MouseActionPress && msg.Button == tea.MouseButtonLeft:
 		if msg.Y == 1 { // the tab bar
 			x := 0
@@ -276,10 +248,7 @@ func (m *Model) mouse(msg tea.MouseMsg) {
 			}
 			return
 		}
-		i := m.offset[m.tab] + msg.Y - 3 // title, tabs, table head
-		if i >= 0 && i < m.rowCount() {
-			m.cursor[m.tab] = i
-		}
+		m.list().ClickRow(msg.Y - 3) // title, tabs, table head
 	}
 }
 
@@ -287,8 +256,9 @@ func (m *Model) open() tea.Cmd {
 	switch m.tab {
 	case ProcessesTab:
 		var targets []common.LogTarget
+		procs := m.lists[ProcessesTab]
 		for _, e := range m.st.Processes {
-			if m.marked[entryKey(e)] {
+			if procs.Marked(entryKey(e)) {
 				targets = append(targets, m.target(e))
 			}
 		}
@@ -299,7 +269,7 @@ func (m *Model) open() tea.Cmd {
 			}
 			targets = append(targets, m.target(e))
 		}
-		m.marked = map[string]bool{}
+		procs.ClearMarks()
 		return common.Send(common.OpenLogsMsg{Targets: targets})
 	case TerminalsTab:
 		e := m.curTerm()
@@ -412,8 +382,7 @@ func (m *Model) applyExec(msg execMsg) tea.Cmd {
 	} else if e := m.findProc(p.ID); e != nil {
 		e.Request = &req
 	}
-	m.tab = ProcessesTab
-	m.cursor[ProcessesTab] = len(m.st.Processes) - 1
+	m.selectLast(ProcessesTab)
 	text := fmt.Sprintf("started %s: %s", msg.p.ID, common.Argv(msg.req.Argv))
 	if msg.relaunch != "" {
 		text = fmt.Sprintf("relaunched %s as %s in incarnation #%d", msg.relaunch, msg.p.ID, inc)

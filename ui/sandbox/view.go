@@ -7,9 +7,28 @@ import (
 
 	"sandscope/themes"
 	"sandscope/ui/common"
+	"sandscope/ui/components"
 )
 
-func (m *Model) listHeight() int { return max(m.height-5, 1) }
+// detailLines is how many lines the detail under the list may take (it wraps instead of being
+// cut: relaunch notices and LOST evidence are long).
+const detailLines = 3
+
+// listHeight is the list's rows: the screen minus title, tabs, table head and the detail; the
+// preview below the list (narrow screens) takes half of what is left.
+func (m *Model) listHeight() int {
+	h := max(m.height-3-detailLines, 1)
+	if m.previewBelow() {
+		h = max(h/2, 1)
+	}
+	return h
+}
+
+// previewSide and previewBelow say where the preview goes: beside the list on a wide screen,
+// below it on a narrow one (processes tab only).
+func (m *Model) previewSide() bool  { return m.previewOn() && m.width >= 120 }
+func (m *Model) previewBelow() bool { return m.previewOn() && m.width < 120 }
+func (m *Model) previewOn() bool    { return m.preview != nil && m.tab == ProcessesTab }
 
 func (m *Model) tabLabel(t Tab) string {
 	n := len(m.st.Incarnations)
@@ -19,26 +38,43 @@ func (m *Model) tabLabel(t Tab) string {
 	case TerminalsTab:
 		n = len(m.st.Terminals)
 	}
+	if l := m.lists[t]; l.Filter() != "" {
+		return fmt.Sprintf("%s (%d of %d)", t, l.Len(), n)
+	}
 	return fmt.Sprintf("%s (%d)", t, n)
 }
 
-// View renders the screen: a title with the sandbox state, tabs, the list, and a detail line.
+// tableWidth is the width the table gets (the side preview takes the rest).
+func (m *Model) tableWidth() int {
+	if m.previewSide() {
+		return m.width - m.width*2/5 - 1
+	}
+	return m.width
+}
+
+// View renders the screen: a title with the sandbox state, tabs, the list (with the preview beside
+// or below it when open), and the detail of the selected row, wrapped.
 func (m *Model) View() string {
 	st := m.ctx.Styles
 	w := m.width
 	now := m.ctx.Clock()
+	m.syncLists()
+	lh := m.listHeight()
+	for _, l := range m.lists {
+		l.SetHeight(lh)
+	}
 	var b strings.Builder
 
 	b.WriteString(common.Fit(st.Title.Render("Sandbox "+m.id)+"  "+m.sandboxState(now), w) + "\n")
-	var tabs []string
+	labels := make([]string, tabCount)
 	for t := Tab(0); t < tabCount; t++ {
-		if t == m.tab {
-			tabs = append(tabs, st.TabActive.Render("["+m.tabLabel(t)+"]"))
-		} else {
-			tabs = append(tabs, st.Tab.Render(" "+m.tabLabel(t)+" "))
-		}
+		labels[t] = m.tabLabel(t)
 	}
-	b.WriteString(common.Fit(strings.Join(tabs, ""), w) + "\n")
+	strip := m.tabs.View(st, labels, w)
+	if ls := m.list().Status(); ls != "" {
+		strip += "  " + st.Info.Render(ls)
+	}
+	b.WriteString(common.Fit(strip, w) + "\n")
 
 	var head string
 	var rows []string
@@ -51,19 +87,14 @@ func (m *Model) View() string {
 	default:
 		head, rows, detail = m.incRows(now)
 	}
-	b.WriteString("  " + st.TableHead.Render(common.Fit(head, w-2)) + "\n")
-	lh := m.listHeight()
-	c := m.cursor[m.tab]
-	if c < m.offset[m.tab] {
-		m.offset[m.tab] = c
-	}
-	if c >= m.offset[m.tab]+lh {
-		m.offset[m.tab] = c - lh + 1
-	}
-	n := 0
-	if len(rows) == 0 {
+	tw := m.tableWidth()
+	var table []string
+	table = append(table, "  "+st.TableHead.Render(common.Fit(head, tw-2)))
+	if len(rows) == 0 || m.list().Len() == 0 {
 		msg := "  nothing yet"
 		switch {
+		case len(rows) > 0:
+			msg = fmt.Sprintf("  nothing matches %q; %s clears the filter", m.list().Filter(), m.ctx.Keys.Back.Help().Key)
 		case m.st.Events == 0 && m.st.WatchErr == "":
 			msg = "  waiting for the first answer from the bridge…"
 		case m.tab == ProcessesTab:
@@ -71,17 +102,50 @@ func (m *Model) View() string {
 		case m.tab == TerminalsTab:
 			msg = "  no terminals"
 		}
-		b.WriteString(st.Faint.Render(common.Fit(msg, w)) + "\n")
-		n++
+		table = append(table, st.Faint.Render(common.Fit(msg, tw)))
 	}
-	for i := m.offset[m.tab]; i < len(rows) && n < lh; i++ {
-		b.WriteString(rows[i] + "\n")
-		n++
+	for _, i := range m.list().Window() {
+		table = append(table, rows[i])
 	}
-	for ; n < lh; n++ {
-		b.WriteString("\n")
+	for len(table) < lh+1 {
+		table = append(table, "")
 	}
-	b.WriteString(st.Faint.Render(common.Fit(common.SanitizeText(detail), w)))
+	table = table[:lh+1]
+	switch {
+	case m.previewSide():
+		pw := w - tw - 1
+		pv := m.previewView(pw, lh+1)
+		for i := range table {
+			b.WriteString(common.Fit(table[i], tw) + st.Faint.Render("│") + pv[i] + "\n")
+		}
+	case m.previewBelow():
+		for _, l := range table {
+			b.WriteString(l + "\n")
+		}
+		ph := max(m.height-3-detailLines-lh, 1)
+		b.WriteString(st.Faint.Render(strings.Repeat("─", w)) + "\n")
+		for _, l := range m.previewView(w, ph-1) {
+			b.WriteString(l + "\n")
+		}
+	default:
+		for _, l := range table {
+			b.WriteString(l + "\n")
+		}
+	}
+	dl := common.Wrap(common.SanitizeText(detail), w)
+	if len(dl) > detailLines {
+		dl = dl[:detailLines]
+		dl[detailLines-1] = common.Fit(dl[detailLines-1], w-1) + "…"
+	}
+	for len(dl) < detailLines {
+		dl = append(dl, "")
+	}
+	for i, l := range dl {
+		b.WriteString(st.Faint.Render(common.Fit(l, w)))
+		if i < len(dl)-1 {
+			b.WriteString("\n")
+		}
+	}
 	out := b.String()
 	if m.dialog != nil {
 		out = common.Overlay(out, m.dialog.View(st, m.ctx.Keys, w), w, m.height)
@@ -143,17 +207,27 @@ func duration(start time.Time, end *time.Time, running bool, now time.Time) stri
 	return "-"
 }
 
-var procCols = []int{12, 24, 4, 0, 12, 8, 6}
+// procCols: at 80 columns COMMAND keeps room while CWD and INC give way; STATE gets what its
+// longest usual words need, not more.
+var procCols = []components.Column{
+	{Title: "ID", Min: 8, Want: 12, Priority: 0},
+	{Title: "STATE", Min: 10, Want: 22, Priority: 0},
+	{Title: "INC", Min: 4, Priority: 3},
+	{Title: "COMMAND", Min: 14, Want: 40, Priority: 0, Flex: true},
+	{Title: "CWD", Min: 10, Want: 14, Priority: 4},
+	{Title: "STARTED", Min: 8, Priority: 2},
+	{Title: "RAN", Min: 6, Priority: 1},
+}
 
 func (m *Model) row(i int, mark bool, cells []string, cols []int, style func(string) string) string {
 	st := m.ctx.Styles
-	w := m.width
-	line := common.JoinCells(cells, cols)
+	w := m.tableWidth()
+	line := joinShown(cells, cols)
 	gutter := "  "
 	if mark {
 		gutter = " *"
 	}
-	if i == m.cursor[m.tab] {
+	if m.list().IsCursor(i) {
 		return st.Selected.Render(common.Fit(">"+gutter[1:]+common.StripANSI(line), w))
 	}
 	if style != nil {
@@ -162,24 +236,34 @@ func (m *Model) row(i int, mark bool, cells []string, cols []int, style func(str
 	return gutter + common.Fit(line, w-2)
 }
 
-func flex(cols []int, w int) []int {
-	out := append([]int(nil), cols...)
-	fixed := 2
-	for _, c := range cols {
-		fixed += c + 1
-	}
-	for i, c := range out {
-		if c == 0 {
-			out[i] = max(w-fixed, 8)
+// joinShown joins the cells of the columns Layout kept (width 0: hidden), each fitted.
+func joinShown(cells []string, widths []int) string {
+	parts := make([]string, 0, len(cells))
+	for i, c := range cells {
+		if widths[i] > 0 {
+			parts = append(parts, common.Fit(c, widths[i]))
 		}
+	}
+	return strings.Join(parts, " ")
+}
+
+// layout gives the columns their widths for the table's width (2 cells go to the gutter).
+func (m *Model) layout(cols []components.Column) []int {
+	return components.Layout(cols, max(m.tableWidth()-2, 1))
+}
+
+func titles(cols []components.Column) []string {
+	out := make([]string, len(cols))
+	for i, c := range cols {
+		out[i] = c.Title
 	}
 	return out
 }
 
 func (m *Model) procRows(now time.Time) (string, []string, string) {
 	st := m.ctx.Styles
-	cols := flex(procCols, m.width)
-	head := common.JoinCells([]string{"ID", "STATE", "INC", "COMMAND", "CWD", "STARTED", "TOOK"}, cols)
+	cols := m.layout(procCols)
+	head := joinShown(titles(procCols), cols)
 	var rows []string
 	for i, e := range m.st.Processes {
 		cond := m.procCond(e)
@@ -202,11 +286,11 @@ func (m *Model) procRows(now time.Time) (string, []string, string) {
 				style = nil
 			}
 		}
-		rows = append(rows, m.row(i, m.marked[entryKey(e)], cells, cols, style))
+		rows = append(rows, m.row(i, m.lists[ProcessesTab].Marked(entryKey(e)), cells, cols, style))
 	}
-	detail := fmt.Sprintf("%d marked · ", len(m.marked))
-	if len(m.marked) == 0 {
-		detail = ""
+	detail := ""
+	if n := len(m.lists[ProcessesTab].MarkedKeys()); n > 0 {
+		detail = fmt.Sprintf("%d marked · ", n)
 	}
 	if e := m.curProc(); e != nil {
 		detail += m.procDetail(e)
@@ -242,12 +326,18 @@ func (m *Model) procDetailNow(e *procEntry) string {
 		m.ctx.Keys.Open.Help().Key, m.ctx.Keys.Select.Help().Key)
 }
 
-var termCols = []int{12, 24, 4, 0, 12}
+var termCols = []components.Column{
+	{Title: "ID", Min: 8, Want: 12, Priority: 0},
+	{Title: "STATE", Min: 10, Want: 22, Priority: 0},
+	{Title: "INC", Min: 4, Priority: 2},
+	{Title: "COMMAND", Min: 14, Want: 40, Priority: 0, Flex: true},
+	{Title: "CWD", Min: 8, Want: 14, Priority: 1},
+}
 
 func (m *Model) termRows(now time.Time) (string, []string, string) {
 	st := m.ctx.Styles
-	cols := flex(termCols, m.width)
-	head := common.JoinCells([]string{"ID", "STATE", "INC", "COMMAND", "CWD"}, cols)
+	cols := m.layout(termCols)
+	head := joinShown(titles(termCols), cols)
 	var rows []string
 	for i, e := range m.st.Terminals {
 		cond := m.termCond(e)
@@ -275,11 +365,17 @@ func (m *Model) termRows(now time.Time) (string, []string, string) {
 	return head, rows, detail
 }
 
-var incCols = []int{6, 9, 9, 10, 0}
+var incCols = []components.Column{
+	{Title: "INC", Min: 5, Want: 6, Priority: 0},
+	{Title: "FIRST", Min: 8, Want: 9, Priority: 1},
+	{Title: "LAST", Min: 8, Want: 9, Priority: 1},
+	{Title: "BOUNDARY", Min: 10, Priority: 2},
+	{Title: "EVIDENCE", Min: 12, Priority: 0, Flex: true},
+}
 
 func (m *Model) incRows(now time.Time) (string, []string, string) {
-	cols := flex(incCols, m.width)
-	head := common.JoinCells([]string{"INC", "FIRST", "LAST", "BOUNDARY", "EVIDENCE"}, cols)
+	cols := m.layout(incCols)
+	head := joinShown(titles(incCols), cols)
 	var rows []string
 	for i, e := range m.st.Incarnations {
 		kind := "reported"
@@ -302,7 +398,7 @@ func (m *Model) incRows(now time.Time) (string, []string, string) {
 		rows = append(rows, m.row(i, false, cells, cols, style))
 	}
 	detail := "A boundary is reported when the bridge says which container answered, inferred from evidence otherwise."
-	if c := m.cursor[TimelineTab]; c < len(m.st.Incarnations) {
+	if c := m.lists[TimelineTab].Cursor(); c >= 0 && c < len(m.st.Incarnations) {
 		e := m.st.Incarnations[c]
 		detail = fmt.Sprintf("#%d: first seen %s, last seen %s · %s", e.Number, common.Since(now, e.FirstSeen), common.Since(now, e.LastSeen), strings.Join(sanitizeAll(e.Evidence), "; "))
 		if e.Earlier {

@@ -1,0 +1,183 @@
+package main
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"time"
+
+	_ "modernc.org/sqlite" // the record's database driver
+
+	"sandscope/client"
+	"sandscope/record"
+)
+
+// captureProducer writes realistic lines at a steady pace (about 100 KB/s) until killed.
+var captureProducer = []string{"sh", "-c",
+	`while :; do yes 'capture benchmark line 0123456789 abcdefghijklmnopqrstuvwxyz ABCDEFGHIJKLMNOPQRSTUVWXYZ' | head -c 50000; sleep 0.5; done`}
+
+// figCapture: 11b. The TUI opens on a bridge where one known sandbox runs 20 chatty processes and
+// captures their output in the background (at most MaxCaptures at once); its CPU over a window
+// is divided by the bytes the record kept. The baseline is 20 `curl -N` readers of the same
+// streams over the same window: their CPU per MB read.
+func figCapture(e *env) (row, error) {
+	r := row{fig: "11b", name: "TUI background capture, 20 running processes (8 at once)", budget: "≤ 2× curl's CPU per MB"}
+	if e.curl == "" {
+		r.result, r.note = notMeas, "curl not installed"
+		return r, nil
+	}
+	ctx := context.Background()
+	const sb = "capturebench"
+	var ids []string
+	for i := 0; i < 20; i++ {
+		p, err := e.c.StartProcess(ctx, sb, client.ExecRequest{Argv: captureProducer})
+		if err != nil {
+			return r, fmt.Errorf("start a producer: %w", err)
+		}
+		ids = append(ids, p.ID)
+	}
+	defer e.killAll(sb)
+	window := pick(e, 4*time.Second, 15*time.Second)
+
+	// baseline: 20 curl readers following live for the window
+	curlCPU, curlBytes, err := e.curlWindow(sb, ids, window)
+	if err != nil {
+		return r, err
+	}
+
+	xdg := filepath.Join(e.tmp, "xdg-capture")
+	stateDir := filepath.Join(xdg, "state", "sandscope")
+	if err := writeKnown(stateDir, e.url, []string{sb}); err != nil {
+		return r, err
+	}
+	t, err := e.startTUI(xdg, "Sandboxes (1)", "--url", e.url, "--token-file", e.tokFile)
+	if err != nil {
+		return r, err
+	}
+	if _, err := t.waitSeen(20 * time.Second); err != nil {
+		t.stop()
+		return r, err
+	}
+	// open the sandbox (it is then watched closely) and wait for capture to begin
+	t.forget()
+	_, _ = t.pty.Write([]byte("\r"))
+	if err := t.waitFor("Terminals (", 5*time.Second); err != nil {
+		t.stop()
+		return r, fmt.Errorf("open the sandbox: %w", err)
+	}
+	var before int64
+	for deadline := time.Now().Add(20 * time.Second); ; {
+		before, err = capturedBytes(stateDir, e.url, sb, ids)
+		if err != nil {
+			t.stop()
+			return r, err
+		}
+		if before > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.stop()
+			r.result, r.note = fail, "capture did not begin within 20 s"
+			return r, nil
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	time.Sleep(time.Second)
+	if before, err = capturedBytes(stateDir, e.url, sb, ids); err != nil {
+		t.stop()
+		return r, err
+	}
+	c0, err := cpuTime(t.cmd.Process.Pid)
+	if err != nil {
+		t.stop()
+		return r, err
+	}
+	time.Sleep(window)
+	c1, err := cpuTime(t.cmd.Process.Pid)
+	t.stop()
+	if err != nil {
+		return r, err
+	}
+	after, err := capturedBytes(stateDir, e.url, sb, ids)
+	if err != nil {
+		return r, err
+	}
+	got := after - before
+	if got <= 0 {
+		r.result, r.note = fail, "the record captured nothing"
+		return r, nil
+	}
+	perMB := (c1 - c0).Seconds() * 1000 / (float64(got) / 1e6)
+	curlPerMB := curlCPU.Seconds() * 1000 / (float64(curlBytes) / 1e6)
+	ratio := perMB / curlPerMB
+	r.value = fmt.Sprintf("%.0f ms CPU per MB (%.1f MB captured)", perMB, float64(got)/1e6)
+	r.baseline = fmt.Sprintf("20× curl -N %.0f ms per MB", curlPerMB)
+	r.ratio = f2(ratio) + "×"
+	r.result = verdict(ratio <= 2)
+	return r, nil
+}
+
+// curlWindow follows the processes' logs live with one curl each for the window and returns the
+// CPU the readers used and the bytes they read.
+func (e *env) curlWindow(sb string, ids []string, window time.Duration) (time.Duration, int64, error) {
+	var mu sync.Mutex
+	var cpu time.Duration
+	var total int64
+	var wg sync.WaitGroup
+	errs := make(chan error, len(ids))
+	for _, id := range ids {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cmd := exec.Command(e.curl, "-sSN", "-H", "@"+e.hdrFile, e.url+"/v1/sandbox/"+sb+"/processes/"+id+"/logs?follow=true")
+			var cnt countWriter
+			cmd.Stdout = &cnt
+			if err := cmd.Start(); err != nil {
+				errs <- err
+				return
+			}
+			time.Sleep(window)
+			_ = cmd.Process.Signal(syscall.SIGTERM)
+			_ = cmd.Wait()
+			mu.Lock()
+			cpu += cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+			total += cnt.n
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	if err := <-errs; err != nil {
+		return 0, 0, err
+	}
+	if total == 0 {
+		return 0, 0, fmt.Errorf("curl read nothing from the capture producers")
+	}
+	return cpu, total, nil
+}
+
+// capturedBytes is what the record of bridgeURL holds of the processes' output, counting bytes
+// later removed to keep its budget. It reads the record's captures table read-only, so the TUI
+// that writes it is not disturbed.
+func capturedBytes(stateDir, bridgeURL, sb string, ids []string) (int64, error) {
+	path := record.FileFor(filepath.Join(stateDir, "record"), bridgeURL)
+	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(5000)&mode=ro")
+	if err != nil {
+		return 0, fmt.Errorf("open the record: %w", err)
+	}
+	defer db.Close()
+	var n int64
+	for _, id := range ids {
+		var b int64
+		err := db.QueryRow("SELECT COALESCE(SUM(bytes + dropped), 0) FROM captures WHERE sandbox = ? AND process = ?", sb, id).Scan(&b)
+		if err != nil {
+			return 0, fmt.Errorf("captured output of %s: %w", id, err)
+		}
+		n += b
+	}
+	return n, nil
+}
