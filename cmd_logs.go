@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"sandscope/sanitize"
 	"sandscope/vocab"
+	"strings"
 	"syscall"
 	"time"
 
@@ -82,8 +83,14 @@ func runLogs(ctx context.Context, c *client.Client, sandbox, process, since stri
 	final, ok, cursor := printFollow(f, stdout, stderr, follow)
 	if !ok {
 		if ctx.Err() != nil {
-			if cursor != "" {
+			switch {
+			case cursor == "":
+			case plainToken(cursor) && plainToken(process):
 				fmt.Fprintf(stderr, "sandscope: interrupted; resume with: sandscope logs -f --since %s %s %s\n", cursor, sandbox, process)
+			default:
+				// a cursor a bridge filled with controls or spaces is shown safely, never offered as
+				// a command line to paste
+				fmt.Fprintf(stderr, "sandscope: interrupted; the bridge's resume cursor is not a plain token: %s\n", sanitize.Message(cursor))
 			}
 			return &exitError{code: exitInterrupt}
 		}
@@ -231,6 +238,16 @@ func gapSize(g *client.GapInfo) string {
 		return ""
 	}
 	return fmt.Sprintf(" (%d events missing)", g.Events)
+}
+
+// plainToken says s is printable ASCII without spaces, safe to paste into a shell.
+func plainToken(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] <= ' ' || s[i] >= 0x7f || strings.IndexByte("'\"`$\\;&|<>()*?!#~", s[i]) >= 0 {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // describeEnd says how a confirmed ending went, in the shared vocabulary: "process ID ended:

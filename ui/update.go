@@ -148,6 +148,11 @@ func (m *Model) route(msg tea.Msg) tea.Cmd {
 		// status text often quotes bridge answers and process IDs: untrusted
 		m.status, m.statusLevel, m.statusAt = common.SanitizeText(msg.Text), msg.Level, m.ctx.Clock()
 		return nil
+	case BridgeLabelMsg:
+		if msg.BridgeURL == m.ctx.BridgeURL {
+			m.ctx.BridgeLabel = common.SanitizeText(msg.Label)
+		}
+		return nil
 	case common.ConnMsg:
 		m.connErr, m.retryAt, m.attempts = msg.Err, msg.RetryAt, msg.Attempts
 		if m.connErr != nil && !m.ticking {
