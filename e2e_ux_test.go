@@ -126,7 +126,7 @@ func TestE2ELayoutAt80x24(t *testing.T) {
 	s.waitFor("the exec prompt", "Run a process in e2e")
 	s.typeText("sh -c 'echo layout-check; sleep 300'")
 	s.keys("Enter")
-	sc := s.waitFor("the process row", "layout-check; sleep 3")
+	sc := s.waitFor("the process row", "sh -c 'echo layout-check", "RUNNING")
 	ls := lines(sc)
 	if len(ls) != 24 || !strings.HasPrefix(ls[0], " sandscope │") {
 		t.Fatalf("the frame is not 24 rows with the header first:\n%s", sc)
