@@ -32,6 +32,8 @@ func Describe(ev client.LogEvent) string {
 				s += ": resume cursor rejected, restarted from the oldest retained output"
 			case client.GapRestarted:
 				s += ": stream restarted from the beginning"
+			case client.GapSkipped:
+				s += ": events skipped by the bridge (no reason given)"
 			}
 			switch {
 			case g.Bytes > 0:
