@@ -157,32 +157,45 @@ type lineBuffer struct {
 	batch   []byte
 }
 
-// feed adds data and returns the complete lines as prefixed text (nil when none). final flushes a
-// partial line, ended with a newline.
-func (lb *lineBuffer) feed(data []byte, prefix string, clean, noSGR, final bool) []byte {
-	lb.batch = lb.batch[:0]
-	lb.partial = append(lb.partial, data...)
-	for {
-		i := bytes.IndexByte(lb.partial, '\n')
+// feed adds data and appends its complete lines, prefixed, to the batch (take returns them).
+// final also writes out a partial line, ended with a newline.
+func (lb *lineBuffer) feed(data []byte, prefix string, clean, noSGR, final bool) {
+	if len(lb.partial) > 0 {
+		i := bytes.IndexByte(data, '\n')
 		if i < 0 {
+			lb.partial = append(lb.partial, data...)
+			data = nil
+		} else {
+			lb.partial = append(lb.partial, data[:i]...)
+			lb.line(lb.partial, prefix, clean, noSGR)
+			lb.partial = lb.partial[:0]
+			data = data[i+1:]
+		}
+	}
+	for len(data) > 0 {
+		i := bytes.IndexByte(data, '\n')
+		if i < 0 {
+			// the data's buffer may be recycled: the partial line is copied
+			lb.partial = append(lb.partial, data...)
 			break
 		}
-		lb.line(lb.partial[:i], prefix, clean, noSGR)
-		lb.partial = lb.partial[i+1:]
+		lb.line(data[:i], prefix, clean, noSGR)
+		data = data[i+1:]
 	}
 	if len(lb.partial) >= maxPartial || (final && len(lb.partial) > 0) {
 		lb.line(lb.partial, prefix, clean, noSGR)
 		lb.partial = lb.partial[:0]
 	}
-	if len(lb.partial) == 0 {
-		lb.partial = nil // drop the consumed prefix of the array
-	} else {
-		lb.partial = append([]byte(nil), lb.partial...)
-	}
+}
+
+// take returns the lines batched so far (nil when none); they are valid until the next feed.
+func (lb *lineBuffer) take() []byte {
 	if len(lb.batch) == 0 {
 		return nil
 	}
-	return lb.batch
+	b := lb.batch
+	lb.batch = lb.batch[:0]
+	return b
 }
 
 func (lb *lineBuffer) line(l []byte, prefix string, clean, noSGR bool) {
@@ -212,32 +225,51 @@ func (o *allOut) followOne(ctx context.Context, c *client.Client, sandbox string
 	name := processName(p)
 	po := o.prefix(o.opts.colorOut, name, p.ID)
 	pe := o.prefix(o.opts.colorErr, name, p.ID)
-	fopts := client.FollowOptions{NoFollow: !o.opts.follow, ReuseData: true, Buffer: 8}
+	// p is the status of a lookup just made (the list, or the watcher's last poll): the follower
+	// opens the stream at once instead of asking again.
+	fopts := client.FollowOptions{NoFollow: !o.opts.follow, ReuseData: true, Buffer: 8, Status: &p}
 	if !o.opts.follow {
 		fopts.RetryBudget, fopts.MaxBackoff = 2, time.Second
 	}
 	f := c.Follow(ctx, sandbox, p.ID, fopts)
 	var outBuf, errBuf lineBuffer
-	write := func(stream client.Stream, data []byte, final bool) {
-		lb, w, prefix, clean := &outBuf, o.stdout, po, o.opts.cleanOut
-		if stream == client.Stderr {
-			lb, w, prefix, clean = &errBuf, o.stderr, pe, o.opts.cleanErr
-		}
-		if b := lb.feed(data, prefix, clean, o.opts.noSGR, final); b != nil {
-			o.mu.Lock()
-			_, _ = w.Write(b)
-			o.mu.Unlock()
+	// writeOut writes the batched whole lines of both streams (one write each, under the lock).
+	writeOut := func() {
+		for _, s := range []struct {
+			lb *lineBuffer
+			w  io.Writer
+		}{{&outBuf, o.stdout}, {&errBuf, o.stderr}} {
+			if b := s.lb.take(); b != nil {
+				o.mu.Lock()
+				_, _ = s.w.Write(b)
+				o.mu.Unlock()
+			}
 		}
 	}
 	flush := func() {
-		write(client.Stdout, nil, true)
-		write(client.Stderr, nil, true)
+		outBuf.feed(nil, po, o.opts.cleanOut, o.opts.noSGR, true)
+		errBuf.feed(nil, pe, o.opts.cleanErr, o.opts.noSGR, true)
+		writeOut()
 	}
-	for ev := range f.Events() {
+	events := f.Events()
+	for ev := range events {
+		if ev.Kind != client.Data {
+			writeOut() // the lines before a notice come before it
+		}
 		switch ev.Kind {
 		case client.Data:
-			write(ev.Stream, ev.Data, false)
+			if ev.Stream == client.Stderr {
+				errBuf.feed(ev.Data, pe, o.opts.cleanErr, o.opts.noSGR, false)
+			} else {
+				outBuf.feed(ev.Data, po, o.opts.cleanOut, o.opts.noSGR, false)
+			}
+			// Write when a batch is large or nothing more is queued: fewer, larger writes on a
+			// fast log, no delay on a slow one.
+			if len(events) == 0 || len(outBuf.batch)+len(errBuf.batch) >= 128<<10 {
+				writeOut()
+			}
 		case client.Gap:
+			flush() // what follows a gap does not continue the line before it
 			o.notice(name, p.ID, "gap: %s%s", ev.Reason, gapSize(ev.Gap))
 		case client.Interrupted:
 			o.notice(name, p.ID, "stream interrupted: %s; resuming after the last cursor received", ev.Reason)

@@ -18,33 +18,62 @@ import (
 
 func TestLineBufferKeepsLinesWhole(t *testing.T) {
 	var lb lineBuffer
-	if b := lb.feed([]byte("par"), "p | ", false, false, false); b != nil {
+	feed := func(data string, clean, noSGR, final bool) string {
+		lb.feed([]byte(data), "p | ", clean, noSGR, final)
+		return string(lb.take())
+	}
+	if b := feed("par", false, false, false); b != "" {
 		t.Fatalf("partial line written: %q", b)
 	}
-	if b := lb.feed([]byte("tial\nnext\nrest"), "p | ", false, false, false); string(b) != "p | partial\np | next\n" {
+	if b := feed("tial\nnext\nrest", false, false, false); b != "p | partial\np | next\n" {
 		t.Fatalf("got %q", b)
 	}
-	if b := lb.feed(nil, "p | ", false, false, true); string(b) != "p | rest\n" {
+	if b := feed("", false, false, true); b != "p | rest\n" {
 		t.Fatalf("final flush %q", b)
 	}
-	if b := lb.feed(nil, "p | ", false, false, true); b != nil {
+	if b := feed("", false, false, true); b != "" {
 		t.Fatalf("second flush %q", b)
 	}
+	// Batches accumulate until taken.
+	lb.feed([]byte("a\n"), "p | ", false, false, false)
+	lb.feed([]byte("b\n"), "q | ", false, false, false)
+	if b := string(lb.take()); b != "p | a\nq | b\n" {
+		t.Fatalf("batch %q", b)
+	}
 	// A terminal gets no cursor moves or clears from a process; colours stay unless NO_COLOR.
-	if b := lb.feed([]byte("a\x1b[2Jb\x1b[31mred\x1b[0m\r\n"), "p | ", true, false, false); string(b) != "p | ab\x1b[31mred\x1b[0m\n" {
+	if b := feed("a\x1b[2Jb\x1b[31mred\x1b[0m\r\n", true, false, false); b != "p | ab\x1b[31mred\x1b[0m\n" {
 		t.Fatalf("clean %q", b)
 	}
-	if b := lb.feed([]byte("\x1b[31mred\x1b[0m\n"), "p | ", true, true, false); string(b) != "p | red\n" {
+	if b := feed("\x1b[31mred\x1b[0m\n", true, true, false); b != "p | red\n" {
 		t.Fatalf("no colour %q", b)
 	}
 	// Not a terminal: the bytes as they are.
-	if b := lb.feed([]byte("a\x1b[2Jb\n"), "p | ", false, false, false); string(b) != "p | a\x1b[2Jb\n" {
+	if b := feed("a\x1b[2Jb\n", false, false, false); b != "p | a\x1b[2Jb\n" {
 		t.Fatalf("raw %q", b)
 	}
 	// A line that never ends is cut, not held for ever.
-	long := bytes.Repeat([]byte("x"), maxPartial+10)
-	if b := lb.feed(long, "p | ", false, false, false); len(b) != len("p | ")+len(long)+1 {
+	long := strings.Repeat("x", maxPartial+10)
+	if b := feed(long, false, false, false); len(b) != len("p | ")+len(long)+1 {
 		t.Fatalf("long line: %d bytes", len(b))
+	}
+	// The data's buffer may be reused by the follower: a held partial line is a copy.
+	data := []byte("keep")
+	lb.feed(data, "p | ", false, false, false)
+	copy(data, "XXXX")
+	if b := feed("\n", false, false, false); b != "p | keep\n" {
+		t.Fatalf("partial line aliased the event's buffer: %q", b)
+	}
+}
+
+func BenchmarkLineBuffer(b *testing.B) {
+	line := "sandscope benchmark line 0123456789abcdefghijklmnopqrstuvwxyz\n"
+	data := []byte(strings.Repeat(line, 64<<10/len(line)))
+	data = data[:len(data)-7] // chunks cut mid-line
+	var lb lineBuffer
+	b.SetBytes(int64(len(data)))
+	for i := 0; i < b.N; i++ {
+		lb.feed(data, "producer-1a2b3c4d | ", false, false, false)
+		lb.take()
 	}
 }
 
