@@ -262,7 +262,7 @@ func gapSize(g *client.GapInfo) string {
 	if g == nil || g.Events < 0 {
 		return ""
 	}
-	return fmt.Sprintf(" (%d events missing)", g.Events)
+	return " (" + vocab.Count(int(g.Events), "event") + " missing)"
 }
 
 // plainToken says s is printable ASCII without spaces, safe to paste into a shell.

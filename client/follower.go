@@ -598,7 +598,10 @@ func (r *follower) flushGap(to string) bool {
 	case GapSkipped:
 		text = "the bridge skipped sequence numbers without saying why (no truncated event)"
 	}
-	if g.Events > 0 {
+	switch {
+	case g.Events == 1:
+		text += " (1 event)"
+	case g.Events > 1:
 		text += fmt.Sprintf(" (%d events)", g.Events)
 	}
 	return r.emit(LogEvent{Kind: Gap, Gap: g, Reason: text})
