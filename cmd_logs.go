@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"sandscope/sanitize"
 	"sandscope/vocab"
+	"strings"
 	"syscall"
 	"time"
 
@@ -22,10 +23,11 @@ import (
 )
 
 func newLogsCmd(g *globalOptions) *cobra.Command {
-	var follow, noRecord bool
-	var since string
+	var follow, all, noRecord bool
+	var since, pattern string
+	var states []string
 	cmd := &cobra.Command{
-		Use:   "logs SANDBOX PROCESS",
+		Use:   "logs SANDBOX PROCESS | logs SANDBOX --all",
 		Short: "Print a process's output (stdout to stdout, stderr to stderr); -f to follow",
 		Long: `Print a process's output exactly: its stdout bytes to stdout, its stderr bytes to stderr.
 sandscope's own notices go to stderr as lines starting "sandscope: ".
@@ -33,7 +35,19 @@ sandscope's own notices go to stderr as lines starting "sandscope: ".
 With -f, follow until the process ends, resuming from the last cursor when the stream breaks.
 Exit status: 0 the bridge confirms the process ended (the final notice gives its exit code),
 3 the process was lost with its container, 4 the stream could not be resumed,
-2 usage, authentication or not-found errors.`,
+2 usage, authentication or not-found errors.
+
+With --all (no PROCESS), follow every process of the sandbox at once, including the ones that
+start while it runs (-f), each line prefixed with a short, stable name ("build-1a2b3c4d | ..."),
+coloured when the output is a terminal and NO_COLOR is unset; stdout and stderr stay apart, and
+every interruption, gap, suspect end, ending and loss is a "sandscope: NAME | ..." notice.
+--state keeps the processes in a state (running, exited, error, ended; a process that starts
+while sandscope runs counts as running), --command those whose command line matches a regular
+expression. With -f it exits once every followed process has ended and one more look (a second
+later when one was lost: a relaunch often follows a replacement) finds no new one: 0 if every ending was confirmed, 3 if any process was lost, 4 if any
+stream could not be resumed (this wins over 3: how that process ended is unknown), 2 usage,
+authentication or not-found errors, 130 Ctrl-C. Without -f it prints what the bridge holds of
+each and exits 0 (1 when a stream could not be read).`,
 		Example: `  # everything the bridge still holds, stdout and stderr kept apart
   sandscope logs myapp 7d56e9e2-d5c1-4b8e-a7f0-2b9c8d1e3f45 > out.log 2> err.log
 
@@ -41,9 +55,18 @@ Exit status: 0 the bridge confirms the process ended (the final notice gives its
   sandscope logs -f myapp 7d56e9e2-d5c1-4b8e-a7f0-2b9c8d1e3f45
 
   # resume strictly after a cursor (the TUI's log view copies one with y)
-  sandscope logs -f --since "$CURSOR" myapp 7d56e9e2-d5c1-4b8e-a7f0-2b9c8d1e3f45`,
-		Args: cobra.ExactArgs(2),
+  sandscope logs -f --since "$CURSOR" myapp 7d56e9e2-d5c1-4b8e-a7f0-2b9c8d1e3f45
+
+  # every process of the sandbox, new ones joining; exit 3 if any was lost
+  sandscope logs myapp --all -f --state running --command 'claude|node'`,
+		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if !all && len(args) != 2 {
+				return &exitError{code: exitUsage, err: fmt.Errorf("logs takes SANDBOX PROCESS (or SANDBOX --all), got %d argument(s)", len(args))}
+			}
+			if all {
+				return runLogsAllCommand(cmd, g, args, follow, since, states, pattern)
+			}
 			c, t, err := newBridgeClient(g)
 			if err != nil {
 				return err
@@ -68,6 +91,9 @@ Exit status: 0 the bridge confirms the process ended (the final notice gives its
 	cmd.Flags().BoolVar(&noRecord, "no-record", false, "do not write the stream's events to sandscope's record")
 	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "follow the log until the process ends")
 	cmd.Flags().StringVar(&since, "since", "", "start strictly after this cursor")
+	cmd.Flags().BoolVar(&all, "all", false, "every process of the sandbox, each line prefixed with its name")
+	cmd.Flags().StringArrayVar(&states, "state", nil, "with --all: only processes in this state (running, exited, error, ended; repeatable)")
+	cmd.Flags().StringVar(&pattern, "command", "", "with --all: only processes whose command line matches this regular expression")
 	return cmd
 }
 
@@ -93,8 +119,14 @@ func runLogs(ctx context.Context, c *client.Client, rec *record.Record, sandbox,
 	final, ok, cursor := printFollow(f, stdout, stderr, follow, recordStream(rec, sandbox, process))
 	if !ok {
 		if ctx.Err() != nil {
-			if cursor != "" {
+			switch {
+			case cursor == "":
+			case plainToken(cursor) && plainToken(process):
 				fmt.Fprintf(stderr, "sandscope: interrupted; resume with: sandscope logs -f --since %s %s %s\n", cursor, sandbox, process)
+			default:
+				// a cursor a bridge filled with controls or spaces is shown safely, never offered as
+				// a command line to paste
+				fmt.Fprintf(stderr, "sandscope: interrupted; the bridge's resume cursor is not a plain token: %s\n", sanitize.Message(cursor))
 			}
 			return &exitError{code: exitInterrupt}
 		}
@@ -257,7 +289,17 @@ func gapSize(g *client.GapInfo) string {
 	if g == nil || g.Events < 0 {
 		return ""
 	}
-	return fmt.Sprintf(" (%d events missing)", g.Events)
+	return " (" + vocab.Count(int(g.Events), "event") + " missing)"
+}
+
+// plainToken says s is printable ASCII without spaces, safe to paste into a shell.
+func plainToken(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] <= ' ' || s[i] >= 0x7f || strings.IndexByte("'\"`$\\;&|<>()*?!#~", s[i]) >= 0 {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // describeEnd says how a confirmed ending went, in the shared vocabulary: "process ID ended:

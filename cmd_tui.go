@@ -163,6 +163,9 @@ func runTUI(cmd *cobra.Command, g *globalOptions) error {
 	watchdog := endAfterSignal(ctx, cmd.Context(), emb.close)
 	defer watchdog()
 	p := tea.NewProgram(m, tea.WithAltScreen(), tea.WithMouseCellMotion(), tea.WithContext(ctx))
+	if embeddedRun {
+		go emb.notifyIsolation(p.Send)
+	}
 	if _, err := p.Run(); err != nil && err != tea.ErrProgramKilled {
 		return &exitError{code: 1, err: fmt.Errorf("tui: %w", err)}
 	}
@@ -252,12 +255,17 @@ type embedded struct {
 	mu       sync.Mutex
 	srv      *localbridge.Server
 	t        ui.Target
+	// labelFinal: t's label was made after the namespace probe answered
+	labelFinal bool
 }
 
 func (e *embedded) target() (ui.Target, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.srv != nil {
+		if !e.labelFinal {
+			e.t.BridgeLabel = e.labelLocked()
+		}
 		return e.t, nil
 	}
 	tok, err := randomToken()
@@ -284,13 +292,38 @@ func (e *embedded) target() (ui.Target, error) {
 	}
 	e.srv = srv
 	// the embedded bridge's port changes every run; its sandboxes live under root
-	label := safeURL(srv.URL()) + " (embedded)"
-	if !srv.Isolation().Namespaces {
-		// /workspace is only a label then: say so where the bridge is named
+	e.t = ui.Target{Client: c, BridgeURL: "local:" + root, BridgeLabel: e.labelLocked(), Local: true}
+	return e.t, nil
+}
+
+// labelLocked names the embedded bridge in the header. Without isolation /workspace is only a
+// label: the name says so. The namespace probe runs in the background while the TUI starts; until
+// it answers the name is the bridge alone, and notifyIsolation sends the full one.
+func (e *embedded) labelLocked() string {
+	label := safeURL(e.srv.URL()) + " (embedded)"
+	iso, ok := localbridge.IsolationKnown()
+	e.labelFinal = ok
+	if ok && !iso.Namespaces {
 		label += " · no isolation"
 	}
-	e.t = ui.Target{Client: c, BridgeURL: "local:" + root, BridgeLabel: label, Local: true}
-	return e.t, nil
+	return label
+}
+
+// notifyIsolation waits for the namespace probe and, when the label shown was made before it
+// answered and there is no isolation, sends the full label to the TUI.
+func (e *embedded) notifyIsolation(send func(tea.Msg)) {
+	iso := localbridge.DetectIsolation()
+	e.mu.Lock()
+	if e.srv == nil || e.labelFinal {
+		e.mu.Unlock()
+		return
+	}
+	e.t.BridgeLabel = e.labelLocked()
+	msg := ui.BridgeLabelMsg{BridgeURL: e.t.BridgeURL, Label: e.t.BridgeLabel}
+	e.mu.Unlock()
+	if !iso.Namespaces {
+		send(msg)
+	}
 }
 
 func (e *embedded) close() {

@@ -65,6 +65,7 @@ With no subcommand it opens the terminal UI, on a remote bridge when one is conf
 		newServeCmd(g),
 		newLsCmd(g),
 		newLogsCmd(g),
+		newWaitCmd(g),
 		newExecCmd(g),
 		newShellCmd(g),
 		newAttachCmd(g),

@@ -99,6 +99,7 @@ const (
 	GapTruncated     GapReason = iota // the bridge sent `truncated`: evicted by retention or a slow read
 	GapInvalidCursor                  // the bridge rejected the resume cursor; restarted from the oldest retained
 	GapRestarted                      // the stream restarted from the beginning (cursor chain broken)
+	GapSkipped                        // sequence numbers were skipped with no reason given (no `truncated`)
 )
 
 // GapInfo describes a gap. Bytes and Events are -1 when unknown. FromCursor is the last cursor before

@@ -111,6 +111,10 @@ type follower struct {
 	attempt     int      // consecutive failed attempts
 	suspects    int      // consecutive suspect endings (spaces out re-checks)
 	pendingGap  *GapInfo
+	// withheld is the sequence number of a terminal event received but not delivered (a suspect
+	// ending): the next event following it is in sequence, not after a gap
+	withheld    int64
+	hasWithheld bool
 	// restarted: the stream was reopened from the oldest retained event after the bridge refused
 	// the resume cursor. Whether that lost anything is decided by the first new event's sequence
 	// number (or marked at once when cursors are opaque).
@@ -551,9 +555,15 @@ func (r *follower) settleGap(cur Cursor) bool {
 			r.pendingGap = nil
 			return true
 		}
+		if r.hasWithheld && r.withheld == r.last.Seq+1 && cur.Seq == r.last.Seq+2 && r.pendingGap == nil {
+			// the only number skipped is the suspect ending's own: nothing is missing
+			r.hasWithheld = false
+			return true
+		}
 		g := r.pendingGap
 		if g == nil {
-			g = &GapInfo{Reason: GapTruncated, Bytes: -1, Events: -1, FromCursor: r.last.Raw}
+			// a marker states only the reason observed: no `truncated` arrived
+			g = &GapInfo{Reason: GapSkipped, Bytes: -1, Events: -1, FromCursor: r.last.Raw}
 		}
 		if restarted {
 			g.Reason = GapInvalidCursor
@@ -585,8 +595,13 @@ func (r *follower) flushGap(to string) bool {
 		text = "the bridge rejected the resume cursor; output between here and the oldest retained event is missing"
 	case GapRestarted:
 		text = "the bridge rejected the resume cursor; restarted from the oldest retained output (output may repeat or be missing)"
+	case GapSkipped:
+		text = "the bridge skipped sequence numbers without saying why (no truncated event)"
 	}
-	if g.Events > 0 {
+	switch {
+	case g.Events == 1:
+		text += " (1 event)"
+	case g.Events > 1:
 		text += fmt.Sprintf(" (%d events)", g.Events)
 	}
 	return r.emit(LogEvent{Kind: Gap, Gap: g, Reason: text})
@@ -595,6 +610,10 @@ func (r *follower) flushGap(to string) bool {
 // terminal checks a terminal event against the process's status.
 func (r *follower) terminal(m LogMessage) action {
 	cur := ParseCursor(m.Cursor)
+	if cur.Known {
+		// not delivered yet (it may be suspect, or be verified first): its number is not a gap
+		r.withheld, r.hasWithheld = cur.Seq, true
+	}
 	after, comparable := cur.After(r.last)
 	inSequence := !comparable || after
 	if r.openedAfterEnd && r.fresh == 0 && inSequence {

@@ -313,12 +313,26 @@ func (t *TerminalConn) run(ws *websocket.Conn) {
 	attempt := 0 // consecutive failed or unproductive resume attempts
 	resumed := 0 // the attempt number that produced ws (0 for the first connection)
 	var lastErr error
+	violationAt, violations := "", 0 // cursor of the last protocol violation, and how often in a row
 	for {
 		out := t.readLoop(ws, resumed)
 		t.setWS(nil)
 		_ = ws.Close()
 		if out.final || t.ctx.Err() != nil {
 			return
+		}
+		if errors.Is(out.err, ErrTerminalProtocol) {
+			// A violation that repeats at the same cursor is the bridge's, not the network's:
+			// stop after the second and name it, instead of spending the whole retry budget.
+			if cur := t.Cursor(); cur == violationAt && violations > 0 {
+				t.emit(TermEvent{Kind: TermFailed, Cursor: cur, Attempt: attempt,
+					Reason: "the bridge broke the terminal protocol twice at the same cursor: " + out.err.Error(),
+					Err:    fmt.Errorf("terminal %s: %w", t.terminal, out.err)})
+				return
+			}
+			violationAt, violations = t.Cursor(), 1
+		} else if out.progressed {
+			violations = 0
 		}
 		if out.progressed {
 			attempt = 0

@@ -205,6 +205,21 @@ func TestTerminalPersistentCorruptionFails(t *testing.T) {
 	if len(out) != 0 || evs[len(evs)-1].Kind != TermFailed {
 		t.Fatalf("out %q events %s", out, kinds(evs))
 	}
+	// The same violation at the same cursor twice is the bridge's doing: named, and no more
+	// reconnects than the second connection (not the whole budget).
+	last := evs[len(evs)-1]
+	if !strings.Contains(last.Reason, "twice at the same cursor") || !errors.Is(last.Err, ErrTerminalProtocol) {
+		t.Fatalf("failure not named as a protocol violation: %q (%v)", last.Reason, last.Err)
+	}
+	reconnects := 0
+	for _, e := range evs {
+		if e.Kind == TermReconnecting {
+			reconnects++
+		}
+	}
+	if reconnects != 1 {
+		t.Fatalf("%d reconnects before giving up, want 1: %s", reconnects, kinds(evs))
+	}
 }
 
 func TestTerminalLostAfterReplace(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -72,12 +73,15 @@ func (i Isolation) String() string {
 var (
 	isoOnce sync.Once
 	isoSeen Isolation
+	isoDone atomic.Bool // isoSeen is set
 )
 
 // DetectIsolation probes once per process whether namespaces can be used, by starting the
-// supervisor in probe mode. SANDSCOPE_ISOLATION=none turns isolation off.
+// supervisor in probe mode. SANDSCOPE_ISOLATION=none turns isolation off. Calls while the probe
+// runs wait for it.
 func DetectIsolation() Isolation {
 	isoOnce.Do(func() {
+		defer isoDone.Store(true)
 		if os.Getenv("SANDSCOPE_ISOLATION") == "none" {
 			isoSeen = Isolation{Reason: "turned off by SANDSCOPE_ISOLATION=none"}
 			return
@@ -85,6 +89,14 @@ func DetectIsolation() Isolation {
 		isoSeen = probeIsolation()
 	})
 	return isoSeen
+}
+
+// IsolationKnown returns the probe's answer without waiting; ok is false while it runs.
+func IsolationKnown() (iso Isolation, ok bool) {
+	if !isoDone.Load() {
+		return Isolation{}, false
+	}
+	return DetectIsolation(), true
 }
 
 func probeIsolation() Isolation {
@@ -492,8 +504,5 @@ func oneLine(s string) string { return strings.ReplaceAll(s, "\n", " ") }
 // isolation is how the incarnation's processes and terminals are isolated: the server's choice,
 // or (an incarnation built without a server, in tests) what this machine allows.
 func (inc *incarnation) isolation() Isolation {
-	if inc.server != nil {
-		return inc.server.iso
-	}
 	return DetectIsolation()
 }

@@ -397,7 +397,7 @@ func (s *Server) launch(inc *incarnation, argv []string, cwd string, overlay map
 		errW.Close()
 		return nil, err
 	}
-	iso := s.iso
+	iso := DetectIsolation()
 	home, pwd := inc.workspace, dir
 	if iso.Namespaces {
 		home, pwd = "/workspace", cwd

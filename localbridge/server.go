@@ -70,7 +70,6 @@ type Server struct {
 	closed    bool
 
 	capacity atomic.Bool
-	iso      Isolation      // how processes and terminals are isolated (DetectIsolation)
 	procWG   sync.WaitGroup // process supervisors
 
 	ctx    context.Context
@@ -153,16 +152,19 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &Server{cfg: cfg, root: root, openapi: doc, sandboxes: map[string]*sandbox{}, ctx: ctx, cancel: cancel,
-		iso: DetectIsolation()}
+	s := &Server{cfg: cfg, root: root, openapi: doc, sandboxes: map[string]*sandbox{}, ctx: ctx, cancel: cancel}
+	// The namespace probe starts a process (a few tens of milliseconds, more on a busy machine):
+	// it runs in the background, and the first process or terminal started waits for its answer.
+	go DetectIsolation()
 	if cfg.IdleSleep > 0 {
 		go s.idleLoop()
 	}
 	return s, nil
 }
 
-// Isolation says how this bridge isolates its processes and terminals.
-func (s *Server) Isolation() Isolation { return s.iso }
+// Isolation says how this bridge isolates its processes and terminals (waiting for the probe if it
+// still runs).
+func (s *Server) Isolation() Isolation { return DetectIsolation() }
 
 func (s *Server) logf(format string, args ...any) {
 	if s.cfg.Logf != nil {
@@ -685,6 +687,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !s.hostAllowed(r.Host) {
 		writeError(w, http.StatusMisdirectedRequest, "Host not allowed by the local bridge", "host_not_allowed")
 		return
+	}
+	if r.Method == http.MethodPost || r.Header.Get("Upgrade") != "" {
+		// Requests that may start a process or a terminal wait for the namespace probe here,
+		// before they take a sandbox's incarnation (lookups never wait for it).
+		DetectIsolation()
 	}
 	p := r.URL.EscapedPath()
 	method := r.Method

@@ -146,6 +146,8 @@ func GapReasonText(r client.GapReason) string {
 		return "the resume cursor was rejected; restarted from the oldest retained byte"
 	case client.GapRestarted:
 		return "the stream restarted from the beginning"
+	case client.GapSkipped:
+		return "the bridge skipped these events without saying why"
 	}
 	return "unknown"
 }

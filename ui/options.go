@@ -166,3 +166,11 @@ func newContext(ctx context.Context, o Options) (*common.Context, error) {
 	}
 	return c, nil
 }
+
+// BridgeLabelMsg replaces how the header names the bridge at BridgeURL, when that is still the
+// bridge on screen (the embedded bridge learns whether it isolates its processes after the TUI
+// has started).
+type BridgeLabelMsg struct {
+	BridgeURL string
+	Label     string
+}

@@ -254,3 +254,26 @@ func TestStatusMessageLifetime(t *testing.T) {
 		t.Fatal("the sandbox screen's message followed to the sandboxes screen")
 	}
 }
+
+// TestLongStatusWraps: a status message longer than the width takes a second line; the screen
+// above gives it up and gets it back when the message goes.
+func TestLongStatusWraps(t *testing.T) {
+	m := newRoot(t, uitest.NewBridge())
+	step(m, tea.WindowSizeMsg{Width: 80, Height: 24}, 0)
+	long := "relaunched 7d56e9e2-d5c1-4b8e-a7f0-2b9c8d1e3f45 as 0f9d3c2e-8a41-4d6b-9a4e-1c2b3d4e5f60 in incarnation #3 with its original env and cwd THEEND"
+	step(m, common.StatusMsg{Level: common.Info, Text: long}, 0)
+	v := m.View()
+	if ls := strings.Split(v, "\n"); len(ls) != 24 {
+		t.Fatalf("%d lines with a long status", len(ls))
+	}
+	if !strings.Contains(v, "THEEND") {
+		t.Fatalf("the long message is cut:\n%s", v)
+	}
+	if _, h := m.bodySize(); h != 24-1-2-1 {
+		t.Fatalf("body height %d with a two-line status", h)
+	}
+	step(m, statusExpiredMsg{gen: m.statusGen}, 0)
+	if _, h := m.bodySize(); h != 24-1-2 || len(strings.Split(m.View(), "\n")) != 24 {
+		t.Fatalf("body height %d after the message went", h)
+	}
+}

@@ -19,8 +19,29 @@ import (
 const headerHeight = 1
 const footerHeight = 2
 
+// statusMaxLines is how many lines a long status message may take (relaunch notices, errors with
+// the bridge's words): the screen above gives up the second one while it shows.
+const statusMaxLines = 2
+
 func (m *Model) bodySize() (int, int) {
-	return m.width, max(m.height-headerHeight-footerHeight, 3)
+	return m.width, max(m.height-headerHeight-footerHeight-(m.statusLines()-1), 3)
+}
+
+// statusLines is how many lines the status area takes now.
+func (m *Model) statusLines() int {
+	if m.connErr != nil || m.status == "" || m.width <= 0 || m.paneOnTop() {
+		return 1 // (a terminal pane is not resized for a message: its program would see it)
+	}
+	return min(len(common.Wrap(m.status, m.width)), statusMaxLines)
+}
+
+// resize gives every screen on the stack the body's size (after the status area grew or shrank).
+func (m *Model) resize() {
+	w, h := m.bodySize()
+	m.ctx.Width, m.ctx.Height = w, h
+	for _, c := range m.stack {
+		c.SetSize(w, h)
+	}
 }
 
 // Status messages fade: an info after statusLife, a warning or an error after three times that
@@ -32,6 +53,12 @@ type statusExpiredMsg struct{ gen int }
 
 // Update routes messages (route) and arms the status area's fade whenever its text changed.
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	lines := m.statusLines()
+	defer func() {
+		if m.statusLines() != lines {
+			m.resize()
+		}
+	}()
 	if e, ok := msg.(statusExpiredMsg); ok {
 		if e.gen == m.statusGen {
 			m.status = ""
@@ -121,6 +148,11 @@ func (m *Model) route(msg tea.Msg) tea.Cmd {
 		// status text often quotes bridge answers and process IDs: untrusted
 		m.status, m.statusLevel, m.statusAt = common.SanitizeText(msg.Text), msg.Level, m.ctx.Clock()
 		return nil
+	case BridgeLabelMsg:
+		if msg.BridgeURL == m.ctx.BridgeURL {
+			m.ctx.BridgeLabel = common.SanitizeText(msg.Label)
+		}
+		return nil
 	case common.ConnMsg:
 		m.connErr, m.retryAt, m.attempts = msg.Err, msg.RetryAt, msg.Attempts
 		if m.connErr != nil && !m.ticking {
@@ -157,6 +189,16 @@ func splitRunes(msg tea.KeyMsg) []tea.KeyMsg {
 		out[i] = tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}, Alt: msg.Alt}
 	}
 	return out
+}
+
+// paneOnTop reports a terminal pane on top.
+func (m *Model) paneOnTop() bool {
+	for _, p := range m.panes {
+		if p.pane.AsScreen() == m.top() {
+			return true
+		}
+	}
+	return false
 }
 
 // paneFocused reports a focused terminal pane on top: it takes runes as text for the remote

@@ -92,14 +92,23 @@ func (m *Model) statusView() string {
 	if m.status == "" {
 		return st.Faint.Render(common.Fit("", m.width))
 	}
-	text := common.Fit(m.status, m.width)
+	style := st.Info
 	switch m.statusLevel {
 	case common.Error:
-		return st.Error.Render(text)
+		style = st.Error
 	case common.Warn:
-		return st.Warning.Render(text)
+		style = st.Warning
 	}
-	return st.Info.Render(text)
+	// a long message wraps onto a second line (the screen above gave it up), then is cut
+	ls := common.Wrap(m.status, m.width)
+	if n := m.statusLines(); len(ls) > n {
+		ls = ls[:n]
+		ls[n-1] = common.Fit(ls[n-1], m.width-1) + "…"
+	}
+	for i, l := range ls {
+		ls[i] = style.Render(common.Fit(l, m.width))
+	}
+	return strings.Join(ls, "\n")
 }
 
 // helpModel is bubbles/help styled from the theme, for the key hints and the help overlay.

@@ -31,30 +31,35 @@ func figCapture(e *env) (row, error) {
 		return r, nil
 	}
 	ctx := context.Background()
+	b, err := e.newBridge(filepath.Join(e.tmp, "bridge-capture"))
+	if err != nil {
+		return r, err
+	}
+	defer b.close()
 	const sb = "capturebench"
 	var ids []string
 	for i := 0; i < 20; i++ {
-		p, err := e.c.StartProcess(ctx, sb, client.ExecRequest{Argv: captureProducer})
+		p, err := b.c.StartProcess(ctx, sb, client.ExecRequest{Argv: captureProducer})
 		if err != nil {
 			return r, fmt.Errorf("start a producer: %w", err)
 		}
 		ids = append(ids, p.ID)
 	}
-	defer e.killAll(sb)
+	defer b.killAll(sb)
 	window := pick(e, 4*time.Second, 15*time.Second)
 
 	// baseline: 20 curl readers following live for the window
-	curlCPU, curlBytes, err := e.curlWindow(sb, ids, window)
+	curlCPU, curlBytes, err := e.curlWindow(b, sb, ids, window)
 	if err != nil {
 		return r, err
 	}
 
 	xdg := filepath.Join(e.tmp, "xdg-capture")
 	stateDir := filepath.Join(xdg, "state", "sandscope")
-	if err := writeKnown(stateDir, e.url, []string{sb}); err != nil {
+	if err := writeKnown(stateDir, b.url, []string{sb}); err != nil {
 		return r, err
 	}
-	t, err := e.startTUI(xdg, "Sandboxes (1)", "--url", e.url, "--token-file", e.tokFile)
+	t, err := e.startTUI(xdg, "Sandboxes (1)", "--url", b.url, "--token-file", b.tokFile)
 	if err != nil {
 		return r, err
 	}
@@ -71,7 +76,7 @@ func figCapture(e *env) (row, error) {
 	}
 	var before int64
 	for deadline := time.Now().Add(20 * time.Second); ; {
-		before, err = capturedBytes(stateDir, e.url, sb, ids)
+		before, err = capturedBytes(stateDir, b.url, sb, ids)
 		if err != nil {
 			t.stop()
 			return r, err
@@ -87,7 +92,7 @@ func figCapture(e *env) (row, error) {
 		time.Sleep(200 * time.Millisecond)
 	}
 	time.Sleep(time.Second)
-	if before, err = capturedBytes(stateDir, e.url, sb, ids); err != nil {
+	if before, err = capturedBytes(stateDir, b.url, sb, ids); err != nil {
 		t.stop()
 		return r, err
 	}
@@ -102,7 +107,7 @@ func figCapture(e *env) (row, error) {
 	if err != nil {
 		return r, err
 	}
-	after, err := capturedBytes(stateDir, e.url, sb, ids)
+	after, err := capturedBytes(stateDir, b.url, sb, ids)
 	if err != nil {
 		return r, err
 	}
@@ -123,7 +128,7 @@ func figCapture(e *env) (row, error) {
 
 // curlWindow follows the processes' logs live with one curl each for the window and returns the
 // CPU the readers used and the bytes they read.
-func (e *env) curlWindow(sb string, ids []string, window time.Duration) (time.Duration, int64, error) {
+func (e *env) curlWindow(b *bridge, sb string, ids []string, window time.Duration) (time.Duration, int64, error) {
 	var mu sync.Mutex
 	var cpu time.Duration
 	var total int64
@@ -133,7 +138,7 @@ func (e *env) curlWindow(sb string, ids []string, window time.Duration) (time.Du
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			cmd := exec.Command(e.curl, "-sSN", "-H", "@"+e.hdrFile, e.url+"/v1/sandbox/"+sb+"/processes/"+id+"/logs?follow=true")
+			cmd := exec.Command(e.curl, "-sSN", "-H", "@"+b.hdrFile, b.url+"/v1/sandbox/"+sb+"/processes/"+id+"/logs?follow=true")
 			var cnt countWriter
 			cmd.Stdout = &cnt
 			if err := cmd.Start(); err != nil {

@@ -92,6 +92,7 @@ func main() {
 		defer pprof.StopCPUProfile()
 	}
 	start := time.Now()
+	loadStart := loadAvg()
 	e, err := setup(*quick, *verbose)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
@@ -113,7 +114,7 @@ func main() {
 		e.logf("figure %s done in %v", f.num, time.Since(t).Round(time.Millisecond))
 		rows = append(rows, rs...)
 	}
-	code := printTable(os.Stdout, rows, *quick, time.Since(start))
+	code := printTable(os.Stdout, rows, *quick, time.Since(start), loadStart+" → "+loadAvg())
 	e.close()
 	pprof.StopCPUProfile()
 	os.Exit(code)
@@ -183,6 +184,55 @@ func setup(quick, verbose bool) (*env, error) {
 		return nil, err
 	}
 	return e, nil
+}
+
+// bridge is a local bridge on loopback with what a command needs to reach it.
+type bridge struct {
+	srv     *localbridge.Server
+	url     string
+	tokFile string
+	hdrFile string
+	c       *client.Client
+}
+
+// newBridge starts a local bridge of its own under dir (figures that count the sandboxes on a
+// screen use one, so earlier figures' sandboxes are not listed).
+func (e *env) newBridge(dir string) (*bridge, error) {
+	tok := make([]byte, 24)
+	if _, err := rand.Read(tok); err != nil {
+		return nil, err
+	}
+	token := hex.EncodeToString(tok)
+	if err := os.MkdirAll(filepath.Join(dir, "root"), 0o700); err != nil {
+		return nil, err
+	}
+	srv, err := localbridge.New(localbridge.Config{Root: filepath.Join(dir, "root"), Token: token})
+	if err == nil {
+		err = srv.Start()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("bridge: %w", err)
+	}
+	b := &bridge{srv: srv, url: srv.URL(), tokFile: filepath.Join(dir, "token"), hdrFile: filepath.Join(dir, "curl-headers")}
+	if err := os.WriteFile(b.tokFile, []byte(token), 0o600); err != nil {
+		b.close()
+		return nil, err
+	}
+	if err := os.WriteFile(b.hdrFile, []byte("Authorization: Bearer "+token+"\n"), 0o600); err != nil {
+		b.close()
+		return nil, err
+	}
+	if b.c, err = client.New(b.url, client.WithToken(token)); err != nil {
+		b.close()
+		return nil, err
+	}
+	return b, nil
+}
+
+func (b *bridge) close() {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	b.srv.Close(ctx)
 }
 
 func (e *env) close() {
@@ -255,12 +305,12 @@ func (e *env) waitEnded(sandbox, id string, limit time.Duration) error {
 }
 
 // printTable writes the table and the closing line; it returns the exit code.
-func printTable(w io.Writer, rows []row, quick bool, took time.Duration) int {
+func printTable(w io.Writer, rows []row, quick bool, took time.Duration, load string) int {
 	mode := "full"
 	if quick {
 		mode = "quick"
 	}
-	fmt.Fprintf(w, "\nsandscope performance budgets (%s run, %d CPUs, %s, %v)\n\n", mode, runtime.NumCPU(), runtime.GOOS+"/"+runtime.GOARCH, took.Round(time.Second))
+	fmt.Fprintf(w, "\nsandscope performance budgets (%s run, %d CPUs, %s, %v, load average %s)\n\n", mode, runtime.NumCPU(), runtime.GOOS+"/"+runtime.GOARCH, took.Round(time.Second), load)
 	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
 	fmt.Fprintln(tw, "#\tfigure\tmeasured\tbaseline (same run)\tratio\tbudget\tresult")
 	passed, failed, na := 0, 0, 0
@@ -289,6 +339,19 @@ func printTable(w io.Writer, rows []row, quick bool, took time.Duration) int {
 		return 1
 	}
 	return 0
+}
+
+// loadAvg is the 1-minute load average: on a shared machine it says how much to trust the times.
+func loadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return "?"
+	}
+	return f[0]
 }
 
 func dash(s string) string {

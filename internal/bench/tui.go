@@ -220,29 +220,35 @@ func figStartup(e *env) ([]row, error) {
 }
 
 // Figure 10: CPU the TUI uses while nothing happens, with 10 known sandboxes (5 processes
-// running in one of them), on the sandboxes screen and on the sandbox screen of the busy one.
+// running in one of them), on the sandboxes screen and on the sandbox screen of the busy one. It
+// uses a bridge of its own, so the screen lists exactly those 10.
 func figIdle(e *env) ([]row, error) {
 	ctx := context.Background()
+	b, err := e.newBridge(filepath.Join(e.tmp, "bridge-idle"))
+	if err != nil {
+		return nil, err
+	}
+	defer b.close()
 	var ids []string
 	for i := 0; i < 10; i++ {
 		ids = append(ids, "idle"+string(rune('a'+i))+"bench")
 	}
 	for i := 0; i < 5; i++ {
-		if _, err := e.c.StartProcess(ctx, ids[0], client.ExecRequest{Argv: []string{"sleep", "3600"}}); err != nil {
+		if _, err := b.c.StartProcess(ctx, ids[0], client.ExecRequest{Argv: []string{"sleep", "3600"}}); err != nil {
 			return nil, fmt.Errorf("start a process: %w", err)
 		}
 	}
-	defer e.killAll(ids[0])
+	defer b.killAll(ids[0])
 	for _, id := range ids[1:] {
-		if _, err := e.c.ListProcesses(ctx, id); err != nil { // makes the sandbox exist
+		if _, err := b.c.ListProcesses(ctx, id); err != nil { // makes the sandbox exist
 			return nil, fmt.Errorf("sandbox %s: %w", id, err)
 		}
 	}
 	xdg := filepath.Join(e.tmp, "xdg-idle")
-	if err := writeKnown(filepath.Join(xdg, "state", "sandscope"), e.url, ids); err != nil {
+	if err := writeKnown(filepath.Join(xdg, "state", "sandscope"), b.url, ids); err != nil {
 		return nil, err
 	}
-	t, err := e.startTUI(xdg, "Sandboxes (10)", "--url", e.url, "--token-file", e.tokFile)
+	t, err := e.startTUI(xdg, "Sandboxes (10)", "--url", b.url, "--token-file", b.tokFile)
 	if err != nil {
 		return nil, err
 	}
@@ -288,16 +294,16 @@ func figIdle(e *env) ([]row, error) {
 	}, nil
 }
 
-func (e *env) killAll(sandbox string) {
+func (b *bridge) killAll(sandbox string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	ps, err := e.c.ListProcesses(ctx, sandbox)
+	ps, err := b.c.ListProcesses(ctx, sandbox)
 	if err != nil {
 		return
 	}
 	for _, p := range ps {
 		if p.State == "running" {
-			_ = e.c.KillProcess(ctx, sandbox, p.ID, 9)
+			_ = b.c.KillProcess(ctx, sandbox, p.ID, 9)
 		}
 	}
 }

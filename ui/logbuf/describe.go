@@ -2,6 +2,7 @@ package logbuf
 
 import (
 	"fmt"
+	"sandscope/vocab"
 	"strings"
 
 	"sandscope/client"
@@ -32,6 +33,8 @@ func Describe(ev client.LogEvent) string {
 				s += ": resume cursor rejected, restarted from the oldest retained output"
 			case client.GapRestarted:
 				s += ": stream restarted from the beginning"
+			case client.GapSkipped:
+				s += ": events skipped by the bridge (no reason given)"
 			}
 			switch {
 			case g.Bytes > 0:
@@ -50,7 +53,7 @@ func Describe(ev client.LogEvent) string {
 		return fmt.Sprintf("RECONNECTING (attempt %d)", ev.Attempt)
 	case client.Resumed:
 		if ev.Attempt > 0 {
-			return fmt.Sprintf("RESUMED after %d attempt(s), no gap", ev.Attempt)
+			return "RESUMED after " + vocab.Count(ev.Attempt, "attempt") + ", no gap"
 		}
 		return "RESUMED, no gap"
 	case client.Quiet:

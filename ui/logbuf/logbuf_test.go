@@ -86,7 +86,7 @@ func TestMarkersAndPartials(t *testing.T) {
 	}
 	want := []string{
 		"interrupted:INTERRUPTED: connection reset",
-		"resumed:RESUMED after 1 attempt(s), no gap",
+		"resumed:RESUMED after 1 attempt, no gap",
 		"output:abcdef",
 		"output:xy",
 		"gap:GAP: output evicted by the bridge (10 bytes missing)",

@@ -128,8 +128,8 @@ func New(ctx *common.Context, targets []common.LogTarget, o Options) *Model {
 
 // Init starts a follower per target and the status tick.
 func (m *Model) Init() tea.Cmd {
-	if m.buf == nil {
-		return nil
+	if m.buf == nil || m.closed {
+		return nil // a closed view starts no follower
 	}
 	m.gen++
 	var cmds []tea.Cmd
@@ -141,6 +141,9 @@ func (m *Model) Init() tea.Cmd {
 		}
 		if m.ctx.Bridge == nil {
 			continue
+		}
+		if s.cancel != nil {
+			s.cancel() // a second Init replaces the follower; the first must not run on unseen
 		}
 		ctx, cancel := context.WithCancel(m.ctx.BaseCtx())
 		s.cancel = cancel

@@ -1,0 +1,162 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/charmbracelet/x/term"
+	"github.com/spf13/cobra"
+
+	"sandscope/client"
+	"sandscope/sanitize"
+	"sandscope/ui/common"
+)
+
+// exitWaitTimeout is wait's status when --timeout elapsed first: 75 (EX_TEMPFAIL, "try again
+// later"), apart from the statuses of the other commands and from 124, the status the bridge gives a
+// process it killed for its own timeout.
+const exitWaitTimeout = 75
+
+func newWaitCmd(g *globalOptions) *cobra.Command {
+	var timeout time.Duration
+	var notify bool
+	cmd := &cobra.Command{
+		Use:   "wait SANDBOX PROCESS",
+		Short: "Block until a process's ending is confirmed; exit with its own exit code",
+		Long: `Block until the bridge confirms that the process ended, and exit with the process's own
+exit code; its output is not printed (use logs -f for that). The last line on stderr says how it
+ended, so a script can tell a process that exited 3 from a lost one.
+
+Exit status: the process's exit code once the bridge confirms the ending; 3 the process was lost
+with its container; 4 the bridge could not be reached past the retry budget; 75 --timeout elapsed
+first (the process keeps running); 255 it ended in an error without an exit code; 2 usage,
+authentication or not-found errors; 130 interrupted with Ctrl-C.`,
+		Example: `  # launch an agent, then learn how it really ended
+  sandscope wait myapp 7d56e9e2 && echo "agent succeeded"
+
+  # give up after ten minutes (exit 75), ring the terminal bell when it is decided
+  sandscope wait --timeout 10m --notify myapp 7d56e9e2`,
+		Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if timeout < 0 {
+				return &exitError{code: exitUsage, err: fmt.Errorf("--timeout %v: must not be negative", timeout)}
+			}
+			c, _, err := newBridgeClient(g)
+			if err != nil {
+				return err
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			if _, ok := stableAdapter(ctx, c); ok {
+				return &exitError{code: exitUsage, err: errors.New("wait: not available on a stable bridge (its runs are followed with logs -f)")}
+			}
+			bell := io.Discard
+			if notify && isTerminal(cmd.ErrOrStderr()) {
+				bell = cmd.ErrOrStderr()
+			}
+			return runWait(ctx, c, args[0], args[1], timeout, cmd.ErrOrStderr(), bell)
+		},
+	}
+	cmd.Flags().DurationVar(&timeout, "timeout", 0, "give up after this long with exit status 75 (0: wait for ever)")
+	cmd.Flags().BoolVar(&notify, "notify", false, "ring the terminal bell when the outcome is known (only when stderr is a terminal)")
+	return cmd
+}
+
+// isTerminal says whether w is a terminal (a file whose descriptor is a TTY).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(f.Fd())
+}
+
+// runWait follows the process's log without printing it, so its ending is decided exactly as
+// logs -f decides it (a status lookup and the stream's terminal event must agree). bell receives
+// the BEL byte once the outcome is known (io.Discard for none).
+func runWait(ctx context.Context, c *client.Client, sandbox, process string, timeout time.Duration, stderr, bell io.Writer) error {
+	if err := checkSandboxArg(sandbox); err != nil {
+		return err
+	}
+	process, err := resolveProcessID(ctx, c, sandbox, process)
+	if err != nil {
+		return err
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var expired <-chan time.Time
+	if timeout > 0 {
+		t := time.NewTimer(timeout)
+		defer t.Stop()
+		expired = t.C
+	}
+	notice := func(format string, a ...any) {
+		fmt.Fprintf(stderr, "sandscope: %s\n", sanitize.Message(fmt.Sprintf(format, a...)))
+	}
+	ring := func() { _, _ = bell.Write([]byte{'\a'}) }
+	f := c.Follow(wctx, sandbox, process, client.FollowOptions{ReuseData: true, Buffer: 8})
+	events := f.Events()
+	for {
+		var ev client.LogEvent
+		var more bool
+		select {
+		case ev, more = <-events:
+		case <-expired:
+			cancel()
+			notice("timed out after %v; process %s is still not confirmed ended", timeout, process)
+			ring()
+			return &exitError{code: exitWaitTimeout}
+		}
+		if !more {
+			if ctx.Err() != nil {
+				return &exitError{code: exitInterrupt}
+			}
+			return &exitError{code: exitNoResume, err: fmt.Errorf("wait %s: log stream closed without an ending", process)}
+		}
+		switch ev.Kind {
+		case client.Interrupted:
+			notice("stream interrupted: %s; resuming", ev.Reason)
+		case client.Resumed:
+			notice("resumed (attempt %d)", ev.Attempt)
+		case client.SuspectEnd:
+			notice("suspect end: %s; still waiting", ev.Reason)
+		case client.Ended:
+			notice("%s", describeEnd(ev.Status))
+			ring()
+			return waitEndedExit(ev.Status)
+		case client.Lost:
+			notice("lost: %s", ev.Reason)
+			ring()
+			return &exitError{code: exitLost}
+		case client.Failed:
+			notice("failed: %s", ev.Reason)
+			ring()
+			if errors.Is(ev.Err, client.ErrUnauthorized) {
+				notice("%s", common.UnauthorizedHint)
+			}
+			return &exitError{code: failedExitCode(ev.Err)}
+		}
+	}
+}
+
+// waitEndedExit is the exit status of a confirmed ending: the process's own code, 255 when the
+// bridge gave none (an error ending) or one a process cannot return.
+func waitEndedExit(p *client.Process) error {
+	if p == nil || p.State != "exited" || p.Exit == nil {
+		return &exitError{code: exitExecUnsure}
+	}
+	code := p.Exit.Code
+	if code == 0 && p.Exit.Signal > 0 {
+		code = 128 + p.Exit.Signal
+	}
+	switch {
+	case code == 0:
+		return nil
+	case code < 0 || code > 255:
+		return &exitError{code: exitExecUnsure}
+	}
+	return &exitError{code: code}
+}
