@@ -171,9 +171,23 @@ func (c *Client) send(op string, req *http.Request) (*http.Response, error) {
 	return resp, nil
 }
 
+// requestFunc builds a request on one dialect's routes; the dialect gate lives in it, so the
+// exchanges below serve both dialects.
+type requestFunc func(ctx context.Context, method, path string, body io.Reader) (*http.Request, error)
+
+// previewRequest is the preview dialect's requestFunc.
+func (c *Client) previewRequest(ctx context.Context, method, path string, body io.Reader) (*http.Request, error) {
+	return c.newRequest(ctx, method, path, nil, body)
+}
+
 // call is a bounded request/response exchange. in (if non-nil) is sent as JSON; out (if non-nil)
 // receives the JSON answer.
 func (c *Client) call(ctx context.Context, op, method, path string, in, out any) error {
+	return c.exchange(ctx, c.previewRequest, 0, op, method, path, in, out)
+}
+
+// exchange is call on any dialect's routes; maxAnswer > 0 bounds the JSON answer read.
+func (c *Client) exchange(ctx context.Context, mk requestFunc, maxAnswer int64, op, method, path string, in, out any) error {
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
 	var body io.Reader
@@ -184,7 +198,7 @@ func (c *Client) call(ctx context.Context, op, method, path string, in, out any)
 		}
 		body = bytes.NewReader(b)
 	}
-	req, err := c.newRequest(ctx, method, path, nil, body)
+	req, err := mk(ctx, method, path, body)
 	if err != nil {
 		return fmt.Errorf("%s: %w", op, err)
 	}
@@ -200,7 +214,11 @@ func (c *Client) call(ctx context.Context, op, method, path string, in, out any)
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxErrorBody))
 		return nil
 	}
-	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+	var answer io.Reader = resp.Body
+	if maxAnswer > 0 {
+		answer = io.LimitReader(resp.Body, maxAnswer)
+	}
+	if err := json.NewDecoder(answer).Decode(out); err != nil {
 		if ctx.Err() != nil || isTransportRead(err) {
 			return &TransportError{Op: op, Err: err}
 		}
@@ -423,6 +441,13 @@ const maxFileSize = 32 << 20
 
 // ReadFile reads a file from the workspace (relative paths are under /workspace).
 func (c *Client) ReadFile(ctx context.Context, sandbox, path string) ([]byte, error) {
+	return c.readFile(ctx, c.previewRequest, false, sandbox, path)
+}
+
+// readFile reads a workspace file through mk. cutMeansMissing is the stable dialect's answer to a
+// missing file (200, then the body aborts): a body that breaks off is then ErrFileUnreadable
+// rather than a transport error.
+func (c *Client) readFile(ctx context.Context, mk requestFunc, cutMeansMissing bool, sandbox, path string) ([]byte, error) {
 	if err := checkSandbox(sandbox); err != nil {
 		return nil, fmt.Errorf("read file: %w", err)
 	}
@@ -433,7 +458,7 @@ func (c *Client) ReadFile(ctx context.Context, sandbox, path string) ([]byte, er
 	op := "read file " + path
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
-	req, err := c.newRequest(ctx, http.MethodGet, sandboxPath(sandbox)+"/file/"+fp, nil, nil)
+	req, err := mk(ctx, http.MethodGet, sandboxPath(sandbox)+"/file/"+fp, nil)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", op, err)
 	}
@@ -444,7 +469,14 @@ func (c *Client) ReadFile(ctx context.Context, sandbox, path string) ([]byte, er
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, maxFileSize+1))
 	if err != nil {
-		return nil, &TransportError{Op: op, Err: err}
+		switch {
+		case !cutMeansMissing:
+			return nil, &TransportError{Op: op, Err: err}
+		case ctx.Err() != nil:
+			return nil, &TransportError{Op: op, Err: ctx.Err()}
+		default:
+			return nil, fmt.Errorf("%s: %w", op, ErrFileUnreadable)
+		}
 	}
 	if len(data) > maxFileSize {
 		return nil, fmt.Errorf("%s: larger than %d bytes", op, maxFileSize)
@@ -454,6 +486,11 @@ func (c *Client) ReadFile(ctx context.Context, sandbox, path string) ([]byte, er
 
 // WriteFile writes a file in the workspace (at most 32 MiB).
 func (c *Client) WriteFile(ctx context.Context, sandbox, path string, data []byte) error {
+	return c.writeFile(ctx, c.previewRequest, sandbox, path, data)
+}
+
+// writeFile writes a workspace file through mk.
+func (c *Client) writeFile(ctx context.Context, mk requestFunc, sandbox, path string, data []byte) error {
 	if err := checkSandbox(sandbox); err != nil {
 		return fmt.Errorf("write file: %w", err)
 	}
@@ -464,7 +501,7 @@ func (c *Client) WriteFile(ctx context.Context, sandbox, path string, data []byt
 	op := "write file " + path
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
-	req, err := c.newRequest(ctx, http.MethodPut, sandboxPath(sandbox)+"/file/"+fp, nil, bytes.NewReader(data))
+	req, err := mk(ctx, http.MethodPut, sandboxPath(sandbox)+"/file/"+fp, bytes.NewReader(data))
 	if err != nil {
 		return fmt.Errorf("%s: %w", op, err)
 	}

@@ -336,97 +336,15 @@ var ErrFileUnreadable = errors.New("file missing or read cut off")
 
 // ReadFile reads a workspace file byte for byte (GET …/file/…; starts the container).
 func (s *Stable) ReadFile(ctx context.Context, sandbox, path string) ([]byte, error) {
-	if err := checkSandbox(sandbox); err != nil {
-		return nil, fmt.Errorf("read file: %w", err)
-	}
-	fp, err := filePath(path)
-	if err != nil {
-		return nil, fmt.Errorf("read file: %w", err)
-	}
-	op := "read file " + path
-	ctx, cancel := context.WithTimeout(ctx, s.c.timeout)
-	defer cancel()
-	req, err := s.request(ctx, http.MethodGet, sandboxPath(sandbox)+"/file/"+fp, nil)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", op, err)
-	}
-	resp, err := s.c.send(op, req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, maxFileSize+1))
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, &TransportError{Op: op, Err: ctx.Err()}
-		}
-		return nil, fmt.Errorf("%s: %w", op, ErrFileUnreadable)
-	}
-	if len(data) > maxFileSize {
-		return nil, fmt.Errorf("%s: larger than %d bytes", op, maxFileSize)
-	}
-	return data, nil
+	return s.c.readFile(ctx, s.request, true, sandbox, path)
 }
 
 // WriteFile writes a workspace file (PUT …/file/…; starts the container).
 func (s *Stable) WriteFile(ctx context.Context, sandbox, path string, data []byte) error {
-	if err := checkSandbox(sandbox); err != nil {
-		return fmt.Errorf("write file: %w", err)
-	}
-	fp, err := filePath(path)
-	if err != nil {
-		return fmt.Errorf("write file: %w", err)
-	}
-	op := "write file " + path
-	ctx, cancel := context.WithTimeout(ctx, s.c.timeout)
-	defer cancel()
-	req, err := s.request(ctx, http.MethodPut, sandboxPath(sandbox)+"/file/"+fp, bytes.NewReader(data))
-	if err != nil {
-		return fmt.Errorf("%s: %w", op, err)
-	}
-	req.Header.Set("Content-Type", "application/octet-stream")
-	resp, err := s.c.send(op, req)
-	if err != nil {
-		return err
-	}
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxErrorBody))
-	resp.Body.Close()
-	return nil
+	return s.c.writeFile(ctx, s.request, sandbox, path, data)
 }
 
-// do is a bounded JSON exchange on a stable sandbox route.
+// do is a bounded JSON exchange on a stable sandbox route (answers up to 1 MiB).
 func (s *Stable) do(ctx context.Context, op, method, path string, in, out any) error {
-	ctx, cancel := context.WithTimeout(ctx, s.c.timeout)
-	defer cancel()
-	var body io.Reader
-	if in != nil {
-		b, err := json.Marshal(in)
-		if err != nil {
-			return fmt.Errorf("%s: encode request: %w", op, err)
-		}
-		body = bytes.NewReader(b)
-	}
-	req, err := s.request(ctx, method, path, body)
-	if err != nil {
-		return fmt.Errorf("%s: %w", op, err)
-	}
-	if in != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := s.c.send(op, req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	if out == nil {
-		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxErrorBody))
-		return nil
-	}
-	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(out); err != nil {
-		if ctx.Err() != nil || isTransportRead(err) {
-			return &TransportError{Op: op, Err: err}
-		}
-		return fmt.Errorf("%s: decode answer: %w", op, err)
-	}
-	return nil
+	return s.c.exchange(ctx, s.request, 1<<20, op, method, path, in, out)
 }
