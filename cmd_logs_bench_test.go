@@ -80,21 +80,7 @@ func BenchmarkLogsFollowVsCurl(b *testing.B) {
 
 	b.Run("replay", func(b *testing.B) {
 		br, tokenFile, headerFile, c := benchSetup(b, bridgetest.WithProcessLogLimits(320<<20, 10_000_000))
-		ctx := context.Background()
-		p, err := c.StartProcess(ctx, "local", client.ExecRequest{Argv: producer("")})
-		if err != nil {
-			b.Fatal(err)
-		}
-		for {
-			st, err := c.GetProcess(ctx, "local", p.ID)
-			if err != nil {
-				b.Fatal(err)
-			}
-			if st.State != "running" {
-				break
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
+		p := finishedProducer(b, c)
 		url := br.URL + "/v1/sandbox/local/processes/" + p.ID + "/logs?replay=true&follow=true"
 		// Check once that sandscope delivers every byte.
 		var cnt countingWriter
@@ -202,6 +188,26 @@ func countTruncated(r io.Reader) int {
 	}
 }
 
+// finishedProducer runs the replay producer to its end, so both readers replay the same log.
+func finishedProducer(b *testing.B, c *client.Client) client.Process {
+	b.Helper()
+	ctx := context.Background()
+	p, err := c.StartProcess(ctx, "local", client.ExecRequest{Argv: producer("")})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for {
+		st, err := c.GetProcess(ctx, "local", p.ID)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if st.State != "running" {
+			return p
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
 // BenchmarkLogsFollowRecording measures what recording costs `logs -f`: the same 256 MiB replay
 // read with the record (the default) and with --no-record, alternating in the same run. The ratio
 // is the recording overhead (target ≤ 1.05). The record keeps the stream's events and cursors,
@@ -216,21 +222,7 @@ func BenchmarkLogsFollowRecording(b *testing.B) {
 	}
 	defer devnull.Close()
 	br, tokenFile, _, c := benchSetup(b, bridgetest.WithProcessLogLimits(320<<20, 10_000_000))
-	ctx := context.Background()
-	p, err := c.StartProcess(ctx, "local", client.ExecRequest{Argv: producer("")})
-	if err != nil {
-		b.Fatal(err)
-	}
-	for {
-		st, err := c.GetProcess(ctx, "local", p.ID)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if st.State != "running" {
-			break
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	p := finishedProducer(b, c)
 	state := b.TempDir()
 	run := func(extra ...string) time.Duration {
 		args := append([]string{"--url", br.URL, "--token-file", tokenFile, "logs", "local", p.ID, "-f"}, extra...)
