@@ -12,6 +12,7 @@ import (
 	"github.com/muesli/termenv"
 
 	"sandscope/client"
+	"sandscope/internal/uiloop"
 	"sandscope/keymap"
 	"sandscope/themes"
 	"sandscope/ui/common"
@@ -72,10 +73,10 @@ func (e *env) ingestOnce() (time.Duration, int64, error) {
 	m := logview.New(uctx, []common.LogTarget{{Sandbox: benchSandbox, Process: e.replayProc}}, logview.Options{})
 	defer m.Close()
 	m.SetSize(160, 48)
-	l := newLoop(ctx, m)
+	l := uiloop.New(ctx, m)
 	t := time.Now()
-	l.run(m.Init())
-	if _, err := l.until(func(tea.Msg) bool { return m.Attached() == 0 }); err != nil {
+	l.Run(m.Init())
+	if _, err := l.Until(time.Second/30, func(tea.Msg) bool { return m.Attached() == 0 }); err != nil {
 		return 0, 0, fmt.Errorf("log view: %w", err)
 	}
 	return time.Since(t), tap.n, nil
@@ -110,59 +111,4 @@ func (c *countBridge) Follow(ctx context.Context, sandbox, process string, opts 
 		}
 	}()
 	return out
-}
-
-// loop is a minimal Bubble Tea runtime for one component: commands run on their own goroutines,
-// their messages come back to one goroutine that calls Update, and View runs 30 times a second.
-type loop struct {
-	ctx  context.Context
-	m    common.Component
-	msgs chan tea.Msg
-}
-
-func newLoop(ctx context.Context, m common.Component) *loop {
-	return &loop{ctx: ctx, m: m, msgs: make(chan tea.Msg, 64)}
-}
-
-func (l *loop) run(cmd tea.Cmd) {
-	if cmd == nil {
-		return
-	}
-	go func() {
-		msg := cmd()
-		if b, ok := msg.(tea.BatchMsg); ok {
-			for _, c := range b {
-				l.run(c)
-			}
-			return
-		}
-		if msg == nil {
-			return
-		}
-		select {
-		case l.msgs <- msg:
-		case <-l.ctx.Done():
-		}
-	}()
-}
-
-func (l *loop) until(done func(tea.Msg) bool) (frames int, err error) {
-	tick := time.NewTicker(time.Second / 30)
-	defer tick.Stop()
-	for {
-		select {
-		case <-l.ctx.Done():
-			return frames, l.ctx.Err()
-		case <-tick.C:
-			_ = l.m.View()
-			frames++
-		case msg := <-l.msgs:
-			_, cmd := l.m.Update(msg)
-			l.run(cmd)
-			if done(msg) {
-				_ = l.m.View()
-				return frames + 1, nil
-			}
-		}
-	}
 }

@@ -25,6 +25,7 @@ import (
 	"github.com/muesli/termenv"
 
 	"sandscope/client"
+	"sandscope/internal/uiloop"
 	"sandscope/keymap"
 	"sandscope/localbridge"
 	"sandscope/themes"
@@ -123,10 +124,10 @@ func run(size, budget int64, parent string, pause float64, limit time.Duration, 
 	defer m.Close()
 	m.SetSize(width, height)
 
-	loop := newLoop(ctx, m)
+	loop := uiloop.New(ctx, m)
 	start := time.Now()
-	loop.run(m.Init())
-	frames, err := loop.until(func(tea.Msg) bool { return m.Attached() == 0 })
+	loop.Run(m.Init())
+	frames, err := loop.Until(frameEvery, func(tea.Msg) bool { return m.Attached() == 0 })
 	elapsed := time.Since(start)
 	if err != nil {
 		return fmt.Errorf("following: %w (after %v, %d bytes)", err, elapsed.Round(time.Millisecond), tap.bytes())
@@ -155,7 +156,7 @@ func run(size, budget int64, parent string, pause float64, limit time.Duration, 
 	// scroll-back: the top row of the view is the first line the process wrote; the key and the
 	// frame that shows it are timed
 	t0 = time.Now()
-	loop.update(tea.KeyMsg{Type: tea.KeyHome})
+	loop.Update(tea.KeyMsg{Type: tea.KeyHome})
 	view := m.View()
 	back := time.Since(t0)
 	fmt.Printf("scroll-back to the first line (key to frame): %v; a frame at the tail: %v\n", back, tailFrame)
@@ -179,12 +180,12 @@ func run(size, budget int64, parent string, pause float64, limit time.Duration, 
 	// save through the view's dialog, as a user would: s, clear the default name, type a path, enter
 	saved := filepath.Join(work, "saved.log")
 	t := time.Now()
-	loop.update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{'s'}})
-	loop.update(tea.KeyMsg{Type: tea.KeyCtrlU})
-	loop.update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(saved), Paste: true})
-	loop.update(tea.KeyMsg{Type: tea.KeyEnter})
+	loop.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{'s'}})
+	loop.Update(tea.KeyMsg{Type: tea.KeyCtrlU})
+	loop.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(saved), Paste: true})
+	loop.Update(tea.KeyMsg{Type: tea.KeyEnter})
 	var status common.StatusMsg
-	if _, err := loop.until(func(msg tea.Msg) bool {
+	if _, err := loop.Until(frameEvery, func(msg tea.Msg) bool {
 		st, ok := msg.(common.StatusMsg)
 		if ok {
 			status = st
@@ -316,66 +317,6 @@ func (t *tapBridge) result() (int64, int, string) {
 		e = "none"
 	}
 	return t.n, t.gaps, e
-}
-
-// loop is a minimal Bubble Tea runtime for one component: commands run on their own goroutines,
-// their messages come back to one goroutine that calls Update, and View runs at a steady frame rate.
-type loop struct {
-	ctx  context.Context
-	m    common.Component
-	msgs chan tea.Msg
-}
-
-func newLoop(ctx context.Context, m common.Component) *loop {
-	return &loop{ctx: ctx, m: m, msgs: make(chan tea.Msg, 64)}
-}
-
-func (l *loop) run(cmd tea.Cmd) {
-	if cmd == nil {
-		return
-	}
-	go func() {
-		msg := cmd()
-		if b, ok := msg.(tea.BatchMsg); ok {
-			for _, c := range b {
-				l.run(c)
-			}
-			return
-		}
-		if msg == nil {
-			return
-		}
-		select {
-		case l.msgs <- msg:
-		case <-l.ctx.Done():
-		}
-	}()
-}
-
-func (l *loop) update(msg tea.Msg) {
-	_, cmd := l.m.Update(msg)
-	l.run(cmd)
-}
-
-// until handles messages and renders frames until done reports true for a handled message.
-func (l *loop) until(done func(tea.Msg) bool) (frames int, err error) {
-	tick := time.NewTicker(frameEvery)
-	defer tick.Stop()
-	for {
-		select {
-		case <-l.ctx.Done():
-			return frames, l.ctx.Err()
-		case <-tick.C:
-			_ = l.m.View()
-			frames++
-		case msg := <-l.msgs:
-			l.update(msg)
-			if done(msg) {
-				_ = l.m.View()
-				return frames + 1, nil
-			}
-		}
-	}
 }
 
 // generator is the producer: a shell loop writing the first line, then numbered 64 KiB blocks of
