@@ -98,8 +98,10 @@ func runAndRecover(t *testing.T, s *client.Stable, sandbox string, argv []string
 	return r
 }
 
-func TestFaultMatrixStableExec(t *testing.T) {
-	t.Parallel()
+// stableBehindProxy starts a stable-dialect local bridge and a fault proxy in front of it, and
+// returns the stable client that talks through the proxy.
+func stableBehindProxy(t *testing.T) (*bridgetest.Bridge, *faultproxy.Proxy, *client.Stable) {
+	t.Helper()
 	b := bridgetest.Start(t, bridgetest.WithStable())
 	proxy := faultproxy.New(b.URL)
 	t.Cleanup(proxy.Close)
@@ -107,7 +109,12 @@ func TestFaultMatrixStableExec(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := c.Stable()
+	return b, proxy, c.Stable()
+}
+
+func TestFaultMatrixStableExec(t *testing.T) {
+	t.Parallel()
+	b, proxy, s := stableBehindProxy(t)
 	argv, want := stableScript(6, "0.1", 3)
 	wantText := bytes.ReplaceAll(want, []byte{0xff}, []byte("\uFFFD"))
 	type row struct {
@@ -258,14 +265,7 @@ func TestFaultMatrixStableExec(t *testing.T) {
 
 func TestFaultMatrixStablePTY(t *testing.T) {
 	t.Parallel()
-	b := bridgetest.Start(t, bridgetest.WithStable())
-	proxy := faultproxy.New(b.URL)
-	t.Cleanup(proxy.Close)
-	c, err := client.New(proxy.URL(), client.WithToken(b.Token))
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := c.Stable()
+	b, proxy, s := stableBehindProxy(t)
 	type row struct {
 		name, want string
 		sandbox    string
