@@ -493,3 +493,64 @@ func TestPreviewFollowsTheSelection(t *testing.T) {
 		t.Fatal("p did not close the preview")
 	}
 }
+
+// Every state word is whole at 80×24, 120×40 and 200×60: a narrow STATE column drops a word's
+// detail (incarnation, age, error code), never the word itself; a wide one shows it all.
+func TestStateWordsWholeAtEverySize(t *testing.T) {
+	for _, sz := range [][2]int{{80, 24}, {120, 40}, {200, 60}} {
+		w, h := sz[0], sz[1]
+		br := uitest.NewBridge()
+		m := New(uitest.Context(t, br, w, h), "sandboxaaaaaaaaaaaaaaaaa")
+		m.SetSize(w, h)
+		m.Init()
+		apply(m,
+			client.SandboxEvent{Kind: client.SandboxStarted, Time: at(-600), Incarnation: inc(11, false)},
+			client.SandboxEvent{Kind: client.ProcessAppeared, Time: at(-590), Incarnation: inc(11, false), Process: proc("agent-old", "running", 11, 590)},
+			client.SandboxEvent{Kind: client.ProcessAppeared, Time: at(-580), Incarnation: inc(11, false), Process: ended(proc("killed-old", "exited", 11, 580), &client.Exit{Code: 154, Signal: 26}, nil, 3)},
+			client.SandboxEvent{Kind: client.ProcessAppeared, Time: at(-570), Incarnation: inc(11, false), Process: ended(proc("error-old", "error", 11, 570), nil, &client.RunError{Code: "container_unavailable_during_start", Message: "no capacity"}, 0)},
+			client.SandboxEvent{Kind: client.IncarnationChanged, Time: at(-299), Previous: inc(11, false), Incarnation: inc(12, false), Evidence: []string{"the bridge reports incarnation 12 (was 11)"}},
+			client.SandboxEvent{Kind: client.ProcessAppeared, Time: at(-200), Incarnation: inc(12, false), Process: proc("agent", "running", 12, 200)},
+			client.SandboxEvent{Kind: client.ProcessAppeared, Time: at(-90), Incarnation: inc(12, false), Process: ended(proc("vtalrm", "exited", 12, 90), &client.Exit{Code: 154, Signal: 26}, nil, 7)},
+			client.SandboxEvent{Kind: client.ProcessAppeared, Time: at(-70), Incarnation: inc(12, false), Process: ended(proc("broken", "error", 12, 70), nil, &client.RunError{Code: "spawn_failed_because_of_a_long_reason", Message: "no such file"}, 0)},
+			client.SandboxEvent{Kind: client.ProcessAppeared, Time: at(-60), Incarnation: inc(12, false), Process: ended(proc("exit127", "exited", 12, 60), &client.Exit{Code: 127}, nil, 1)},
+			client.SandboxEvent{Kind: client.WatchError, Time: at(0), Err: errors.New("bridge unreachable: connection refused")},
+		)
+		v := m.View()
+		lines := strings.Split(v, "\n")
+		if len(lines) != h {
+			t.Errorf("%dx%d: %d lines", w, h, len(lines))
+		}
+		row := map[string]string{}
+		for i, l := range lines {
+			if lw := ansi.StringWidth(l); lw > w {
+				t.Errorf("%dx%d: line %d is %d cells: %q", w, h, i, lw, l)
+			}
+			if i < 3 || i > 9 {
+				continue // title, tabs and head above the 7 rows; the detail below
+			}
+			if f := strings.Fields(strings.TrimLeft(l, "> *")); len(f) > 1 {
+				row[f[0]] = l
+			}
+		}
+		for id, word := range map[string]string{"agent-old": "STALE ", "killed-old": "STALE ", "error-old": "STALE ",
+			"agent": "UNKNOWN", "vtalrm": "KILLED VTALRM", "broken": "ERROR spawn_", "exit127": "EXITED 127"} {
+			l, ok := row[id]
+			if !ok {
+				t.Errorf("%dx%d: no row for %s:\n%s", w, h, id, v)
+				continue
+			}
+			cell := strings.TrimSpace(strings.TrimPrefix(strings.TrimLeft(l, "> *"), id))
+			if !strings.HasPrefix(cell, word) || strings.HasPrefix(cell, word+"…") {
+				t.Errorf("%dx%d: %s's state is not whole (want %q): %q", w, h, id, word, l)
+			}
+			// a long bridge error code may be cut after the word; nothing else is
+			if state, _, _ := strings.Cut(cell, "  "); id != "broken" && strings.Contains(state, "…") {
+				t.Errorf("%dx%d: %s's state is cut: %q", w, h, id, l)
+			}
+		}
+		if w >= 200 && (!strings.Contains(v, "STALE #11 · was RUNNING") || !strings.Contains(v, "UNKNOWN (RUNNING 3m20s ago)")) {
+			t.Errorf("%dx%d: a wide screen shortens the wording:\n%s", w, h, v)
+		}
+		uitest.Golden(t, fmt.Sprintf("states_%dx%d", w, h), v, *update)
+	}
+}

@@ -207,11 +207,11 @@ func duration(start time.Time, end *time.Time, running bool, now time.Time) stri
 	return "-"
 }
 
-// procCols: at 80 columns COMMAND keeps room while CWD and INC give way; STATE gets what its
-// longest usual words need, not more.
+// procCols: at 80 columns COMMAND keeps room while CWD and INC give way; STATE gets at least the
+// widest bare state word of its rows and grows toward their full wording.
 var procCols = []components.Column{
 	{Title: "ID", Min: 8, Want: 12, Priority: 0},
-	{Title: "STATE", Min: 10, Want: 22, Priority: 0},
+	{Title: "STATE", Priority: 0}, // sized by withState for the rows' words
 	{Title: "INC", Min: 4, Priority: 3},
 	{Title: "COMMAND", Min: 14, Want: 40, Priority: 0, Flex: true},
 	{Title: "CWD", Min: 10, Want: 14, Priority: 4},
@@ -260,14 +260,32 @@ func titles(cols []components.Column) []string {
 	return out
 }
 
+// maxStateWant bounds what STATE asks for beyond its bare words (a fifth of the table when that is
+// more): a bridge's long error code gives way to the command first (the detail line has it whole).
+const maxStateWant = 28
+
+// withState sizes the STATE column (index i of cols) for the words the rows show: never narrower
+// than the widest bare state word, so a narrow table shortens a word's detail, never the word.
+func withState(cols []components.Column, i int, words []common.StateWord, width int) []components.Column {
+	out := append([]components.Column(nil), cols...)
+	least, want := common.StateWidths(out[i].Title, words)
+	out[i].Min, out[i].Want, out[i].Priority = least, min(want, max(maxStateWant, width/5)), -1
+	return out
+}
+
 func (m *Model) procRows(now time.Time) (string, []string, string) {
 	st := m.ctx.Styles
-	cols := m.layout(procCols)
-	head := joinShown(titles(procCols), cols)
+	words := make([]common.StateWord, len(m.st.Processes))
+	for i, e := range m.st.Processes {
+		words[i] = common.ProcessWord(e.Process.State, e.Process.Exit, e.Process.Error, m.procCond(e), e.Incarnation, e.LastSeen, now)
+	}
+	pc := withState(procCols, 1, words, m.tableWidth())
+	cols := m.layout(pc)
+	head := joinShown(titles(pc), cols)
 	var rows []string
 	for i, e := range m.st.Processes {
 		cond := m.procCond(e)
-		badge, label := common.ProcessBadge(e.Process.State, e.Process.Exit, e.Process.Error, cond, e.Incarnation, e.LastSeen, now)
+		badge, label := words[i].Badge, words[i].Fit(cols[1])
 		cells := []string{
 			common.SanitizeText(e.Process.ID),
 			st.Badge(badge).Render(label),
@@ -328,7 +346,7 @@ func (m *Model) procDetailNow(e *procEntry) string {
 
 var termCols = []components.Column{
 	{Title: "ID", Min: 8, Want: 12, Priority: 0},
-	{Title: "STATE", Min: 10, Want: 22, Priority: 0},
+	{Title: "STATE", Priority: 0}, // sized by withState for the rows' words
 	{Title: "INC", Min: 4, Priority: 2},
 	{Title: "COMMAND", Min: 14, Want: 40, Priority: 0, Flex: true},
 	{Title: "CWD", Min: 8, Want: 14, Priority: 1},
@@ -336,12 +354,17 @@ var termCols = []components.Column{
 
 func (m *Model) termRows(now time.Time) (string, []string, string) {
 	st := m.ctx.Styles
-	cols := m.layout(termCols)
-	head := joinShown(titles(termCols), cols)
+	words := make([]common.StateWord, len(m.st.Terminals))
+	for i, e := range m.st.Terminals {
+		words[i] = common.ProcessWord(e.Terminal.Status, e.Terminal.Exit, e.Terminal.Error, m.termCond(e), e.Incarnation, e.LastSeen, now)
+	}
+	tc := withState(termCols, 1, words, m.tableWidth())
+	cols := m.layout(tc)
+	head := joinShown(titles(tc), cols)
 	var rows []string
 	for i, e := range m.st.Terminals {
 		cond := m.termCond(e)
-		badge, label := common.ProcessBadge(e.Terminal.Status, e.Terminal.Exit, e.Terminal.Error, cond, e.Incarnation, e.LastSeen, now)
+		badge, label := words[i].Badge, words[i].Fit(cols[1])
 		cmd := common.Argv(e.Terminal.Command)
 		if cmd == "" {
 			cmd = "(default shell)"

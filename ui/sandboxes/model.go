@@ -100,8 +100,7 @@ func (m *Model) syncList() {
 		N:   len(m.rows),
 		Key: func(i int) string { return m.rows[i].ID },
 		Text: func(i int) string {
-			_, label := m.state(m.rows[i])
-			return m.rows[i].ID + " " + label + " " + m.source(m.rows[i])
+			return m.rows[i].ID + " " + m.state(m.rows[i]).Full() + " " + m.source(m.rows[i])
 		},
 	})
 }

@@ -7,6 +7,7 @@ import (
 	"sandscope/themes"
 	"sandscope/ui/common"
 	"sandscope/ui/components"
+	"sandscope/vocab"
 )
 
 func (m *Model) listHeight() int { return max(m.height-4, 1) }
@@ -15,7 +16,7 @@ func (m *Model) listHeight() int { return max(m.height-4, 1) }
 // before the sandbox ID, its state and when it was last seen.
 var columns = []components.Column{
 	{Title: "SANDBOX", Min: 12, Want: 26, Priority: 0, Flex: true},
-	{Title: "STATE", Min: 9, Want: 18, Priority: 0},
+	{Title: "STATE", Priority: 0}, // sized in View for the rows' words (common.StateWidths)
 	{Title: "INC", Min: 4, Want: 5, Priority: 2},
 	{Title: "PROCS", Min: 5, Priority: 3},
 	{Title: "TERMS", Min: 5, Priority: 3},
@@ -49,7 +50,13 @@ func (m *Model) View() string {
 	}
 	b.WriteString(common.Fit(title, w) + "\n")
 
-	cols := components.Layout(columns, max(w-2, 1))
+	words := make([]common.StateWord, len(m.rows))
+	for i, r := range m.rows {
+		words[i] = m.state(r)
+	}
+	tcols := append([]components.Column(nil), columns...)
+	tcols[1].Min, tcols[1].Want = common.StateWidths(tcols[1].Title, words)
+	cols := components.Layout(tcols, max(w-2, 1))
 	head := make([]string, len(columns))
 	for i, c := range columns {
 		head[i] = c.Title
@@ -72,7 +79,7 @@ func (m *Model) View() string {
 			break
 		}
 		r := m.rows[i]
-		badge, label := m.state(r)
+		badge, label := words[i].Badge, words[i].Fit(cols[1])
 		inc := "-"
 		if r.Incarnation > 0 {
 			inc = fmt.Sprintf("#%d", r.Incarnation)
@@ -146,18 +153,18 @@ func joinShown(cells []string, widths []int) string {
 }
 
 // state is the sandbox's badge: RUNNING, STOPPED or UNKNOWN (with the age of the last answer).
-func (m *Model) state(r *row) (themes.Badge, string) {
+func (m *Model) state(r *row) common.StateWord {
 	switch {
 	case r.Running == nil:
-		return themes.BadgeUnknown, "UNKNOWN"
+		return common.StateWord{Badge: themes.BadgeUnknown, Forms: []string{vocab.Unknown}}
 	case m.connErr != nil || r.err != nil:
-		last := "STOPPED"
+		last := vocab.Stopped
 		if *r.Running {
-			last = "RUNNING"
+			last = vocab.Running
 		}
-		return themes.BadgeUnknown, "UNKNOWN (" + last + ")"
+		return common.StateWord{Badge: themes.BadgeUnknown, Forms: []string{vocab.Unknown + " (" + last + ")", vocab.Unknown}}
 	case *r.Running:
-		return themes.BadgeRunning, "RUNNING"
+		return common.StateWord{Badge: themes.BadgeRunning, Forms: []string{vocab.Running}}
 	}
-	return themes.BadgeStopped, "STOPPED"
+	return common.StateWord{Badge: themes.BadgeStopped, Forms: []string{vocab.Stopped}}
 }
