@@ -220,7 +220,7 @@ func TestHostileBytesOnScreen(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tp := termpane.New(tc, 120, 32, termpane.Options{TerminalID: term.ID, Command: term.Command, Styles: uctx.Styles, Plain: true, Ctx: ctx})
+	tp := termpane.New(tc, 120, 32, termpane.Options{TerminalID: term.ID, Command: term.Command, Context: uctx, Plain: true})
 	pump(func(m tea.Msg) tea.Cmd { _, c := tp.Update(m); return c }, tp.Init(), 1500*time.Millisecond)
 	check("terminal pane", tp.View(), "ARGV-MARKER", "TITLE-MARKER")
 	tp.Close()

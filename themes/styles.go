@@ -63,6 +63,7 @@ type Styles struct {
 	Prefixes  []lipgloss.Style // multi-follow process prefixes
 	Badges    [badgeCount]lipgloss.Style
 	JSONKey   lipgloss.Style
+	Cursor    lipgloss.Style // the cursor cell of an embedded terminal
 }
 
 // Badge returns the style of one state badge.
@@ -129,6 +130,7 @@ func New(p Palette, r *lipgloss.Renderer) *Styles {
 	s.HelpKey = ns().Foreground(c(p.Primary)).Bold(true)
 	s.HelpDesc = ns().Foreground(c(p.Faint))
 	s.JSONKey = ns().Foreground(c(p.Primary))
+	s.Cursor = ns().Reverse(true)
 	for _, pc := range p.Prefixes {
 		s.Prefixes = append(s.Prefixes, ns().Foreground(c(pc)).Bold(true))
 	}

@@ -8,8 +8,6 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 
-	"github.com/muesli/termenv"
-
 	"sandscope/ui/common"
 	"sandscope/ui/logview"
 	"sandscope/ui/sandbox"
@@ -363,10 +361,7 @@ func (m *Model) attachPane(msg termConnectedMsg) tea.Cmd {
 	pane := termpane.New(msg.conn, w, h, termpane.Options{
 		TerminalID: msg.open.Terminal.ID,
 		Command:    common.DisplayArgv(msg.open.Terminal.Command),
-		Styles:     m.ctx.Styles,
-		Plain:      m.ctx.Styles.Renderer.ColorProfile() == termenv.Ascii,
-		Ctx:        m.ctx.BaseCtx(),
-		Keys:       m.ctx.Keys,
+		Context:    m.ctx,
 	})
 	m.panes[pane.ID()] = paneEntry{pane: pane, open: msg.open}
 	pane.SetOrigin(0, headerHeight)

@@ -1,12 +1,14 @@
 package common
 
 import (
+	"sandscope/client"
 	"sandscope/sanitize"
 
 	"fmt"
 	"strings"
 	"time"
 
+	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
 )
 
@@ -43,6 +45,18 @@ func ShortCursor(c string) string {
 	return sanitize.Elide(sanitize.Label(c), 17).String()
 }
 
+// CursorSeq shows a bridge cursor by its sequence number ("@42") when it has the known format,
+// else sanitised and shortened; "" for no cursor.
+func CursorSeq(raw string) string {
+	if raw == "" {
+		return ""
+	}
+	if c := client.ParseCursor(raw); c.Known {
+		return fmt.Sprintf("@%d", c.Seq)
+	}
+	return "@" + sanitize.Elide(sanitize.Label(raw), 9).String()
+}
+
 // Bytes renders a byte count: "812 B", "4.1 KiB", "3.0 MiB".
 func Bytes(n int64) string {
 	switch {
@@ -74,6 +88,29 @@ func Fit(s string, w int) string {
 		return ansi.Truncate(s, w, "…")
 	}
 	return s + strings.Repeat(" ", w-n)
+}
+
+// FitCells cuts (without a mark) or pads s (which may hold SGR) to exactly w cells: for content
+// whose cells are exact, such as a terminal's screen lines.
+func FitCells(s string, w int) string {
+	if w <= 0 {
+		return ""
+	}
+	n := ansi.StringWidth(s)
+	if n > w {
+		return ansi.Truncate(s, w, "")
+	}
+	return s + strings.Repeat(" ", w-n)
+}
+
+// WithCursor draws cell x of a styled line in the cursor style (the styles of the cells around it
+// are kept; the cursor cell's own is replaced).
+func WithCursor(line string, x int, cursor lipgloss.Style) string {
+	cell := ansi.Strip(ansi.Cut(line, x, x+1))
+	if cell == "" {
+		cell = " "
+	}
+	return ansi.Truncate(line, x, "") + "\x1b[m" + cursor.Render(cell) + ansi.TruncateLeft(line, x+1, "")
 }
 
 // Argv renders a command line for display (sanitised, quoted where needed).

@@ -1,8 +1,6 @@
 package termpane
 
 import (
-	"strings"
-
 	tea "github.com/charmbracelet/bubbletea"
 	uv "github.com/charmbracelet/ultraviolet"
 )
@@ -127,13 +125,4 @@ func encodeMouse(m tea.MouseMsg, x, y int) (uv.MouseEvent, bool) {
 		return uv.MouseMotionEvent(ev), true
 	}
 	return nil, false
-}
-
-// normalizeKey turns "ctrl-]" into Bubble Tea's "ctrl+]".
-func normalizeKey(s string) string {
-	s = strings.TrimSpace(strings.ToLower(s))
-	if strings.HasPrefix(s, "ctrl-") && len(s) > len("ctrl-") {
-		return "ctrl+" + s[len("ctrl-"):]
-	}
-	return s
 }

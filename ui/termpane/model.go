@@ -1,16 +1,17 @@
 package termpane
 
 import (
-	"context"
 	"sync/atomic"
 	"time"
 
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/muesli/termenv"
 
 	"sandscope/client"
 	"sandscope/keymap"
 	"sandscope/themes"
+	"sandscope/ui/common"
 )
 
 // State is the connection state the header shows.
@@ -37,22 +38,26 @@ func (s State) Final() bool { return s >= Exited }
 type Options struct {
 	TerminalID string
 	Command    []string
-	// LeaveKey gives focus back to the TUI ("ctrl-]" by default). It is never sent to the PTY.
-	// Keys.LeavePane, when Keys is set, takes precedence.
-	LeaveKey string
-	// Keys are the user's bindings: the leave key and the keys that act on the pane while it is
-	// not focused (focus, full-screen attach, interrupt, terminate). Nil: only the leave key.
-	Keys *keymap.KeyMap
-	// Styles to draw with; nil draws without colours.
-	Styles *themes.Styles
-	// Plain renders the emulator's cells without SGR styling (golden tests, no-colour themes).
+	// Context is the program's shared context: the styles the pane draws with, the user's keys
+	// (the leave key, never sent to the PTY, and the keys that act on the pane while it is not
+	// focused) and the lifetime the worker is bound to (Close ends it in any case). Nil: default
+	// keys, colourless styles and a background lifetime.
+	Context *common.Context
+	// Plain renders the emulator's cells without SGR styling (also when the styles are ASCII).
 	Plain bool
 	// FrameInterval is how often the UI takes a snapshot (default 1/30 s).
 	FrameInterval time.Duration
 	// Exact turns off the catch-up fast path (fastpath.go): every byte is drawn.
 	Exact bool
-	// Ctx bounds the worker's life (default: background; Close ends it in any case).
-	Ctx context.Context
+}
+
+// defaultContext is the context of a pane given none: default keys and colourless styles.
+func defaultContext() *common.Context {
+	p, err := themes.Builtin("dark")
+	if err != nil {
+		p = themes.Palette{}
+	}
+	return &common.Context{Styles: themes.New(p, themes.AsciiRenderer()), Keys: keymap.New()}
 }
 
 var nextID atomic.Int64
@@ -62,6 +67,7 @@ type Model struct {
 	id    int64
 	opts  Options
 	conn  Conn
+	ctx   *common.Context
 	w     *worker
 	leave key.Binding
 
@@ -85,24 +91,22 @@ const headerLines = 1
 
 // New starts the pane's worker on conn at the given size (the whole pane, header included).
 func New(conn Conn, width, height int, opts Options) *Model {
-	if opts.LeaveKey == "" {
-		opts.LeaveKey = "ctrl-]"
+	if opts.Context == nil {
+		opts.Context = defaultContext()
 	}
-	if opts.Ctx == nil {
-		opts.Ctx = context.Background()
+	if opts.Context.Styles.Renderer != nil && opts.Context.Styles.Renderer.ColorProfile() == termenv.Ascii {
+		opts.Plain = true
 	}
-	leave := key.NewBinding(key.WithKeys(normalizeKey(opts.LeaveKey)), key.WithHelp(opts.LeaveKey, "leave terminal"))
-	if opts.Keys != nil {
-		leave = opts.Keys.LeavePane
-	}
+	ctx := opts.Context
 	m := &Model{
 		id: nextID.Add(1), opts: opts, conn: conn,
-		leave:  leave,
+		ctx:    ctx,
+		leave:  ctx.Keys.LeavePane,
 		width:  max(width, 1),
 		height: max(height, headerLines+1),
 	}
 	cols, rows := m.innerSize()
-	m.w = newWorker(opts.Ctx, conn, cols, rows, opts.Plain, !opts.Exact, opts.FrameInterval)
+	m.w = newWorker(ctx.BaseCtx(), conn, cols, rows, opts.Plain, !opts.Exact, opts.FrameInterval)
 	m.snap = m.w.Snapshot()
 	return m
 }
@@ -174,8 +178,8 @@ func (m *Model) LeaveBinding() key.Binding { return m.leave }
 // ShortHelp lists the pane's keys for the help bar: the leave key while focused, else the keys
 // that act on the pane.
 func (m *Model) ShortHelp() []key.Binding {
-	k := m.opts.Keys
-	if m.focused || k == nil {
+	k := m.ctx.Keys
+	if m.focused {
 		return []key.Binding{m.leave}
 	}
 	return []key.Binding{k.FocusPane, k.Attach, k.Interrupt, k.Terminate, k.Back, k.Help}
@@ -183,10 +187,7 @@ func (m *Model) ShortHelp() []key.Binding {
 
 // FullHelp lists the pane's keys for the help screen.
 func (m *Model) FullHelp() [][]key.Binding {
-	if m.opts.Keys == nil {
-		return [][]key.Binding{{m.leave}}
-	}
-	return m.opts.Keys.FullHelp(keymap.Terminal)
+	return m.ctx.Keys.FullHelp(keymap.Terminal)
 }
 
 // Messages. Each carries the pane ID so a root with several panes can route them.
@@ -214,7 +215,7 @@ type Action int
 const (
 	AttachAction    Action = iota // hand the whole screen to the terminal
 	InterruptAction               // SIGINT to the terminal's process tree
-	TerminateAction               // SIGTERM, then SIGKILL
+	TerminateAction               // end the terminal (the root asks first and says how)
 )
 
 // Init starts draining connection events and the frame ticker.

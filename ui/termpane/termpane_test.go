@@ -3,6 +3,7 @@ package termpane
 import (
 	"bytes"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -13,9 +14,11 @@ import (
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/ansi"
 
 	"sandscope/client"
 	"sandscope/keymap"
+	"sandscope/ui/common"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -212,7 +215,7 @@ func kt(t tea.KeyType) tea.KeyMsg { return tea.KeyMsg{Type: t} }
 
 func TestFocusedKeysAreEncoded(t *testing.T) {
 	f := newFake()
-	m := New(f, 40, 6, Options{Plain: true, LeaveKey: "ctrl-g"})
+	m := New(f, 40, 6, Options{Plain: true, Context: leaveCtx(t, "ctrl+g")})
 	defer m.Close()
 	m.Update(kt(tea.KeyUp)) // not focused: ignored
 	m.Focus()
@@ -344,7 +347,7 @@ func TestKeyMapLeaveAndActions(t *testing.T) {
 	if err := km.ApplyOverrides(map[string][]string{"leave_terminal": {"ctrl+g"}}); err != nil {
 		t.Fatal(err)
 	}
-	m := New(f, 40, 6, Options{Plain: true, Keys: km})
+	m := New(f, 40, 6, Options{Plain: true, Context: &common.Context{Styles: defaultContext().Styles, Keys: km}})
 	defer m.Close()
 	for key, want := range map[string]Action{"A": AttachAction, "i": InterruptAction, "T": TerminateAction} {
 		_, cmd := m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(key)})
@@ -374,5 +377,48 @@ func TestKeyMapLeaveAndActions(t *testing.T) {
 	time.Sleep(20 * time.Millisecond)
 	if f.written() != "A" {
 		t.Fatalf("wrote %q", f.written())
+	}
+}
+
+// leaveCtx is a default context whose leave key is leave (a config override).
+func leaveCtx(t *testing.T, leave string) *common.Context {
+	t.Helper()
+	km := keymap.New()
+	if err := km.ApplyOverrides(map[string][]string{"leave_terminal": {leave}}); err != nil {
+		t.Fatal(err)
+	}
+	c := defaultContext()
+	c.Keys = km
+	return c
+}
+
+// The pane at the sizes every screen is drawn at: exactly the size, every line fitting, the header
+// cut with a mark, the emulator's lines cut without one (their cells are exact).
+func TestGoldenSizes(t *testing.T) {
+	for _, sz := range [][2]int{{80, 24}, {120, 40}, {200, 60}} {
+		w, h := sz[0], sz[1]
+		f := newFake()
+		m := New(f, w, h, Options{TerminalID: "5e6f7a8b-1111-4222-8333-444455556666", Command: []string{"bash", "-l"}, Context: defaultContext()})
+		f.send(client.TermEvent{Kind: client.TermReady})
+		f.send(output("\x1b]2;agent: step 3 of a long plan that names every file it touches\a$ ls -la /workspace/app\r\n"+
+			"total 48\r\ndrwxr-xr-x  6 user user  4096 Mar 14 15:09 .\r\n-rw-r--r--  1 user user  1234 Mar 14 15:09 package.json\r\n"+
+			strings.Repeat("x", 230)+"\r\n$ ", 1))
+		settle(t, m, 1)
+		m.Focus()
+		v := m.View()
+		lines := strings.Split(v, "\n")
+		if len(lines) != h {
+			t.Errorf("%dx%d: %d lines", w, h, len(lines))
+		}
+		for i, l := range lines {
+			if lw := ansi.StringWidth(l); lw != w {
+				t.Errorf("%dx%d: line %d is %d cells: %q", w, h, i, lw, l)
+			}
+		}
+		if !strings.Contains(lines[0], "LIVE") || strings.Contains(lines[2], "…") {
+			t.Errorf("%dx%d: header or screen wrong:\n%s", w, h, v)
+		}
+		golden(t, fmt.Sprintf("sizes_%dx%d", w, h), v)
+		m.Close()
 	}
 }

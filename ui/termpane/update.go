@@ -69,10 +69,7 @@ func (m *Model) Update(msg tea.Msg) (*Model, tea.Cmd) {
 
 // unfocusedKey handles the keys that act on the pane while the TUI has the keyboard.
 func (m *Model) unfocusedKey(msg tea.KeyMsg) tea.Cmd {
-	k := m.opts.Keys
-	if k == nil {
-		return nil
-	}
+	k := m.ctx.Keys
 	var a Action
 	switch {
 	case key.Matches(msg, k.FocusPane):
