@@ -13,7 +13,6 @@ import (
 	"os/signal"
 	"path/filepath"
 	"sandscope/sanitize"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -26,6 +25,7 @@ import (
 	"sandscope/attach"
 	"sandscope/config"
 	"sandscope/demo"
+	"sandscope/keymap"
 	"sandscope/localbridge"
 	"sandscope/ui"
 )
@@ -210,17 +210,11 @@ func paneKeyOverrides(keys map[string][]string, detachKey string) map[string][]s
 	if _, set := out["leave_terminal"]; set {
 		return out
 	}
-	f := strings.Fields(detachKey)
-	if len(f) != 1 {
-		return out
+	d, err := keymap.ParseDetach(detachKey)
+	if err != nil || d.Second != nil {
+		return out // a bad detach key is reported by its own check
 	}
-	k := strings.ToLower(f[0])
-	for _, p := range []string{"ctrl-", "c-", "^"} {
-		if strings.HasPrefix(k, p) && len(k) > len(p) {
-			k = "ctrl+" + k[len(p):]
-		}
-	}
-	out["leave_terminal"] = []string{k}
+	out["leave_terminal"] = []string{d.Prefix.Name}
 	return out
 }
 

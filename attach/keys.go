@@ -2,7 +2,8 @@ package attach
 
 import (
 	"fmt"
-	"strings"
+
+	"sandscope/keymap"
 )
 
 // DefaultDetachKey is the detach key when none is configured.
@@ -16,57 +17,22 @@ type DetachKey struct {
 	Spec   string
 }
 
-// ParseDetachKey parses "ctrl-]", "ctrl-a d", "ctrl-b ctrl-d"… Keys are ctrl-<char> (letters,
-// @ [ \ ] ^ _ and space) or a single printable ASCII character for the second key.
+// ParseDetachKey parses "ctrl-]", "ctrl-a d", "ctrl-b ctrl-d"… in the key map's notation
+// (keymap.ParseDetach, the one parser of key strings): the first key is a control key, the second a
+// control key or a printable ASCII character.
 func ParseDetachKey(spec string) (DetachKey, error) {
-	fields := strings.Fields(spec)
-	if len(fields) == 0 || len(fields) > 2 {
-		return DetachKey{}, fmt.Errorf("detach key %q: want one key (ctrl-]) or a prefix and a key (ctrl-a d)", spec)
+	d, err := keymap.ParseDetach(spec)
+	if err != nil {
+		return DetachKey{}, err
 	}
-	k := DetachKey{Spec: strings.Join(fields, " ")}
-	var err error
-	if k.Prefix, err = parseKey(fields[0]); err != nil {
-		return DetachKey{}, fmt.Errorf("detach key %q: %w", spec, err)
-	}
-	if k.Prefix >= 0x20 {
-		return DetachKey{}, fmt.Errorf("detach key %q: the first key must be a control key", spec)
-	}
-	if len(fields) == 2 {
-		if k.Second, err = parseKey(fields[1]); err != nil {
-			return DetachKey{}, fmt.Errorf("detach key %q: %w", spec, err)
+	k := DetachKey{Prefix: d.Prefix.Byte, Spec: d.Spec}
+	if d.Second != nil {
+		if d.Second.Byte == 0 {
+			return DetachKey{}, fmt.Errorf("detach key %q: the second key cannot be ctrl+space (NUL)", spec)
 		}
-		if k.Second == k.Prefix {
-			return DetachKey{}, fmt.Errorf("detach key %q: the second key must differ from the prefix", spec)
-		}
+		k.Second = d.Second.Byte
 	}
 	return k, nil
-}
-
-func parseKey(s string) (byte, error) {
-	ls := strings.ToLower(s)
-	for _, p := range []string{"ctrl-", "ctrl+", "c-", "^"} {
-		if strings.HasPrefix(ls, p) && len(ls) > len(p) {
-			rest := s[len(p):]
-			if strings.EqualFold(rest, "space") {
-				return 0, nil
-			}
-			if len(rest) != 1 {
-				return 0, fmt.Errorf("unknown key %q", s)
-			}
-			c := rest[0]
-			if c >= 'a' && c <= 'z' {
-				c -= 'a' - 'A'
-			}
-			if c < '@' || c > '_' {
-				return 0, fmt.Errorf("no control key for %q", s)
-			}
-			return c - '@', nil
-		}
-	}
-	if len(s) == 1 && s[0] > 0x20 && s[0] < 0x7f {
-		return s[0], nil
-	}
-	return 0, fmt.Errorf("unknown key %q", s)
 }
 
 // detector filters input bytes, removing the detach key and reporting when it was typed.

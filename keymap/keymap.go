@@ -180,13 +180,14 @@ func (k *KeyMap) Names() []string {
 }
 
 // ApplyOverrides replaces the keys of named bindings (names as in Names, e.g. "quit" or
-// "next_marker"). An unknown name or an empty key list is an error and nothing is changed.
+// "next_marker"); keys are in any notation ParseKey reads ("ctrl-g" is ctrl+g). An unknown name,
+// an empty key list or a key ParseKey refuses is an error and nothing is changed.
 func (k *KeyMap) ApplyOverrides(over map[string][]string) error {
 	byName := map[string]*key.Binding{}
 	for _, e := range k.entries() {
 		byName[e.name] = e.b
 	}
-	names := make([]string, 0, len(over))
+	parsed := make(map[string][]string, len(over))
 	for name, keys := range over {
 		if _, ok := byName[name]; !ok {
 			return fmt.Errorf("key override %q: no such binding (known: %s)", name, strings.Join(k.Names(), ", "))
@@ -195,14 +196,14 @@ func (k *KeyMap) ApplyOverrides(over map[string][]string) error {
 			return fmt.Errorf("key override %q: no keys given", name)
 		}
 		for _, s := range keys {
-			if strings.TrimSpace(s) == "" && s != " " {
-				return fmt.Errorf("key override %q: empty key", name)
+			pk, err := ParseKey(s)
+			if err != nil {
+				return fmt.Errorf("key override %q: %w", name, err)
 			}
+			parsed[name] = append(parsed[name], pk.Name)
 		}
-		names = append(names, name)
 	}
-	for _, name := range names {
-		keys := over[name]
+	for name, keys := range parsed {
 		bd := byName[name]
 		desc := bd.Help().Desc
 		bd.SetKeys(keys...)

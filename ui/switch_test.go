@@ -79,6 +79,67 @@ func TestContextSwitchResetsScreens(t *testing.T) {
 	}
 }
 
+// The context picker filters with /, as every table does: typing narrows the contexts, enter
+// keeps the filter, enter again switches to the one under the cursor; esc clears the filter
+// before it closes the picker; g and G jump to the first and last context.
+func TestContextPickerFilters(t *testing.T) {
+	br := uitest.NewBridge()
+	var asked []string
+	m := newRootWith(t, br, Options{
+		Contexts: []string{"prod-eu", "prod-us", "staging-eu", "staging-us", "dev"},
+		Switch: func(ctx context.Context, name string) (Target, error) {
+			asked = append(asked, name)
+			return Target{}, errors.New("not reachable in this test")
+		},
+	})
+	step(m, uitest.Key("C"), 0)
+	step(m, uitest.Key("G"), 0)
+	if v := m.View(); !strings.Contains(v, "> ● dev") && !strings.Contains(v, ">   dev") {
+		t.Fatalf("G did not reach the last context:\n%s", v)
+	}
+	step(m, uitest.Key("g"), 0)
+	step(m, uitest.Key("/"), 0)
+	for _, k := range uitest.Type("stag") {
+		step(m, k, 0)
+	}
+	v := m.View()
+	if strings.Contains(v, "prod-eu") || !strings.Contains(v, "staging-eu") || !strings.Contains(v, "staging-us") || !strings.Contains(v, "2 of 5") {
+		t.Fatalf("the filter did not narrow the contexts:\n%s", v)
+	}
+	step(m, uitest.Key("enter"), 0) // keeps the filter
+	step(m, uitest.Key("down"), 0)
+	step(m, uitest.Key("esc"), 0) // clears the filter, the picker stays
+	v = m.View()
+	if !strings.Contains(v, "Switch context") || !strings.Contains(v, "prod-eu") {
+		t.Fatalf("esc with a filter closed the picker or kept the filter:\n%s", v)
+	}
+	step(m, uitest.Key("/"), 0)
+	for _, k := range uitest.Type("us") {
+		step(m, k, 0)
+	}
+	step(m, uitest.Key("enter"), 0)
+	step(m, uitest.Key("down"), 0)
+	step(m, uitest.Key("enter"), 2)
+	if len(asked) != 1 || asked[0] != "staging-us" {
+		t.Fatalf("switch asked %v, want staging-us (the second match of \"us\")", asked)
+	}
+	step(m, uitest.Key("C"), 0)
+	step(m, uitest.Key("/"), 0)
+	for _, k := range uitest.Type("zzz") {
+		step(m, k, 0)
+	}
+	step(m, uitest.Key("enter"), 0)
+	step(m, uitest.Key("enter"), 2)
+	if v := m.View(); len(asked) != 1 || !strings.Contains(v, "nothing matches") {
+		t.Fatalf("enter with nothing shown chose %v:\n%s", asked, v)
+	}
+	step(m, uitest.Key("esc"), 0)
+	step(m, uitest.Key("esc"), 0)
+	if v := m.View(); strings.Contains(v, "Switch context") {
+		t.Fatalf("esc did not close the picker:\n%s", v)
+	}
+}
+
 func TestContextSwitchFailureKeepsScreens(t *testing.T) {
 	br := uitest.NewBridge()
 	m := newRootWith(t, br, Options{

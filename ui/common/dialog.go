@@ -1,6 +1,7 @@
 package common
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/charmbracelet/bubbles/key"
@@ -10,6 +11,7 @@ import (
 
 	"sandscope/keymap"
 	"sandscope/themes"
+	"sandscope/ui/components"
 )
 
 // DialogKind is the shape of a dialog.
@@ -31,7 +33,10 @@ type Dialog struct {
 	Fields []textinput.Model
 	focus  int
 	Opts   []string
-	Choice int
+	Choice int // the option under the cursor (an index into Opts); set it before the first key
+	// list navigates and filters a pick dialog's options (/ filters, as in every table)
+	list   *components.List
+	listAt int // the Choice the list's cursor was last put on
 	Data   any // carried to the result (e.g. the row the dialog is about)
 	// Validate, when set, checks a form's values on submit: an error keeps the form open, with
 	// what was typed, and shows the error in it until the next edit.
@@ -74,10 +79,27 @@ func NewConfirm(id, title, text string) *Dialog {
 	return &Dialog{ID: id, Kind: ConfirmDialog, Title: title, Text: text}
 }
 
-// NewPick makes a one-of-many choice.
+// NewPick makes a one-of-many choice; / filters the options.
 func NewPick(id, title, text string, opts []string) *Dialog {
-	return &Dialog{ID: id, Kind: PickDialog, Title: title, Text: text, Opts: opts}
+	return &Dialog{ID: id, Kind: PickDialog, Title: title, Text: text, Opts: opts, listAt: -1}
 }
+
+// pickList is the pick dialog's list, its cursor on Choice.
+func (d *Dialog) pickList(k *keymap.KeyMap) *components.List {
+	if d.list == nil {
+		d.list = components.NewList(k)
+		d.list.SetRows(components.Rows{N: len(d.Opts), Text: func(i int) string { return d.Opts[i] }})
+		d.list.SetHeight(min(max(len(d.Opts), 1), maxPickRows))
+	}
+	if d.listAt != d.Choice {
+		d.list.SelectIndex(d.Choice)
+		d.listAt = d.Choice
+	}
+	return d.list
+}
+
+// maxPickRows is how many options a pick dialog shows at once (it scrolls beyond).
+const maxPickRows = 12
 
 // Update feeds the dialog a message. It returns a result once the dialog closes.
 func (d *Dialog) Update(msg tea.Msg, k *keymap.KeyMap) (*DialogResult, tea.Cmd) {
@@ -105,23 +127,37 @@ func (d *Dialog) Update(msg tea.Msg, k *keymap.KeyMap) (*DialogResult, tea.Cmd) 
 		if !isKey {
 			return nil, nil
 		}
+		l := d.pickList(k)
+		defer func() {
+			if c := l.Cursor(); c >= 0 {
+				d.Choice, d.listAt = c, c
+			}
+		}()
 		switch {
-		case key.Matches(km, k.Confirm):
-			return res(true), nil
-		case key.Matches(km, k.Cancel), km.Type == tea.KeyCtrlC:
+		case km.Type == tea.KeyCtrlC:
 			return res(false), nil
-		case key.Matches(km, k.Up), key.Matches(km, k.PrevField):
-			if d.Choice > 0 {
-				d.Choice--
+		case l.Capturing():
+			// typing the filter: enter keeps it, esc clears it, up/down move
+			_, cmd := l.Update(km)
+			return nil, cmd
+		case key.Matches(km, k.Confirm):
+			if l.Cursor() < 0 {
+				return nil, nil // the filter hides every option: nothing to choose
 			}
-		case key.Matches(km, k.Down), key.Matches(km, k.NextField):
-			if d.Choice < len(d.Opts)-1 {
-				d.Choice++
+			d.Choice = l.Cursor()
+			return res(true), nil
+		case key.Matches(km, k.Cancel):
+			if l.Back() {
+				return nil, nil // esc clears an active filter before it cancels
 			}
-		case key.Matches(km, k.Top):
-			d.Choice = 0
-		case key.Matches(km, k.Bottom):
-			d.Choice = max(len(d.Opts)-1, 0)
+			return res(false), nil
+		case key.Matches(km, k.PrevField):
+			l.Move(-1)
+		case key.Matches(km, k.NextField):
+			l.Move(1)
+		default:
+			_, cmd := l.Update(km)
+			return nil, cmd
 		}
 		return nil, nil
 	}
@@ -191,14 +227,21 @@ func (d *Dialog) View(st *themes.Styles, k *keymap.KeyMap, width int) string {
 		lines = append(lines, "", st.HelpKey.Render(k.Yes.Help().Key)+" "+st.HelpDesc.Render("yes")+"   "+
 			st.HelpKey.Render(k.No.Help().Key+"/"+k.Cancel.Help().Key)+" "+st.HelpDesc.Render("no"))
 	case PickDialog:
-		for i, o := range d.Opts {
-			if i == d.Choice {
-				lines = append(lines, st.Selected.Render("> "+o))
+		l := d.pickList(k)
+		if s := l.Status(); s != "" {
+			lines = append(lines, st.Info.Render(Fit(s, w-4)))
+		}
+		if l.Len() == 0 {
+			lines = append(lines, st.Faint.Render(Fit(fmt.Sprintf("  nothing matches %q", l.Filter()), w-4)))
+		}
+		for _, i := range l.Window() {
+			if l.IsCursor(i) {
+				lines = append(lines, st.Selected.Render("> "+d.Opts[i]))
 			} else {
-				lines = append(lines, "  "+o)
+				lines = append(lines, "  "+d.Opts[i])
 			}
 		}
-		lines = append(lines, "", st.HelpDesc.Render(k.Confirm.Help().Key+" choose · "+k.Cancel.Help().Key+" cancel"))
+		lines = append(lines, "", st.HelpDesc.Render(k.Confirm.Help().Key+" choose · "+k.FilterRows.Help().Key+" filter · "+k.Cancel.Help().Key+" cancel"))
 	default:
 		lw := 0
 		for _, l := range d.Labels {
