@@ -537,7 +537,8 @@ func TestE2ETUITerminalPaneAndAttach(t *testing.T) {
 	s.keys("Escape")
 	s.waitFor("the sandbox screen", "Sandbox e2e", "incarnation #2")
 
-	// A new terminal in the new container, terminated from the pane: its ending shows.
+	// A new terminal in the new container, ended from the pane: T asks how, saying what terminate
+	// does to a shell; ctrl-D (the default) makes bash at its prompt exit by itself: EXITED 0.
 	s.keys("s")
 	s.waitFor("the new-terminal form", "New terminal in e2e")
 	s.keys("Enter")
@@ -545,9 +546,27 @@ func TestE2ETUITerminalPaneAndAttach(t *testing.T) {
 	s.keys("C-]")
 	s.waitUntil("focus left", func(sc string) bool { return !strings.Contains(sc, "focused (") })
 	s.keys("T")
-	// (an interactive bash ignores SIGTERM, so the SIGKILL that follows ends it: KILLED 9)
+	s.waitFor("the end dialog", "End terminal", "send ctrl-D", "KILLED KILL")
+	s.keys("Enter")
+	sc = s.waitUntil("the terminal ended by ctrl-D", func(sc string) bool {
+		return strings.Contains(sc, "sent ctrl-D") && strings.Contains(sc, "EXITED 0")
+	})
+	s.checkFrame(sc)
+
+	// Another, ended with terminate: an interactive bash ignores TERM, so the KILL ends it.
+	s.keys("Escape")
+	s.waitFor("the sandbox screen", "Sandbox e2e")
+	s.keys("s")
+	s.waitFor("the new-terminal form", "New terminal in e2e")
+	s.keys("Enter")
+	s.waitFor("the focused pane", "▌term ", "LIVE", "focused (")
+	s.keys("C-]")
+	s.waitUntil("focus left", func(sc string) bool { return !strings.Contains(sc, "focused (") })
+	s.keys("T")
+	s.waitFor("the end dialog", "End terminal")
+	s.keys("Down", "Enter")
 	sc = s.waitUntil("the terminated terminal", func(sc string) bool {
-		return strings.Contains(sc, "terminating terminal") && (strings.Contains(sc, "KILLED") || strings.Contains(sc, "EXITED"))
+		return strings.Contains(sc, "terminating terminal") && strings.Contains(sc, "KILLED KILL")
 	})
 	s.checkFrame(sc)
 }

@@ -158,7 +158,7 @@ func New() *KeyMap {
 		LeavePane: b([]string{"ctrl+]"}, "ctrl+]", "leave terminal"),
 		Attach:    b([]string{"A"}, "A", "attach full screen"),
 		Interrupt: b([]string{"i"}, "i", "interrupt (SIGINT)"),
-		Terminate: b([]string{"T"}, "T", "terminate"),
+		Terminate: b([]string{"T"}, "T", "end (asks how)"),
 
 		Confirm:   b([]string{"enter"}, "enter", "confirm"),
 		Cancel:    b([]string{"esc"}, "esc", "cancel"),

@@ -110,9 +110,33 @@ func (m *Model) paneAction(msg termpane.ActionMsg) tea.Cmd {
 	switch msg.Action {
 	case termpane.AttachAction:
 		return m.attachFull(open.Sandbox, open.Terminal)
-	case termpane.InterruptAction, termpane.TerminateAction:
-		return common.SignalTerminal(m.ctx, open.Sandbox, open.Terminal.ID,
-			msg.Action == termpane.InterruptAction, "the pane shows its ending")
+	case termpane.InterruptAction:
+		return common.SignalTerminal(m.ctx, open.Sandbox, open.Terminal.ID, true, "the pane shows its ending")
+	case termpane.TerminateAction:
+		if p.pane.State().Final() {
+			m.status, m.statusLevel = "terminal "+common.SanitizeText(open.Terminal.ID)+" has already ended", common.Info
+			return nil
+		}
+		m.dialog = common.NewEndTerminal(open.Terminal.ID, msg.ID)
 	}
+	return nil
+}
+
+// endTerminal acts on the answer of the end-terminal dialog a pane's T opened.
+func (m *Model) endTerminal(res *common.DialogResult) tea.Cmd {
+	id, _ := res.Data.(int64)
+	p, ok := m.panes[id]
+	if !res.OK || !ok {
+		return nil
+	}
+	if res.Choice == common.EndByTerminate {
+		return common.SignalTerminal(m.ctx, p.open.Sandbox, p.open.Terminal.ID, false, "the pane shows its ending")
+	}
+	if !p.pane.EndInput() {
+		m.status, m.statusLevel = "terminal "+common.SanitizeText(p.open.Terminal.ID)+" has already ended; nothing was sent", common.Info
+		return nil
+	}
+	m.status, m.statusLevel = "sent ctrl-D (end of input) to terminal "+common.SanitizeText(p.open.Terminal.ID)+
+		": a shell at its prompt exits by itself and the pane shows its ending; if it keeps running, "+m.ctx.Keys.Terminate.Help().Key+" offers terminate", common.Info
 	return nil
 }

@@ -234,3 +234,43 @@ func TestDemoOfferCtrlCQuitsWithoutAnswering(t *testing.T) {
 		t.Fatalf("ctrl+c: quit %T, answer recorded %v", cmd(), answered)
 	}
 }
+
+// T on an unfocused pane asks how to end its terminal; ctrl-D goes through the pane's own
+// connection (no second connection, no terminate), terminate goes to the bridge.
+func TestPaneEndAsksAndSendsEOF(t *testing.T) {
+	br := uitest.NewBridge()
+	conn := uitest.NewTermConn()
+	br.TermConns = map[string]*uitest.TermConn{"t1": conn}
+	m := newRootWith(t, br, Options{})
+	step(m, common.OpenTerminalMsg{Sandbox: "sb", Terminal: client.Terminal{ID: "t1", Status: "running"}}, 2)
+	if !m.paneOnTop() {
+		t.Fatalf("no pane: %v\n%s", br.Calls, m.View())
+	}
+	conn.Ch <- client.TermEvent{Kind: client.TermReady}
+	step(m, tea.KeyMsg{Type: tea.KeyCtrlCloseBracket}, 1) // keys back to the TUI
+	step(m, uitest.Key("T"), 2)
+	v := m.View()
+	if !strings.Contains(v, "End terminal t1") || !strings.Contains(v, "KILLED KILL") {
+		t.Fatalf("T did not ask:\n%s", v)
+	}
+	step(m, uitest.Key("enter"), 1)
+	for i := 0; ; i++ {
+		if w, _ := conn.Written(); w == "\x04" {
+			break
+		}
+		if i == 400 {
+			w, _ := conn.Written()
+			t.Fatalf("ctrl-D not sent through the pane: %q", w)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if v := m.View(); !strings.Contains(v, "sent ctrl-D") || br.Called("terminate") || br.Called("connect t1 0x0") {
+		t.Fatalf("calls %v:\n%s", br.Calls, v)
+	}
+	step(m, uitest.Key("T"), 2)
+	step(m, uitest.Key("down"), 0)
+	step(m, uitest.Key("enter"), 2)
+	if !br.Called("terminate sb t1") {
+		t.Fatalf("terminate not sent: %v\n%s", br.Calls, m.View())
+	}
+}

@@ -241,6 +241,8 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 			if res.OK {
 				return m.chooseContext(res.Choice)
 			}
+		case common.EndTerminalID:
+			return m.endTerminal(res)
 		}
 		return nil
 	}

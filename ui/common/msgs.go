@@ -97,3 +97,68 @@ func SignalTerminal(c *Context, sandbox, terminal string, interrupt bool, endHin
 		return StatusMsg{Level: Info, Text: "terminating terminal " + vocab.Text(terminal) + " (TERM, then KILL after 0.5 s if still running); " + endHint}
 	}
 }
+
+// Ending a terminal. The bridge's terminate sends TERM and, 0.5 s later, KILL: an interactive shell
+// ignores TERM, so terminate always ends a shell KILLED KILL. The gentler end the bridge allows is
+// input: ctrl-D (end of input) written through the PTY makes a shell at an empty prompt exit by
+// itself, EXITED 0. Neither is sure to end every program, so the dialog says what each does.
+
+// EndTerminalID is the ID of the dialog NewEndTerminal makes.
+const EndTerminalID = "end-terminal"
+
+// End-terminal choices, in the dialog's order.
+const (
+	EndByEOF       = iota // ctrl-D through the PTY
+	EndByTerminate        // the bridge's terminate: TERM, then KILL after 0.5 s
+)
+
+// NewEndTerminal is the dialog T opens on a running terminal: ctrl-D first (the default), or the
+// bridge's terminate, each with what it does to a shell. data is carried to the answer.
+func NewEndTerminal(terminal string, data any) *Dialog {
+	d := NewPick(EndTerminalID, "End terminal "+vocab.Text(terminal),
+		"How should it end? The bridge's terminate sends TERM, then KILL after 0.5 s: an interactive shell ignores TERM, so it ends KILLED KILL.",
+		[]string{
+			"send ctrl-D (end of input): a shell at an empty prompt exits by itself, EXITED 0",
+			"terminate: TERM, then KILL after 0.5 s",
+		})
+	d.Data = data
+	return d
+}
+
+// EndTerminalInput sends ctrl-D (end of input) to a terminal through a short connection of its
+// own, for when no pane holds one. The connection asks for no size, so the PTY keeps its own; it
+// waits until the bridge says ready (input written before would only be queued) and is closed
+// once the byte is sent.
+func EndTerminalInput(c *Context, sandbox, terminal string, endHint string) tea.Cmd {
+	br, base := c.Bridge, c.BaseCtx()
+	what := "end input of terminal " + vocab.Text(terminal)
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(base, CallTimeout)
+		defer cancel()
+		conn, err := br.ConnectTerminal(ctx, sandbox, terminal, 0, 0)
+		if err != nil {
+			return StatusMsg{Level: Error, Text: Describe(what, err)}
+		}
+		defer conn.Close()
+		for {
+			select {
+			case ev, ok := <-conn.Events():
+				if !ok {
+					return StatusMsg{Level: Error, Text: what + ": the connection ended before the bridge was ready; nothing was sent"}
+				}
+				switch ev.Kind {
+				case client.TermReady, client.TermResumed:
+					if _, err := conn.Write([]byte{0x04}); err != nil {
+						return StatusMsg{Level: Error, Text: Describe(what, err)}
+					}
+					return StatusMsg{Level: Info, Text: "sent ctrl-D (end of input) to terminal " + vocab.Text(terminal) +
+						": a shell at its prompt exits by itself; " + endHint + "; if it keeps running, " + c.Keys.Terminate.Help().Key + " offers terminate"}
+				case client.TermExited, client.TermLost, client.TermFailed:
+					return StatusMsg{Level: Info, Text: "terminal " + vocab.Text(terminal) + " has already ended; nothing was sent"}
+				}
+			case <-ctx.Done():
+				return StatusMsg{Level: Error, Text: what + ": the bridge did not answer in time; nothing was sent"}
+			}
+		}
+	}
+}

@@ -356,11 +356,35 @@ func TestTerminalsTabActions(t *testing.T) {
 		t.Fatalf("tab = %v", m.tab)
 	}
 	press(t, m, "i")
-	press(t, m, "T")
-	if !br.Called("interrupt sandboxaaaaaaaaaaaaaaaaa t1") || !br.Called("terminate sandboxaaaaaaaaaaaaaaaaa t1") {
+	if !br.Called("interrupt sandboxaaaaaaaaaaaaaaaaa t1") {
 		t.Fatalf("calls: %v", br.Calls)
 	}
-	up := press(t, m, "A")
+	// T asks how to end the terminal, saying what terminate does to a shell; ctrl-D is the default
+	conn := uitest.NewTermConn()
+	br.TermConns = map[string]*uitest.TermConn{"t1": conn}
+	press(t, m, "T")
+	v := m.View()
+	for _, want := range []string{"End terminal t1", "send ctrl-D (end of input)", "EXITED 0", "TERM, then KILL after 0.5 s", "KILLED KILL"} {
+		if !strings.Contains(v, want) {
+			t.Fatalf("end dialog lacks %q:\n%s", want, v)
+		}
+	}
+	if br.Called("terminate") {
+		t.Fatal("T terminated without asking")
+	}
+	conn.Ch <- client.TermEvent{Kind: client.TermReady}
+	up := press(t, m, "enter")
+	if w, closed := conn.Written(); w != "\x04" || !closed || !br.Called("connect t1 0x0") || br.Called("terminate") {
+		t.Fatalf("ctrl-D: wrote %q closed %v calls %v", w, closed, br.Calls)
+	}
+	if st := statuses(up); !strings.Contains(st, "sent ctrl-D (end of input) to terminal t1") || !strings.Contains(st, "T offers terminate") {
+		t.Fatalf("status %q", st)
+	}
+	press(t, m, "T", "down", "enter")
+	if !br.Called("terminate sandboxaaaaaaaaaaaaaaaaa t1") {
+		t.Fatalf("calls: %v", br.Calls)
+	}
+	up = press(t, m, "A")
 	var att *common.AttachTerminalMsg
 	for _, msg := range up {
 		if a, ok := msg.(common.AttachTerminalMsg); ok {

@@ -201,7 +201,12 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 	case m.tab == TerminalsTab && key.Matches(msg, k.Interrupt):
 		return m.signalTerm("interrupt")
 	case m.tab == TerminalsTab && key.Matches(msg, k.Terminate):
-		return m.signalTerm("terminate")
+		e, refused := m.actionTerm("end")
+		if e == nil {
+			return refused
+		}
+		m.dialog = common.NewEndTerminal(e.Terminal.ID, e)
+		return nil
 	}
 	return nil
 }
@@ -222,8 +227,8 @@ func (m *Model) actionTerm(what string) (*termEntry, tea.Cmd) {
 	return e, nil
 }
 
-// signalTerm interrupts (SIGINT) or terminates (SIGTERM, then SIGKILL) the selected terminal's
-// process tree through the bridge.
+// signalTerm interrupts (SIGINT) the selected terminal's process tree through the bridge (T asks
+// how to end it first: NewEndTerminal).
 func (m *Model) signalTerm(what string) tea.Cmd {
 	e, refused := m.actionTerm(what)
 	if e == nil {
@@ -419,6 +424,16 @@ func (m *Model) answer(res *common.DialogResult) tea.Cmd {
 			defer cancel()
 			return killMsg{process: pid, signal: sig, err: br.KillProcess(ctx, id, pid, sig)}
 		}
+	case common.EndTerminalID:
+		e, _ := res.Data.(*termEntry)
+		if e == nil {
+			return nil
+		}
+		const hint = "its ending shows once the bridge confirms it"
+		if res.Choice == common.EndByEOF {
+			return common.EndTerminalInput(m.ctx, m.id, e.Terminal.ID, hint)
+		}
+		return common.SignalTerminal(m.ctx, m.id, e.Terminal.ID, false, hint)
 	case "terminal":
 		req, err := parseTerminal(res.Values, m.width, max(m.height-1, 1))
 		if err != nil {

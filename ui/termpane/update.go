@@ -91,6 +91,17 @@ func (m *Model) unfocusedKey(msg tea.KeyMsg) tea.Cmd {
 	return func() tea.Msg { return ActionMsg{ID: id, Action: a} }
 }
 
+// EndInput sends ctrl-D (end of input) to the terminal, as typing it in the focused pane would:
+// a shell at an empty prompt exits by itself. It reports false when the pane can send nothing (it
+// is closed or its terminal ended).
+func (m *Model) EndInput() bool {
+	if m.closed || m.state.Final() {
+		return false
+	}
+	m.input(input{raw: []byte{0x04}})
+	return true
+}
+
 // input hands one input to the worker without ever blocking the UI: if the worker cannot take it
 // (the link is stalled and 256 inputs are waiting) the input is dropped and the header says so.
 func (m *Model) input(in input) {

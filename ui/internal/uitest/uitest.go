@@ -5,6 +5,7 @@ package uitest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -36,6 +37,7 @@ type Bridge struct {
 	Follows   map[string]chan client.LogEvent
 	Watches   map[string]chan client.SandboxEvent
 	NextID    string
+	TermConns map[string]*TermConn
 }
 
 // NewBridge makes an empty fake.
@@ -134,10 +136,52 @@ func (b *Bridge) TerminateTerminal(ctx context.Context, s, t string) error {
 	return nil
 }
 
-// ConnectTerminal always fails: terminal panes are tested in their own package.
+// ConnectTerminal returns the connection TermConns holds for t, or fails (terminal panes are
+// tested in their own package).
 func (b *Bridge) ConnectTerminal(ctx context.Context, s, t string, cols, rows int) (common.TermConn, error) {
-	b.rec("connect " + t)
+	b.rec(fmt.Sprintf("connect %s %dx%d", t, cols, rows))
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if c, ok := b.TermConns[t]; ok {
+		return c, nil
+	}
 	return nil, errors.New("no terminals in the fake bridge")
+}
+
+// TermConn is a fake terminal connection: the test feeds Ch; writes and closing are recorded.
+type TermConn struct {
+	Ch     chan client.TermEvent
+	mu     sync.Mutex
+	wrote  []byte
+	closed bool
+}
+
+// NewTermConn makes a connection whose events the test sends on Ch.
+func NewTermConn() *TermConn { return &TermConn{Ch: make(chan client.TermEvent, 16)} }
+
+func (c *TermConn) Events() <-chan client.TermEvent { return c.Ch }
+func (c *TermConn) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return 0, errors.New("closed")
+	}
+	c.wrote = append(c.wrote, p...)
+	return len(p), nil
+}
+func (c *TermConn) Resize(cols, rows int) error { return nil }
+func (c *TermConn) Close() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.closed = true
+	return nil
+}
+
+// Written is what was written, and whether the connection was closed.
+func (c *TermConn) Written() (string, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return string(c.wrote), c.closed
 }
 
 // Called reports whether a call with this prefix was made.
