@@ -546,7 +546,7 @@ func TestE2ETUITerminalPaneAndAttach(t *testing.T) {
 	s.keys("C-]")
 	s.waitUntil("focus left", func(sc string) bool { return !strings.Contains(sc, "focused (") })
 	s.keys("T")
-	s.waitFor("the end dialog", "End terminal", "send ctrl-D", "KILLED KILL")
+	s.waitFor("the end dialog", "End terminal", "ctrl-D (end of input)", "KILLED KILL")
 	s.keys("Enter")
 	sc = s.waitUntil("the terminal ended by ctrl-D", func(sc string) bool {
 		return strings.Contains(sc, "sent ctrl-D") && strings.Contains(sc, "EXITED 0")

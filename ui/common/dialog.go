@@ -235,10 +235,11 @@ func (d *Dialog) View(st *themes.Styles, k *keymap.KeyMap, width int) string {
 			lines = append(lines, st.Faint.Render(Fit(fmt.Sprintf("  nothing matches %q", l.Filter()), w-4)))
 		}
 		for _, i := range l.Window() {
+			// an option is one line, cut if it must be (a wrapped option reads as two)
 			if l.IsCursor(i) {
-				lines = append(lines, st.Selected.Render("> "+d.Opts[i]))
+				lines = append(lines, st.Selected.Render(Fit("> "+d.Opts[i], w-4)))
 			} else {
-				lines = append(lines, "  "+d.Opts[i])
+				lines = append(lines, Fit("  "+d.Opts[i], w-4))
 			}
 		}
 		lines = append(lines, "", st.HelpDesc.Render(k.Confirm.Help().Key+" choose · "+k.FilterRows.Help().Key+" filter · "+k.Cancel.Help().Key+" cancel"))

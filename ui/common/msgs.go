@@ -118,7 +118,7 @@ func NewEndTerminal(terminal string, data any) *Dialog {
 	d := NewPick(EndTerminalID, "End terminal "+vocab.Text(terminal),
 		"How should it end? The bridge's terminate sends TERM, then KILL after 0.5 s: an interactive shell ignores TERM, so it ends KILLED KILL.",
 		[]string{
-			"send ctrl-D (end of input): a shell at an empty prompt exits by itself, EXITED 0",
+			"ctrl-D (end of input): a shell at its prompt exits by itself, EXITED 0",
 			"terminate: TERM, then KILL after 0.5 s",
 		})
 	d.Data = data

@@ -364,7 +364,7 @@ func TestTerminalsTabActions(t *testing.T) {
 	br.TermConns = map[string]*uitest.TermConn{"t1": conn}
 	press(t, m, "T")
 	v := m.View()
-	for _, want := range []string{"End terminal t1", "send ctrl-D (end of input)", "EXITED 0", "TERM, then KILL after 0.5 s", "KILLED KILL"} {
+	for _, want := range []string{"End terminal t1", "ctrl-D (end of input)", "EXITED 0", "TERM, then KILL after 0.5 s", "KILLED KILL"} {
 		if !strings.Contains(v, want) {
 			t.Fatalf("end dialog lacks %q:\n%s", want, v)
 		}
