@@ -76,7 +76,9 @@ each and exits 0 (1 when a stream could not be read).`,
 			defer stop()
 			if s, ok := stableAdapter(ctx, c); ok {
 				// PROCESS is a run started here by exec; its recorder files hold its output.
-				return runStableLogs(ctx, s, stableBook(), t.url, args[0], args[1], follow, cmd.OutOrStdout(), cmd.ErrOrStderr())
+				return withStableBook(g, t.url, cmd.ErrOrStderr(), func(book runBook) error {
+					return runStableLogs(ctx, s, book, t.url, args[0], args[1], follow, cmd.OutOrStdout(), cmd.ErrOrStderr())
+				})
 			}
 			var rec *record.Record
 			if follow && !noRecord {

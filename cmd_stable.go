@@ -12,7 +12,7 @@ import (
 
 	"sandscope/attach"
 	"sandscope/client"
-	"sandscope/localbridge"
+	"sandscope/record"
 	"sandscope/sanitize"
 	"sandscope/vocab"
 )
@@ -36,9 +36,6 @@ func stableAdapter(ctx context.Context, c *client.Client) (*client.Stable, bool)
 	}
 	return c.Stable(), true
 }
-
-// stableBook is the run book of the state directory.
-func stableBook() runBook { return newFileBook(localbridge.DefaultStateDir()) }
 
 // wakeNotice says, the first time per sandbox, that an action starts its container.
 func wakeNotice(book runBook, bridge, sandbox, what string, stderr io.Writer) {
@@ -97,9 +94,9 @@ func runStableExec(ctx context.Context, s *client.Stable, book runBook, bridge, 
 	}
 	entry := bookRun{ID: run.ID, Argv: opts.Argv, Session: opts.Session, Started: time.Now().UTC()}
 	_ = book.Update(bridge, sandbox, func(sb *bookSandbox) {
-		sb.setRun(entry, client.RunResult{State: client.RunRunning, Evidence: "started here"})
+		sb.SetRun(entry, client.RunResult{State: client.RunRunning, Evidence: "started here"}, time.Now())
 		if opts.Session != "" {
-			sb.useSession(opts.Session, false)
+			sb.UseSession(opts.Session, false, time.Now())
 		}
 	})
 	var outN, errN int64
@@ -123,7 +120,7 @@ func runStableExec(ctx context.Context, s *client.Stable, book runBook, bridge, 
 	entry.Incarnation = run.Incarnation
 	if ctx.Err() != nil {
 		_ = book.Update(bridge, sandbox, func(sb *bookSandbox) {
-			sb.setRun(entry, client.RunResult{State: client.RunInterrupted, Evidence: "sandscope stopped following; the command runs on"})
+			sb.SetRun(entry, client.RunResult{State: client.RunInterrupted, Evidence: "sandscope stopped following; the command runs on"}, time.Now())
 		})
 		return &exitError{code: exitInterrupt, err: fmt.Errorf("detached; run %s keeps going in the sandbox (sandscope logs -f %s %s)", run.ID, sandbox, run.ID)}
 	}
@@ -136,7 +133,7 @@ func runStableExec(ctx context.Context, s *client.Stable, book runBook, bridge, 
 		fmt.Fprintf(stderr, "sandscope: reading the recorder's files for run %s (each read is a request to the sandbox)\n", run.ID)
 		res = followRecorder(ctx, s, sandbox, run.ID, run.Incarnation, &outN, &errN, stdout, stderr)
 	}
-	_ = book.Update(bridge, sandbox, func(sb *bookSandbox) { sb.setRun(entry, res) })
+	_ = book.Update(bridge, sandbox, func(sb *bookSandbox) { sb.SetRun(entry, res, time.Now()) })
 	return stableExit(ctx, res, run.ID, stderr)
 }
 
@@ -249,7 +246,7 @@ func runStableLogs(ctx context.Context, s *client.Stable, book runBook, bridge, 
 	if err != nil {
 		return &exitError{code: exitFailure, err: err}
 	}
-	run, err := sb.run(id)
+	run, err := findRun(sb, id)
 	if err != nil {
 		return &exitError{code: exitUsage, err: fmt.Errorf("run %q: %w (stable bridges have no process list: only runs started here are known; see sandscope ls %s)", id, err, sandbox)}
 	}
@@ -269,7 +266,7 @@ func runStableLogs(ctx context.Context, s *client.Stable, book runBook, bridge, 
 	}
 	_ = book.Update(bridge, sandbox, func(sb *bookSandbox) {
 		if res.State != client.RunInterrupted {
-			sb.setRun(run, res)
+			sb.SetRun(run, res, time.Now())
 		}
 	})
 	switch res.State {
@@ -325,13 +322,7 @@ func runStableLs(book runBook, bridge, sandbox string, asJSON bool, w io.Writer)
 	fmt.Fprintln(w, "RUN\tSTATE\tSTARTED\tCOMMAND")
 	for i := len(sb.Runs) - 1; i >= 0; i-- {
 		r := sb.Runs[i]
-		state := r.State
-		if r.Code != nil {
-			state = fmt.Sprintf("%s %d", r.State, *r.Code)
-		}
-		if r.Inferred {
-			state += " (inferred)"
-		}
+		state := record.StableStateWord(r)
 		fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", safeText(r.ID), state, ago(r.Started), commandLine(r.Argv))
 	}
 	if len(sb.Sessions) > 0 {
@@ -359,7 +350,7 @@ func runStableShell(ctx context.Context, s *client.Stable, book runBook, bridge,
 	}
 	defer conn.Close()
 	if session != "" {
-		_ = book.Update(bridge, sandbox, func(sb *bookSandbox) { sb.useSession(session, false) })
+		_ = book.Update(bridge, sandbox, func(sb *bookSandbox) { sb.UseSession(session, false, time.Now()) })
 	}
 	label, hint := "sandbox "+sandbox+" shell", "sandscope attach "+sandbox+" default"
 	if session != "" {
