@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 	"time"
 
@@ -51,31 +50,7 @@ func wakeNotice(book runBook, bridge, sandbox, what string, stderr io.Writer) {
 // stableExecArgv applies --env and --timeout, which the stable /exec has no fields for, by wrapping
 // the command in env(1) and timeout(1).
 func stableExecArgv(argv []string, env map[string]string, timeout time.Duration) []string {
-	out := []string{}
-	if timeout > 0 {
-		secs := strconv.FormatFloat(timeout.Seconds(), 'f', -1, 64)
-		out = append(out, "timeout", "--kill-after=1s", secs+"s")
-	}
-	if len(env) > 0 {
-		out = append(out, "env")
-		keys := make([]string, 0, len(env))
-		for k := range env {
-			keys = append(keys, k)
-		}
-		sortStrings(keys)
-		for _, k := range keys {
-			out = append(out, k+"="+env[k])
-		}
-	}
-	return append(out, argv...)
-}
-
-func sortStrings(s []string) {
-	for i := 1; i < len(s); i++ {
-		for j := i; j > 0 && s[j] < s[j-1]; j-- {
-			s[j], s[j-1] = s[j-1], s[j]
-		}
-	}
+	return client.StableArgv(argv, env, timeout)
 }
 
 // runStableExec runs argv under the recorder and exits with the process's own code only when the

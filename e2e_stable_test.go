@@ -84,11 +84,16 @@ func TestStableCommandLine(t *testing.T) {
 	}
 }
 
-// Starting the TUI on a stable bridge, the sandbox list, opening a sandbox, and `ls` send no
-// sandbox request (each would start a container there).
+// Starting the TUI on a stable bridge, the sandbox list, opening a sandbox, its runs and sessions
+// lists, and `ls` send no sandbox request (each would start a container there). Then the exec
+// prompt asks before its first request, runs the command under the recorder, shows the stream's
+// unconfirmed ending as such and settles it from the recorder's files; the runs list shows it
+// from the record, and opening the run follows its log from the files.
 func TestE2EStableZeroWake(t *testing.T) {
 	tmuxPath := needTmux(t)
-	b := bridgetest.Start(t, bridgetest.WithStable())
+	b := bridgetest.Start(t, bridgetest.WithStable(), bridgetest.WithConfig(func(c *localbridge.Config) {
+		c.StableFakeCompletionAfter = 1500 * time.Millisecond
+	}))
 	c, err := client.New(b.URL, client.WithToken(b.Token))
 	if err != nil {
 		t.Fatal(err)
@@ -109,15 +114,53 @@ func TestE2EStableZeroWake(t *testing.T) {
 	s := launchTUI(t, tmuxPath, dir, env, "--url", b.URL, "--token-file", tok)
 	s.waitFor("the sandboxes screen", "sandscope │", "e2e")
 	s.keys("Enter")
-	s.waitFor("the sandbox screen", "Sandbox e2e")
-	time.Sleep(3 * time.Second) // long enough for any watcher or lookup to have gone out
+	s.waitFor("the sandbox screen", "Sandbox e2e", "stable bridge", "Runs (0)", "no runs recorded")
+	s.keys("Tab")
+	s.waitFor("the sessions list", "no sessions created or used here")
+	s.keys("Tab")
+	s.waitFor("the runs list", "no runs recorded")
+	time.Sleep(3 * time.Second) // long enough for any watcher, lookup or record re-read to have gone out
 	for _, a := range [][]string{{"ls"}, {"ls", "e2e"}} {
-		r := runSandscope(t, nil, append([]string{"--url", b.URL, "--token-file", tok}, a...)...)
+		r := runSandscope(t, env, append([]string{"--url", b.URL, "--token-file", tok}, a...)...)
 		if r.code != 0 {
 			t.Errorf("%v: %d %q", a, r.code, r.stderr)
 		}
 	}
 	if after := b.Server.TotalAllocations(); after != before {
-		t.Errorf("the TUI, its sandbox list, opening a sandbox and ls made %d sandbox requests on a stable bridge, want 0", after-before)
+		t.Fatalf("the TUI, its sandbox list, opening a sandbox, its runs and sessions lists and ls made %d sandbox requests on a stable bridge, want 0", after-before)
 	}
+
+	// The exec prompt: the first action says it starts the container, and asks.
+	s.keys("e")
+	s.waitFor("the exec prompt", "Run a command in e2e")
+	s.typeText(`sh -c "echo one; sleep 3; echo two; exit 5"`)
+	s.keys("Enter")
+	s.waitFor("the wake question", "Start the container of e2e?", "starts its container")
+	if after := b.Server.TotalAllocations(); after != before {
+		t.Fatalf("the exec prompt sent %d requests before the user confirmed", after-before)
+	}
+	s.keys("y")
+	sc := s.waitFor("the run's ending, settled from the recorder", "EXITED 5 (confirmed", "two")
+	if !strings.Contains(sc, "not confirmed") || !strings.Contains(sc, "one") {
+		t.Errorf("the stream's exit-code-less completion was not shown as unconfirmed:\n%s", sc)
+	}
+	if strings.Contains(sc, "EXITED 0") {
+		t.Errorf("the fabricated completion showed as EXITED 0:\n%s", sc)
+	}
+	if b.Server.TotalAllocations() == before {
+		t.Error("the exec sent no request")
+	}
+	s.keys("Escape")
+	s.waitFor("the runs list from the record", "Runs (1)", "EXITED 5")
+	// The record holds it for the command line too.
+	r := runSandscope(t, env, "--url", b.URL, "--token-file", tok, "ls", "e2e")
+	if !strings.Contains(string(r.stdout), "EXITED 5") {
+		t.Errorf("ls e2e after the TUI's run: %q %q", r.stdout, r.stderr)
+	}
+	// Opening the run follows its log from the recorder's files (told already: no question).
+	s.keys("Enter")
+	s.waitFor("the run's log from the files", "output from the recorder's files", "one", "two", "EXITED 5 (confirmed")
+	s.keys("Escape")
+	s.waitFor("the runs list", "Runs (1)")
+	s.quitAndWait()
 }
