@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"os"
+	"os/exec"
 	"regexp"
 	"strings"
 	"testing"
@@ -64,6 +66,48 @@ func TestStableCommandLine(t *testing.T) {
 	}
 	if after := b.Server.TotalAllocations(); after != before {
 		t.Errorf("ls made %d sandbox requests on a stable bridge, want 0", after-before)
+	}
+
+	// wait and logs --all cover the runs sandscope started. A run the record settled is answered
+	// from the record, without a request.
+	before = b.Server.TotalAllocations()
+	if r = run("wait", "box", m[1]); r.code != 6 || !strings.Contains(string(r.stderr), "from the record") {
+		t.Errorf("wait on a settled run: %d %q", r.code, r.stderr)
+	}
+	if after := b.Server.TotalAllocations(); after != before {
+		t.Errorf("wait on a run the record settled made %d sandbox requests, want 0", after-before)
+	}
+	if r = run("logs", "box", "--all"); r.code != 0 || !strings.Contains(string(r.stdout), "| out\n") || !strings.Contains(string(r.stdout), "| begin\n") ||
+		!strings.Contains(string(r.stdout), "| end\n") || !strings.Contains(string(r.stderr), "EXITED 6 (confirmed") {
+		t.Errorf("logs --all: %d %q %q", r.code, r.stdout, r.stderr)
+	}
+	// A run still going: wait reads the recorder until its status file settles it; logs --all -f
+	// follows it to its end.
+	bg := exec.Command(sandscopeBinary(t), append(append([]string{}, args...), "exec", "box", "--", "sh", "-c", "echo slow; sleep 3; echo late; exit 9")...)
+	bg.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}, env...)
+	if err := bg.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = bg.Wait() }()
+	var running string
+	for deadline := time.Now().Add(time.Minute); running == "" && time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		for _, l := range strings.Split(string(run("ls", "box").stdout), "\n") {
+			if f := strings.Fields(l); len(f) > 1 && f[1] == "RUNNING" {
+				running = f[0]
+			}
+		}
+	}
+	if running == "" {
+		t.Fatal("the background exec's run never showed as RUNNING in ls")
+	}
+	if r = run("wait", "box", running); r.code != 9 || !strings.Contains(string(r.stderr), "EXITED 9 (confirmed") {
+		t.Errorf("wait on a running run: %d %q", r.code, r.stderr)
+	}
+	if r = run("logs", "box", "--all", "-f", "--command", "slow"); r.code != 0 || !strings.Contains(string(r.stdout), "| late\n") {
+		t.Errorf("logs --all -f: %d %q %q", r.code, r.stdout, r.stderr)
+	}
+	if r = run("wait", "box", "nosuch"); r.code != 2 || !strings.Contains(string(r.stderr), "only runs started here are known") {
+		t.Errorf("wait on an unknown run: %d %q", r.code, r.stderr)
 	}
 
 	// Sessions: create, use, list, delete.
