@@ -94,6 +94,9 @@ func (v *RunView) Init() tea.Cmd {
 
 // wait reads the next events of the live stream, in batches.
 func (v *RunView) wait() tea.Cmd {
+	if v.live == nil {
+		return nil
+	}
 	ch, owner := v.live.Events(), v
 	return func() tea.Msg {
 		ev, ok := <-ch

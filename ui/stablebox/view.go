@@ -100,7 +100,12 @@ func window(cursor, n, h int) (int, int) {
 func (m *Model) runRows(w int) ([]string, string) {
 	st := m.ctx.Styles
 	rs := m.runs()
-	cols := []int{25, 28, 9, max(w-2-25-28-9-3, 8)}
+	sw := len("STATE")
+	for _, r := range rs {
+		sw = max(sw, len(record.StableStateWord(r)))
+	}
+	sw = min(sw, 28)
+	cols := []int{25, sw, 10, max(w-2-25-sw-10-3, 8)}
 	rows := []string{"  " + st.TableHead.Render(common.JoinCells([]string{"RUN", "STATE", "STARTED", "COMMAND"}, cols))}
 	if len(rs) == 0 {
 		rows = append(rows, st.Faint.Render(common.Fit("  no runs recorded: e runs a command here (the bridge has no process list; only runs sandscope started are known)", w)))
