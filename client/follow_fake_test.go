@@ -41,6 +41,9 @@ type fakeBridge struct {
 	garbledSent     bool
 	retainEvents    int  // keep only this many newest events (0: all)
 	opaque          bool // cursors in a format the client cannot parse ("op" + the canonical one)
+	ignoreSince     bool // replay from the oldest event whatever since= says (a broken bridge)
+	connCursors     bool // with opaque: cursors differ on every connection ("c<conn>" prefix)
+	noTerminal      bool // never send the terminal event
 }
 
 type fakeProc struct {
@@ -236,6 +239,10 @@ func (f *fakeBridge) serveLogs(w http.ResponseWriter, r *http.Request, id string
 	next := 1
 	f.mu.Lock()
 	opaque := f.opaque
+	connCursors, noTerminal := f.connCursors, f.noTerminal
+	if f.ignoreSince {
+		hasSince = false
+	}
 	f.mu.Unlock()
 	if hasSince {
 		raw := since[0]
@@ -301,10 +308,18 @@ func (f *fakeBridge) serveLogs(w http.ResponseWriter, r *http.Request, id string
 				w.(http.Flusher).Flush()
 				return
 			}
+			if ev.typ == "terminal" && noTerminal {
+				w.(http.Flusher).Flush()
+				return // the stream ends cleanly without its terminal event
+			}
 			line := eventLine(store, seq, ev)
 			if opaque {
 				cur := FormatCursor(store, int64(seq))
-				line = strings.Replace(line, `"`+cur+`"`, `"op`+cur+`"`, 1)
+				prefix := "op"
+				if connCursors {
+					prefix = fmt.Sprintf("c%dop", conn)
+				}
+				line = strings.Replace(line, `"`+cur+`"`, `"`+prefix+cur+`"`, 1)
 			}
 			if seq == garble {
 				f.mu.Lock()

@@ -39,7 +39,7 @@ var hostileStrings = []struct{ name, s string }{
 	{"C1 controls and bidi overrides", "X\u009b2J\u009d0;PWNED-TITLE\u009c\u202eevil\u202c\u2066Y\u2069"},
 	// Shortened "first 8…last 8" this would join into an OSC 52 clipboard write.
 	{"split clipboard write", "\x1b]52;c;" + strings.Repeat("A", 200) + "UFdORUQtQ0xJUA==\x07"},
-	// {"megabyte line", strings.Repeat("M", 1<<20) + "\x1b]2;PWNED-TITLE\x07"},
+	{"megabyte line", strings.Repeat("M", 1<<20) + "\x1b]2;PWNED-TITLE\x07"},
 }
 
 // forbidden are byte strings that must never reach the terminal, with what they would do.
