@@ -317,7 +317,8 @@ func TestHostileBridgeEveryScreenAndCommand(t *testing.T) {
 			s.keys("Down")
 			s.keys("Up")
 			s.keys("Enter")
-			checkHeader(t, "sandbox", s.waitFor("the sandbox screen", "Processes ("))
+			// the whole list, not only its title: keys sent while it loads would move nothing
+			checkHeader(t, "sandbox", s.waitFor("the sandbox screen", "Processes (5)", " p5 "))
 			s.keys("Down")
 			s.keys("Down")
 			s.keys("Up")
