@@ -44,6 +44,8 @@ type fakeBridge struct {
 	ignoreSince     bool // replay from the oldest event whatever since= says (a broken bridge)
 	connCursors     bool // with opaque: cursors differ on every connection ("c<conn>" prefix)
 	noTerminal      bool // never send the terminal event
+	holdOpen        bool // keep every log stream open, even with follow=false
+	statusFail      bool // answer status lookups with a text 500
 }
 
 type fakeProc struct {
@@ -157,6 +159,11 @@ func (f *fakeBridge) serve(w http.ResponseWriter, r *http.Request) {
 	case len(parts) == 3 && parts[1] == "processes":
 		f.mu.Lock()
 		f.statusCalls++
+		if f.statusFail {
+			f.mu.Unlock()
+			http.Error(w, "Internal Server Error", 500)
+			return
+		}
 		p, ok := f.procs[parts[2]]
 		var st Process
 		if ok {
@@ -212,6 +219,7 @@ func (f *fakeBridge) serveLogs(w http.ResponseWriter, r *http.Request, id string
 	replay := q.Get("replay") != "false"
 	follow := q.Get("follow") == "true"
 	f.mu.Lock()
+	follow = follow || f.holdOpen
 	f.logConns++
 	conn := f.logConns
 	p, ok := f.procs[id]

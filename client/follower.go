@@ -509,10 +509,16 @@ func (r *follower) quietCheck() (action, bool) {
 	switch {
 	case errors.Is(err, ErrNotFound):
 		return r.lost("GET process: 404 not_found (while the stream was quiet)"), true
+	case err != nil && r.opts.NoFollow:
+		// a snapshot does not wait on a bridge that holds the stream open despite follow=false
+		return r.fail(fmt.Sprintf("snapshot stopped: no data for %v on a stream the bridge kept open, and the status lookup failed: %v", r.opts.QuietAfter, err), err), true
 	case err != nil:
 		return 0, false // the stream itself will say if the bridge is gone
 	}
 	r.proc = &p
+	if p.State == "running" && r.opts.NoFollow {
+		return actEnd, true // the backlog was delivered; the bridge holds the stream open as if following
+	}
 	if p.State == "running" {
 		if !r.quietSent {
 			r.quietSent = true

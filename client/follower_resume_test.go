@@ -136,3 +136,36 @@ func TestFollowQuietResumesAreNotReplays(t *testing.T) {
 		t.Fatalf("last %v %q, output %q; events %v", last.Kind, last.Reason, out, logKinds(evs))
 	}
 }
+
+// A snapshot (NoFollow) of a bridge that holds the stream open despite follow=false ends once the
+// stream stays quiet: with what was delivered when the status says running, with a failure that
+// says so when the status cannot be looked up. It never waits forever.
+func TestSnapshotOfStreamHeldOpenEnds(t *testing.T) {
+	for _, statusFail := range []bool{false, true} {
+		t.Run(fmt.Sprintf("statusFail=%v", statusFail), func(t *testing.T) {
+			fb := newFakeBridge(t)
+			fb.holdOpen = true
+			fb.addProcess("p1")
+			fb.write("p1", "stdout", []byte("hello\n"))
+			c := fb.client(t)
+			fb.mu.Lock()
+			fb.statusFail = statusFail
+			fb.mu.Unlock()
+			p := Process{ID: "p1", State: "running"}
+			opts := followFastOpts()
+			opts.NoFollow, opts.QuietAfter, opts.Status = true, 50*time.Millisecond, &p
+			evs := logCollect(t, c.Follow(context.Background(), "sbx", "p1", opts), 10*time.Second)
+			out, _ := logDataOf(evs)
+			if string(out) != "hello\n" {
+				t.Fatalf("output %q", out)
+			}
+			last := evs[len(evs)-1]
+			switch {
+			case statusFail && (last.Kind != Failed || !strings.Contains(last.Reason, "snapshot stopped")):
+				t.Fatalf("last event %v %q, want failed: snapshot stopped", last.Kind, last.Reason)
+			case !statusFail && last.Kind != Data:
+				t.Fatalf("last event %v %q, want the output and no ending", last.Kind, last.Reason)
+			}
+		})
+	}
+}
