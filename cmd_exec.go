@@ -79,7 +79,9 @@ stable session (cwd and environment kept between calls).`,
 					return &exitError{code: exitUsage, err: fmt.Errorf("--session %q: want 1-128 of a-z A-Z 0-9 . _ - (no \"..\")", session)}
 				}
 				opts := client.ExecOptions{Argv: stableExecArgv(req.Argv, req.Env, timeout), Cwd: cwd, Session: session}
-				return runStableExec(ctx, s, stableBook(), t.url, args[0], opts, cmd.OutOrStdout(), cmd.ErrOrStderr())
+				return withStableBook(g, t.url, cmd.ErrOrStderr(), func(book runBook) error {
+					return runStableExec(ctx, s, book, t.url, args[0], opts, cmd.OutOrStdout(), cmd.ErrOrStderr())
+				})
 			}
 			if session != "" {
 				return &exitError{code: exitUsage, err: errStableOnly}

@@ -46,7 +46,14 @@ expression. With -f it exits once every followed process has ended and one more 
 later when one was lost: a relaunch often follows a replacement) finds no new one: 0 if every ending was confirmed, 3 if any process was lost, 4 if any
 stream could not be resumed (this wins over 3: how that process ended is unknown), 2 usage,
 authentication or not-found errors, 130 Ctrl-C. Without -f it prints what the bridge holds of
-each and exits 0 (1 when a stream could not be read).`,
+each and exits 0 (1 when a stream could not be read).
+
+On a stable (0.12) bridge there is no process list: PROCESS is a run sandscope started (exec, the
+TUI's exec prompt; a unique prefix of its ID will do), and --all covers the runs the record holds
+for the sandbox (runs recorded while it follows join). Output comes from the in-sandbox
+recorder's files, byte for byte, read every 2 s while a run goes on (each read is a request to the
+sandbox); the same exit statuses, where a run that ended without a status file (killed) counts as
+one whose ending is unknown (4), and a LOST run (its container took the files) as lost (3).`,
 		Example: `  # everything the bridge still holds, stdout and stderr kept apart
   sandscope logs myapp 7d56e9e2-d5c1-4b8e-a7f0-2b9c8d1e3f45 > out.log 2> err.log
 
@@ -75,7 +82,9 @@ each and exits 0 (1 when a stream could not be read).`,
 			defer stop()
 			if s, ok := stableAdapter(ctx, c); ok {
 				// PROCESS is a run started here by exec; its recorder files hold its output.
-				return runStableLogs(ctx, s, stableBook(), t.url, args[0], args[1], follow, cmd.OutOrStdout(), cmd.ErrOrStderr())
+				return withStableBook(g, t.url, cmd.ErrOrStderr(), func(book runBook) error {
+					return runStableLogs(ctx, s, book, t.url, args[0], args[1], follow, cmd.OutOrStdout(), cmd.ErrOrStderr())
+				})
 			}
 			var rec *commandRecord
 			if follow && !noRecord {

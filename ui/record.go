@@ -28,6 +28,12 @@ func openRecord(c *common.Context, t Target, budget record.Budget, watch record.
 		return []string{"not recording: " + err.Error()}
 	}
 	c.Record = rec
+	var notices []string
+	if note, err := rec.ImportStableBook(filepath.Join(c.StateDir, "stable-book.json"), c.BridgeURL); err != nil {
+		notices = append(notices, err.Error())
+	} else if note != "" {
+		notices = append(notices, note)
+	}
 	if t.BridgeProblem == nil {
 		if watch.Fast <= 0 {
 			watch.Fast = c.WatchFast
@@ -37,7 +43,7 @@ func openRecord(c *common.Context, t Target, budget record.Budget, watch record.
 		}
 		c.Watch = record.NewManager(c.BaseCtx(), rec, common.RecordBridge(c.Bridge), watch)
 	}
-	return rec.Notices()
+	return append(rec.Notices(), notices...)
 }
 
 // closeRecord stops the background watcher and closes the record.
