@@ -18,7 +18,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"sandscope/client"
-	"sandscope/record"
 	"sandscope/ui/common"
 )
 
@@ -87,12 +86,10 @@ one whose ending is unknown (4), and a LOST run (its container took the files) a
 					return runStableLogs(ctx, s, book, t.url, args[0], args[1], follow, cmd.OutOrStdout(), cmd.ErrOrStderr())
 				})
 			}
-			var rec *record.Record
+			var rec *commandRecord
 			if follow && !noRecord {
-				rec = openCommandRecord(g, cmd.ErrOrStderr())
-				if rec != nil {
-					defer rec.Close()
-				}
+				rec = startRecording(g, cmd.ErrOrStderr())
+				defer rec.Close()
 			}
 			return runLogs(ctx, c, rec, args[0], args[1], since, follow, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
@@ -108,7 +105,7 @@ one whose ending is unknown (4), and a LOST run (its container took the files) a
 
 // runLogs prints a process's log; with a record, the stream's events (not its output) are
 // recorded as the TUI would record them.
-func runLogs(ctx context.Context, c *client.Client, rec *record.Record, sandbox, process, since string, follow bool, stdout, stderr io.Writer) error {
+func runLogs(ctx context.Context, c *client.Client, rec *commandRecord, sandbox, process, since string, follow bool, stdout, stderr io.Writer) error {
 	if err := checkSandboxArg(sandbox); err != nil {
 		return err
 	}
@@ -125,7 +122,7 @@ func runLogs(ctx context.Context, c *client.Client, rec *record.Record, sandbox,
 	}
 	// printFollow writes each event out before receiving the next, so Data buffers can be recycled.
 	f := c.Follow(fctx, sandbox, process, opts)
-	final, ok, cursor := printFollow(f, stdout, stderr, follow, recordStream(rec, sandbox, process))
+	final, ok, cursor := printFollow(f, stdout, stderr, follow, rec.observe(sandbox, process))
 	if !ok {
 		if ctx.Err() != nil {
 			switch {
@@ -274,19 +271,6 @@ func printFollow(f *client.Follower, stdout, stderr io.Writer, verbose bool, obs
 		case client.Failed:
 			notice("failed: %s", ev.Reason)
 			return ev, true, cursor
-		}
-	}
-}
-
-// recordStream returns an observer that records a follower's events (nil without a record).
-// Quiet events are not recorded: a status lookup saying "still running" is no news.
-func recordStream(rec *record.Record, sandbox, process string) func(client.LogEvent) {
-	if rec == nil {
-		return nil
-	}
-	return func(ev client.LogEvent) {
-		if ev.Kind != client.Quiet {
-			rec.Add(record.FromLogEvent(sandbox, process, ev))
 		}
 	}
 }

@@ -148,6 +148,8 @@ func (m *Model) route(msg tea.Msg) tea.Cmd {
 		return m.paneAction(msg)
 	case contextTargetMsg:
 		return m.switchTo(msg)
+	case recordFailedMsg:
+		return m.recordFailed(msg)
 	case demoDoneMsg:
 		m.demoDone(msg)
 		return nil
