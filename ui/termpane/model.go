@@ -49,6 +49,9 @@ type Options struct {
 	FrameInterval time.Duration
 	// Exact turns off the catch-up fast path (fastpath.go): every byte is drawn.
 	Exact bool
+	// Replays says the connection has no cursors and replays its whole buffer on a reconnect (a
+	// stable PTY): the header says so instead of "from cursor".
+	Replays bool
 }
 
 // defaultContext is the context of a pane given none: default keys and colourless styles.
@@ -81,9 +84,13 @@ type Model struct {
 	attempt int
 	reason  string // latest interruption / error text
 	exit    *client.Exit
-	loss    *client.LossEvidence
-	gaps    int
-	snap    Snapshot
+	// replayed is the size of the last buffer a stable PTY replayed (the screen was cleared and
+	// repainted from it); endedUnknown: a stable PTY's shell ended, its exit code unknown.
+	replayed     int
+	endedUnknown bool
+	loss         *client.LossEvidence
+	gaps         int
+	snap         Snapshot
 }
 
 // headerLines is how many rows the header takes.
