@@ -117,3 +117,17 @@ func TestConfigNamesTheBridgeAndContexts(t *testing.T) {
 		t.Errorf("ls with a dead serve.json: exit %d, stderr %q", r.code, r.stderr)
 	}
 }
+
+// Arguments are checked first: a wrong count says the usage and an example, and a bad sandbox ID is
+// named before sandscope looks for a bridge (none is configured here).
+func TestArgumentsCheckedFirst(t *testing.T) {
+	r := runSandscope(t, nil, "wait")
+	if r.code != exitUsage || !strings.Contains(string(r.stderr), "usage: sandscope wait SANDBOX PROCESS") ||
+		!strings.Contains(string(r.stderr), "e.g. sandscope wait myapp ") {
+		t.Errorf("wait without arguments: exit %d, stderr %q", r.code, r.stderr)
+	}
+	r = runSandscope(t, nil, "logs", "Bad!", "x")
+	if r.code != exitUsage || !strings.Contains(string(r.stderr), `sandbox ID "Bad!"`) || strings.Contains(string(r.stderr), "bridge") {
+		t.Errorf("logs with a bad ID and no bridge: exit %d, stderr %q", r.code, r.stderr)
+	}
+}

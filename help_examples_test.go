@@ -109,9 +109,6 @@ func shellWords(line string) ([]shellWord, bool) {
 	return out, true
 }
 
-// sandboxFirst are the commands whose first argument is a sandbox ID.
-var sandboxFirst = map[string]bool{"ls": true, "logs": true, "wait": true, "exec": true, "shell": true, "attach": true}
-
 // TestHelpExamplesParse runs every example of every command's help through the real command
 // line parser: the command exists, the flags parse, the arguments satisfy the command, and every
 // sandbox ID has the bridge's format. An example must run as written.

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"os"
 	"sandscope/sanitize"
+	"strings"
 
 	"github.com/spf13/cobra"
 )
@@ -74,7 +75,51 @@ With no subcommand it opens the terminal UI, on a remote bridge when one is conf
 		newDemoCmd(g),
 		newReportCmd(g),
 	)
+	for _, c := range root.Commands() {
+		checkArgsFirst(c, sandboxFirst[c.Name()])
+	}
 	return root
+}
+
+// sandboxFirst names the commands whose first argument is a SANDBOX.
+var sandboxFirst = map[string]bool{"attach": true, "exec": true, "logs": true, "ls": true, "report": true, "shell": true, "wait": true}
+
+// checkArgsFirst makes a command's arguments the first thing checked: a wrong count says the
+// usage and an example (not only cobra's count), and a SANDBOX first argument with a bad ID is
+// refused before any bridge is looked for, so the error is about what the user typed.
+func checkArgsFirst(cmd *cobra.Command, sandbox bool) {
+	inner := cmd.Args
+	cmd.Args = func(c *cobra.Command, args []string) error {
+		if inner != nil {
+			if err := inner(c, args); err != nil {
+				msg := fmt.Sprintf("%s: %v; usage: %s", c.Name(), err, c.UseLine())
+				if ex := firstExample(c.Name(), c.Example); ex != "" {
+					msg += "; e.g. " + ex
+				}
+				return &exitError{code: exitUsage, err: errors.New(msg)}
+			}
+		}
+		if sandbox && len(args) > 0 {
+			return checkSandboxArg(args[0])
+		}
+		return nil
+	}
+}
+
+// firstExample is the first line of a command's examples that runs it ("sandscope NAME …"), else
+// the first command line.
+func firstExample(name, ex string) string {
+	first := ""
+	for _, l := range strings.Split(ex, "\n") {
+		l = strings.TrimSpace(l)
+		if strings.HasPrefix(l, "sandscope "+name+" ") {
+			return l
+		}
+		if first == "" && l != "" && !strings.HasPrefix(l, "#") {
+			first = l
+		}
+	}
+	return first
 }
 
 func main() {
