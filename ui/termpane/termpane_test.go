@@ -398,7 +398,7 @@ func TestGoldenSizes(t *testing.T) {
 	for _, sz := range [][2]int{{80, 24}, {120, 40}, {200, 60}} {
 		w, h := sz[0], sz[1]
 		f := newFake()
-		m := New(f, w, h, Options{TerminalID: "5e6f7a8b-1111-4222-8333-444455556666", Command: []string{"bash", "-l"}, Context: defaultContext()})
+		m := New(f, w, h, Options{TerminalID: "5e6f7a8b-1111-4222-8333-444455556666", Command: []string{"bash", "-l"}, Context: defaultContext(), Exact: true})
 		f.send(client.TermEvent{Kind: client.TermReady})
 		f.send(output("\x1b]2;agent: step 3 of a long plan that names every file it touches\a$ ls -la /workspace/app\r\n"+
 			"total 48\r\ndrwxr-xr-x  6 user user  4096 Mar 14 15:09 .\r\n-rw-r--r--  1 user user  1234 Mar 14 15:09 package.json\r\n"+
