@@ -32,6 +32,8 @@ type Entry struct {
 
 	// Stream summary (from log followers and terminal connections).
 	Cursor        string // the last cursor recorded
+	Stream        string    // the kind of the last stream event recorded ("interrupted", "suspect end", …)
+	StreamAt      time.Time // when it was recorded
 	Interruptions int
 	Gaps          int
 	SuspectEnds   int
@@ -333,6 +335,7 @@ func (s *State) applyStream(ev Event) {
 	if ev.Cursor != "" {
 		e.Cursor = ev.Cursor
 	}
+	e.Stream, e.StreamAt = ev.Kind, ev.Time
 	switch ev.Kind {
 	case client.Interrupted.String(), "terminal " + client.TermInterrupted.String():
 		e.Interruptions++

@@ -12,6 +12,7 @@ import (
 
 	"sandscope/ui/common"
 	"sandscope/ui/logview"
+	"sandscope/ui/runs"
 	"sandscope/ui/sandbox"
 	"sandscope/ui/termpane"
 )
@@ -269,6 +270,8 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 			return nil
 		case key.Matches(msg, k.Contexts):
 			return m.openContexts()
+		case key.Matches(msg, k.AllRuns):
+			return m.openRuns()
 		}
 	}
 	return m.toTop(msg)
@@ -377,4 +380,18 @@ func (m *Model) attachPane(msg termConnectedMsg) tea.Cmd {
 		pane.LeaveBinding().Help().Key, k.FocusPane.Help().Key, k.Attach.Help().Key, k.Back.Help().Key)
 	m.statusLevel = common.Info
 	return cmd
+}
+
+// openRuns shows the all-runs screen: the one on the stack (closing the screens above it), or a
+// new one on top.
+func (m *Model) openRuns() tea.Cmd {
+	for i, c := range m.stack {
+		if _, ok := c.(*runs.Model); ok {
+			for len(m.stack) > i+1 {
+				m.pop()
+			}
+			return nil
+		}
+	}
+	return m.push(runs.New(m.ctx))
 }
