@@ -31,7 +31,7 @@ type Entry struct {
 	Earlier bool  // only observed by an earlier run of sandscope
 
 	// Stream summary (from log followers and terminal connections).
-	Cursor        string // the last cursor recorded
+	Cursor        string    // the last cursor recorded
 	Stream        string    // the kind of the last stream event recorded ("interrupted", "suspect end", …)
 	StreamAt      time.Time // when it was recorded
 	Interruptions int

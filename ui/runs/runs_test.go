@@ -46,7 +46,7 @@ func scene(t *testing.T) (*common.Context, *record.Record) {
 	watch(client.SandboxEvent{Kind: client.IncarnationChanged, Sandbox: "shopweb", Time: at(30 * time.Minute), Incarnation: inc2, Previous: inc1,
 		Evidence: []string{"the bridge reports incarnation 2 (was 1)"}})
 	watch(client.SandboxEvent{Kind: client.ProcessVanished, Sandbox: "shopweb", Time: at(30 * time.Minute), Incarnation: inc2,
-		Process: proc("a9e1c0d2-agent", "running", 1, []string{"claude", "-p", "fix the failing checkout test"}, 50*time.Minute, nil),
+		Process:  proc("a9e1c0d2-agent", "running", 1, []string{"claude", "-p", "fix the failing checkout test"}, 50*time.Minute, nil),
 		Evidence: []string{"absent from the process list of incarnation 2"}})
 	watch(client.SandboxEvent{Kind: client.ProcessAppeared, Sandbox: "shopweb", Time: at(29 * time.Minute), Incarnation: inc2,
 		Process: proc("c3d4e5f6-agent2", "running", 2, []string{"claude", "-p", "fix the failing checkout test", "--resume"}, 29*time.Minute, nil)})
