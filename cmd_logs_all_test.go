@@ -14,6 +14,7 @@ import (
 
 	"sandscope/client"
 	"sandscope/demo"
+	"sandscope/followall"
 )
 
 func TestLineBufferKeepsLinesWhole(t *testing.T) {
@@ -87,18 +88,18 @@ func TestProcessNameAndFilters(t *testing.T) {
 		{[]string{"\x1b[2Jevil\n"}, "2Jevil-1a2b3c4d"},
 		{nil, "1a2b3c4d"},
 	} {
-		if got := processName(client.Process{ID: "1a2b3c4d-5e6f", Command: c.cmd}); got != c.want {
+		if got := followall.Name(client.Process{ID: "1a2b3c4d-5e6f", Command: c.cmd}); got != c.want {
 			t.Errorf("%q: got %q want %q", c.cmd, got, c.want)
 		}
 	}
 	if colorOf("x") != colorOf("x") {
 		t.Error("colour not stable")
 	}
-	m, err := parseStates([]string{"running,ended"})
+	m, err := followall.ParseStates([]string{"running,ended"})
 	if err != nil || !m["running"] || !m["exited"] || !m["error"] {
 		t.Fatalf("%v %v", m, err)
 	}
-	if _, err := parseStates([]string{"bogus"}); err == nil {
+	if _, err := followall.ParseStates([]string{"bogus"}); err == nil {
 		t.Fatal("bad state accepted")
 	}
 	for _, c := range []struct {
@@ -259,7 +260,7 @@ func TestLogsAllDuringTheDemoScene(t *testing.T) {
 		t.Fatalf("exit %v\nstderr %q", err, stderr.String())
 	}
 	out, errs := stdout.String(), stderr.String()
-	name := func(p client.Process) string { return processName(p) + " | " }
+	name := func(p client.Process) string { return followall.Name(p) + " | " }
 	for _, p := range []client.Process{sc.Build, sc.Tests, sc.Agent, sc.Agent2} {
 		if !strings.Contains(out, "\n"+name(p)) && !strings.HasPrefix(out, name(p)) {
 			t.Errorf("no stdout line of %s", name(p))

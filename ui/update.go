@@ -117,10 +117,10 @@ func (m *Model) route(msg tea.Msg) tea.Cmd {
 		// history lives in the record: a new screen shows it all
 		return m.push(sandbox.New(m.ctx, msg.ID))
 	case common.OpenLogsMsg:
-		if len(msg.Targets) == 0 {
+		if len(msg.Targets) == 0 && msg.All == "" {
 			return nil
 		}
-		return m.push(logview.New(m.ctx, msg.Targets, logview.Options{MemLines: m.ctx.LogMemLines}))
+		return m.push(logview.New(m.ctx, msg.Targets, logview.Options{MemLines: m.ctx.LogMemLines, All: msg.All}))
 	case common.OpenTerminalMsg:
 		return m.openTerminal(msg)
 	case common.AttachTerminalMsg:

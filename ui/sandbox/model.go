@@ -227,7 +227,7 @@ func (m *Model) tabKeys() []key.Binding {
 	}
 	switch m.tab {
 	case ProcessesTab:
-		return []key.Binding{open("open its log"), k.Exec, k.Kill, k.Relaunch, k.Select, k.Preview, k.Shell}
+		return []key.Binding{open("open its log"), k.Exec, k.Kill, k.Relaunch, k.Select, k.Preview, k.Shell, k.FollowAll}
 	case TerminalsTab:
 		return []key.Binding{open("open in the pane"), k.Shell, k.Attach, k.Interrupt, k.Terminate, k.Exec}
 	}
