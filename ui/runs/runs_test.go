@@ -246,3 +246,10 @@ func TestEmptyStatesAreSentences(t *testing.T) {
 		t.Errorf("no match:\n%s", v)
 	}
 }
+
+func TestTinyBodyKeepsItsHeight(t *testing.T) {
+	for _, h := range []int{1, 2, 3, 4} {
+		m := newScreen(t, 40, h)
+		checkFrame(t, "tiny", m.View(), 40, h)
+	}
+}

@@ -82,6 +82,10 @@ func (m *Model) View() string {
 		b.WriteString("\n")
 	}
 	b.WriteString(st.Faint.Render(common.Fit(common.SanitizeText(m.detail(now)), w)))
+	if out := b.String(); m.height > 0 && strings.Count(out, "\n") >= m.height {
+		// a body shorter than title, head, one row and the detail: the frame keeps its height
+		return strings.Join(strings.SplitN(out, "\n", m.height+1)[:m.height], "\n")
+	}
 	return b.String()
 }
 
