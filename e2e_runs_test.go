@@ -101,7 +101,10 @@ func TestE2EAllRunsFilterLostAndJump(t *testing.T) {
 	s.keys("Escape")
 	s.waitFor("the list again", fmt.Sprintf(`filter "LOST": %d of 30`, running["gamma"]))
 	s.keys("Escape")
-	s.waitFor("the filter cleared", "All runs (30)")
+	// (the next key waits for the screen: an escape followed at once by a key reads as alt+key)
+	s.waitUntil("the filter cleared", func(sc string) bool {
+		return strings.Contains(sc, "All runs (30)") && !strings.Contains(sc, `filter "LOST"`)
+	})
 	s.keys("!")
 	s.waitFor("the runs needing attention", fmt.Sprintf("Runs needing attention (%d of 30)", 10))
 }

@@ -174,7 +174,9 @@ func health(r *row) string {
 			parts = append(parts, "suspect end")
 		}
 	case "failed":
-		parts = append(parts, "failed")
+		if !e.Lost { // a LOST run's follower fails with it: the badge says it all
+			parts = append(parts, "failed")
+		}
 	}
 	if e.Gaps > 0 {
 		parts = append(parts, vocab.Count(e.Gaps, "gap"))
