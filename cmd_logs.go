@@ -18,7 +18,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"sandscope/client"
-	"sandscope/record"
 	"sandscope/ui/common"
 )
 
@@ -47,7 +46,14 @@ expression. With -f it exits once every followed process has ended and one more 
 later when one was lost: a relaunch often follows a replacement) finds no new one: 0 if every ending was confirmed, 3 if any process was lost, 4 if any
 stream could not be resumed (this wins over 3: how that process ended is unknown), 2 usage,
 authentication or not-found errors, 130 Ctrl-C. Without -f it prints what the bridge holds of
-each and exits 0 (1 when a stream could not be read).`,
+each and exits 0 (1 when a stream could not be read).
+
+On a stable (0.12) bridge there is no process list: PROCESS is a run sandscope started (exec, the
+TUI's exec prompt; a unique prefix of its ID will do), and --all covers the runs the record holds
+for the sandbox (runs recorded while it follows join). Output comes from the in-sandbox
+recorder's files, byte for byte, read every 2 s while a run goes on (each read is a request to the
+sandbox); the same exit statuses, where a run that ended without a status file (killed) counts as
+one whose ending is unknown (4), and a LOST run (its container took the files) as lost (3).`,
 		Example: `  # everything the bridge still holds, stdout and stderr kept apart
   sandscope logs myapp 7d56e9e2-d5c1-4b8e-a7f0-2b9c8d1e3f45 > out.log 2> err.log
 
@@ -76,14 +82,14 @@ each and exits 0 (1 when a stream could not be read).`,
 			defer stop()
 			if s, ok := stableAdapter(ctx, c); ok {
 				// PROCESS is a run started here by exec; its recorder files hold its output.
-				return runStableLogs(ctx, s, stableBook(), t.url, args[0], args[1], follow, cmd.OutOrStdout(), cmd.ErrOrStderr())
+				return withStableBook(g, t.url, cmd.ErrOrStderr(), func(book runBook) error {
+					return runStableLogs(ctx, s, book, t.url, args[0], args[1], follow, cmd.OutOrStdout(), cmd.ErrOrStderr())
+				})
 			}
-			var rec *record.Record
+			var rec *commandRecord
 			if follow && !noRecord {
-				rec = openCommandRecord(g, cmd.ErrOrStderr())
-				if rec != nil {
-					defer rec.Close()
-				}
+				rec = startRecording(g, cmd.ErrOrStderr())
+				defer rec.Close()
 			}
 			return runLogs(ctx, c, rec, args[0], args[1], since, follow, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
@@ -99,7 +105,7 @@ each and exits 0 (1 when a stream could not be read).`,
 
 // runLogs prints a process's log; with a record, the stream's events (not its output) are
 // recorded as the TUI would record them.
-func runLogs(ctx context.Context, c *client.Client, rec *record.Record, sandbox, process, since string, follow bool, stdout, stderr io.Writer) error {
+func runLogs(ctx context.Context, c *client.Client, rec *commandRecord, sandbox, process, since string, follow bool, stdout, stderr io.Writer) error {
 	if err := checkSandboxArg(sandbox); err != nil {
 		return err
 	}
@@ -116,7 +122,7 @@ func runLogs(ctx context.Context, c *client.Client, rec *record.Record, sandbox,
 	}
 	// printFollow writes each event out before receiving the next, so Data buffers can be recycled.
 	f := c.Follow(fctx, sandbox, process, opts)
-	final, ok, cursor := printFollow(f, stdout, stderr, follow, recordStream(rec, sandbox, process))
+	final, ok, cursor := printFollow(f, stdout, stderr, follow, rec.observe(sandbox, process))
 	if !ok {
 		if ctx.Err() != nil {
 			switch {
@@ -265,19 +271,6 @@ func printFollow(f *client.Follower, stdout, stderr io.Writer, verbose bool, obs
 		case client.Failed:
 			notice("failed: %s", ev.Reason)
 			return ev, true, cursor
-		}
-	}
-}
-
-// recordStream returns an observer that records a follower's events (nil without a record).
-// Quiet events are not recorded: a status lookup saying "still running" is no news.
-func recordStream(rec *record.Record, sandbox, process string) func(client.LogEvent) {
-	if rec == nil {
-		return nil
-	}
-	return func(ev client.LogEvent) {
-		if ev.Kind != client.Quiet {
-			rec.Add(record.FromLogEvent(sandbox, process, ev))
 		}
 	}
 }

@@ -71,7 +71,7 @@ func (m *Model) Context() *common.Context { return m.ctx }
 
 // Init starts the sandboxes screen, and the demo scene when asked (offered first on a first run).
 func (m *Model) Init() tea.Cmd {
-	cmd := m.stack[0].Init()
+	cmd := tea.Batch(m.stack[0].Init(), watchRecordWrites(m.ctx.BaseCtx(), m.ctx.Record, 0))
 	if d := m.opts.Demo; d != nil {
 		if d.Offer {
 			m.offerDemo()

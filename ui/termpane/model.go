@@ -75,9 +75,13 @@ type Model struct {
 	attempt int
 	reason  string // latest interruption / error text
 	exit    *client.Exit
-	loss    *client.LossEvidence
-	gaps    int
-	snap    Snapshot
+	// replayed is the size of the last buffer a stable PTY replayed (the screen was cleared and
+	// repainted from it); endedUnknown: a stable PTY's shell ended, its exit code unknown.
+	replayed     int
+	endedUnknown bool
+	loss         *client.LossEvidence
+	gaps         int
+	snap         Snapshot
 }
 
 // headerLines is how many rows the header takes.
