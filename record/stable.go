@@ -101,6 +101,9 @@ func (sb *StableSandbox) SetRun(r StableRun, res client.RunResult, now time.Time
 	for i := range sb.Runs {
 		if sb.Runs[i].ID == r.ID {
 			old := sb.Runs[i]
+			if old.State == r.State && eqInt(old.Code, r.Code) && eqInt(old.Reported, r.Reported) && old.ErrCode == r.ErrCode {
+				return // the same state again (another reader settled it too): nothing new to record
+			}
 			if r.Incarnation == "" {
 				r.Incarnation = old.Incarnation
 			}
@@ -113,6 +116,8 @@ func (sb *StableSandbox) SetRun(r StableRun, res client.RunResult, now time.Time
 	}
 	sb.Runs = append(sb.Runs, r)
 }
+
+func eqInt(a, b *int) bool { return a == nil && b == nil || a != nil && b != nil && *a == *b }
 
 // FindRun returns the run with that ID, or with that unique prefix of an ID.
 func (sb *StableSandbox) FindRun(id string) (StableRun, error) {
@@ -497,7 +502,7 @@ func stableRow(ev Event) (what, evidence []string) {
 		evidence = []string{"printed by sandscope's recorder (inferred container identity)"}
 	case KindStableRun:
 		if r := body.Run; r != nil {
-			what = []string{"run " + StableStateWord(*r)}
+			what = []string{StableStateWord(*r)}
 			if len(r.Argv) > 0 {
 				evidence = append(evidence, "argv "+ShellJoin(r.Argv))
 			}
@@ -515,7 +520,7 @@ func stableRow(ev Event) (what, evidence []string) {
 			case s.Deleted:
 				what = []string{"session deleted"}
 			case s.Created:
-				what = []string{"session created or used"}
+				what = []string{"session used (created here)"}
 			default:
 				what = []string{"session used"}
 			}

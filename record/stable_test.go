@@ -47,6 +47,13 @@ func TestStableEntriesRoundTrip(t *testing.T) {
 		sb.SetRun(StableRun{ID: r.ID}, client.RunResult{State: client.RunConfirmed, Code: 4, Evidence: "status file"}, now)
 		sb.DeleteSession("dev", now)
 	})
+	evs, _ := a.Events("box", r.ID)
+	_ = a.UpdateStable("box", func(sb *StableSandbox) {
+		sb.SetRun(StableRun{ID: r.ID}, client.RunResult{State: client.RunConfirmed, Code: 4, Evidence: "read again"}, now.Add(time.Second))
+	})
+	if again, _ := a.Events("box", r.ID); len(again) != len(evs) {
+		t.Errorf("the same ending settled again added %d events", len(again)-len(evs))
+	}
 	if err := a.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +87,7 @@ func TestStableEntriesRoundTrip(t *testing.T) {
 		t.Fatalf("report subject: %+v", rep.Subject)
 	}
 	md := string(rep.Markdown())
-	if !strings.Contains(md, "run EXITED 4") || !strings.Contains(md, "argv make test") {
+	if !strings.Contains(md, "run 20260101T000000Z-aaaaaaaa: EXITED 4") || !strings.Contains(md, "argv make test") {
 		t.Fatalf("report timeline:\n%s", md)
 	}
 }

@@ -382,6 +382,7 @@ func (m *Model) attachPane(msg termConnectedMsg) tea.Cmd {
 		Plain:      m.ctx.Styles.Renderer.ColorProfile() == termenv.Ascii,
 		Ctx:        m.ctx.BaseCtx(),
 		Keys:       m.ctx.Keys,
+		Replays:    m.ctx.Stable != nil,
 	})
 	m.panes[pane.ID()] = paneEntry{pane: pane, open: msg.open}
 	pane.SetOrigin(0, headerHeight)

@@ -69,6 +69,17 @@ func New(ctx *common.Context) *Model {
 		k := k
 		m.rows = append(m.rows, &row{Known: k})
 	}
+	if ctx.Stable != nil && ctx.Record != nil {
+		// a stable bridge has no list: the sandboxes sandscope ran something in (the record; a
+		// local read, no request)
+		if ids, err := ctx.Record.StableSandboxes(); err == nil {
+			for _, id := range ids {
+				if m.find(id) == nil {
+					m.rows = append(m.rows, &row{Known: Known{ID: id, Source: "recorded", AddedAt: ctx.Clock()}})
+				}
+			}
+		}
+	}
 	m.sortRows()
 	return m
 }

@@ -213,9 +213,15 @@ func (v *RunView) streamEnded(res client.RunResult) tea.Cmd {
 		v.run.Incarnation = v.live.Incarnation
 		if v.ctx.Record != nil {
 			marker := v.live.Incarnation
+			var seen record.StableSandbox
 			_ = v.ctx.Record.UpdateStable(v.sandbox, func(sb *record.StableSandbox) {
+				seen = *sb
 				sb.Incarnation, sb.MarkerSeen = marker, time.Now().UTC()
 			})
+			if seen.Incarnation != "" && seen.Incarnation != marker {
+				v.marker(fmt.Sprintf("sandbox %s runs in a different container than at sandscope's last contact (%s): its files, sessions and shells were not kept (inferred from sandscope's marker file)",
+					v.sandbox, seen.MarkerSeen.Local().Format("2006-01-02 15:04")), true)
+			}
 		}
 	}
 	switch res.State {
@@ -432,12 +438,27 @@ func (v *RunView) SetSize(w, h int) {
 // Title is the screen's crumb.
 func (v *RunView) Title() string { return "run " + v.run.ID }
 
-// Close stops reading (the run goes on in the sandbox).
+// Close stops reading (the run goes on in the sandbox). A run left before anything settled it is
+// recorded as INTERRUPTED (sandscope stopped following), as `exec` records a detach: opening it
+// again, `logs -f` or `wait` read what became of it.
 func (v *RunView) Close() {
+	if v.closed {
+		return
+	}
 	v.closed = true
 	v.cancel()
 	if v.live != nil {
 		go func() { _ = v.live.Close() }()
+	}
+	if !v.done && v.ctx.Record != nil {
+		switch client.RunState(v.run.State) {
+		case client.RunRunning, client.RunStillGoing:
+			run := v.run
+			_ = v.ctx.Record.UpdateStable(v.sandbox, func(s *record.StableSandbox) {
+				s.SetRun(run, client.RunResult{State: client.RunInterrupted,
+					Evidence: "sandscope stopped following; the command may still be running (open it, or sandscope wait / logs -f)"}, time.Now())
+			})
+		}
 	}
 }
 

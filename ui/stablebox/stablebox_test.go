@@ -170,3 +170,24 @@ func TestRunViewSettlesFromTheRecorder(t *testing.T) {
 		t.Error("a settled run view still counts as attached")
 	}
 }
+
+// Leaving a run view before anything settled the run records it as INTERRUPTED (sandscope stopped
+// following), not as still RUNNING for ever.
+func TestRunViewClosedEarlyRecordsInterrupted(t *testing.T) {
+	ctx, n := seeded(t)
+	id := "20260101T000009Z-00000009"
+	_ = ctx.Record.UpdateStable("box", func(sb *record.StableSandbox) {
+		sb.SetRun(record.StableRun{ID: id, Argv: []string{"sleep", "60"}}, client.RunResult{State: client.RunRunning, Evidence: "started here"}, uitest.T0)
+	})
+	v := NewRunView(ctx, "box", record.StableRun{ID: id, Argv: []string{"sleep", "60"}, State: string(client.RunRunning)}, nil)
+	v.Close()
+	v.Close()
+	sb, _ := ctx.Record.Stable("box")
+	r, _ := sb.FindRun(id)
+	if got := record.StableStateWord(r); got != "INTERRUPTED, outcome unknown" || !strings.Contains(r.Evidence, "stopped following") {
+		t.Errorf("after closing: %q (%s)", got, r.Evidence)
+	}
+	if n.Load() != 0 {
+		t.Errorf("closing sent %d requests", n.Load())
+	}
+}

@@ -53,6 +53,9 @@ type Options struct {
 	Exact bool
 	// Ctx bounds the worker's life (default: background; Close ends it in any case).
 	Ctx context.Context
+	// Replays says the connection has no cursors and replays its whole buffer on a reconnect (a
+	// stable PTY): the header says so instead of "from cursor".
+	Replays bool
 }
 
 var nextID atomic.Int64

@@ -118,6 +118,9 @@ func (m *Model) badge() (themes.Badge, string) {
 		return themes.BadgeLive, "LIVE"
 	case Reconnecting:
 		s := "RECONNECTING from cursor"
+		if m.opts.Replays {
+			s = "RECONNECTING (no cursors: the bridge will replay its whole buffer)"
+		}
 		if m.attempt > 0 {
 			s += fmt.Sprintf(" (attempt %d)", m.attempt)
 		}
