@@ -413,7 +413,7 @@ func TestE2ETUILogLostMidStream(t *testing.T) {
 	})
 	s.keys("Tab")
 	s.keys("Tab")
-	sc = s.waitFor("the incarnation timeline", "[Incarnations (", "#1", "#2")
+	sc = s.waitFor("the incarnation timeline", "[Incarnations (2)]", "#1", "#2")
 	s.checkFrame(sc)
 }
 
