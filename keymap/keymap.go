@@ -30,6 +30,7 @@ type KeyMap struct {
 	Up, Down, PageUp, PageDown, Top, Bottom key.Binding
 	Open, Back, Quit, Help, Refresh         key.Binding
 	Contexts                                key.Binding
+	Notifications                           key.Binding // the notification list (endings, losses, suspect ends, gaps)
 
 	// Tables (the sandboxes list, the sandbox screen's tabs, the context picker).
 	FilterRows, Sort, SortReverse key.Binding
@@ -70,6 +71,7 @@ func (k *KeyMap) entries() []entry {
 		{"open", Global, &k.Open}, {"back", Global, &k.Back},
 		{"refresh", Global, &k.Refresh}, {"contexts", Global, &k.Contexts},
 		{"help", Global, &k.Help}, {"quit", Global, &k.Quit},
+		{"notifications", Global, &k.Notifications},
 
 		{"filter_rows", Lists, &k.FilterRows}, {"sort", Lists, &k.Sort}, {"sort_reverse", Lists, &k.SortReverse},
 
@@ -118,6 +120,8 @@ func New() *KeyMap {
 		Help:     b([]string{"?"}, "?", "toggle help"),
 		Contexts: b([]string{"C"}, "C", "switch context"),
 		Quit:     b([]string{"q", "ctrl+c"}, "q", "quit"),
+
+		Notifications: b([]string{"!"}, "!", "notifications"),
 
 		FilterRows:  b([]string{"/"}, "/", "filter rows (esc clears)"),
 		Sort:        b([]string{"o"}, "o", "sort by the next column"),

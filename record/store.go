@@ -82,16 +82,21 @@ type Record struct {
 	now     func() time.Time
 	notices []string
 
-	mu       sync.Mutex
-	states   map[string]*State // folded sandboxes, loaded on first use
-	pending  []Event
-	chunks   []Chunk
-	capture  map[capKey]*captureMeta
-	subs     map[int]chan string
-	nextSub  int
-	closed   bool
-	readOnly bool
-	werr     error // the last write error (reported once through Err)
+	mu      sync.Mutex
+	states  map[string]*State // folded sandboxes, loaded on first use
+	pending []Event
+	chunks  []Chunk
+	capture map[capKey]*captureMeta
+	subs    map[int]chan string
+	// alerts derived from the transitions Add folded (bounded), for readers that tell the user
+	alerts    []Alert
+	alertSeq  int64
+	alertSeen map[string]bool
+	opened    time.Time // when this run opened the record
+	nextSub   int
+	closed    bool
+	readOnly  bool
+	werr      error // the last write error (reported once through Err)
 
 	kick chan struct{}
 	done chan struct{}
@@ -143,11 +148,12 @@ func Open(o Options) (*Record, error) {
 		return nil, fmt.Errorf("record: %w", err)
 	}
 	r := &Record{path: FileFor(o.Dir, o.Bridge), bridge: o.Bridge, budget: o.Budget.withDefaults(), now: o.Now, readOnly: o.ReadOnly,
-		states: map[string]*State{}, capture: map[capKey]*captureMeta{}, subs: map[int]chan string{},
+		states: map[string]*State{}, capture: map[capKey]*captureMeta{}, subs: map[int]chan string{}, alertSeen: map[string]bool{},
 		kick: make(chan struct{}, 1), done: make(chan struct{}), quit: make(chan struct{}), ack: make(chan chan error)}
 	if r.now == nil {
 		r.now = time.Now
 	}
+	r.opened = r.now()
 	db, err := r.openChecked()
 	if err != nil {
 		return nil, err
@@ -463,7 +469,12 @@ func (r *Record) Add(ev Event) string {
 		return ""
 	}
 	st := r.stateLocked(ev.Sandbox)
+	var before entrySnap
+	if ev.Entity != "" && ev.EntityID != "" {
+		before = snapOf(st.Find(ev.Entity, ev.EntityID))
+	}
 	notice := st.Apply(ev)
+	r.addAlertsLocked(alertsFor(st, ev, before, r.opened, r.alertSeen))
 	r.pending = append(r.pending, ev)
 	if ev.Source == FromStream {
 		for i := len(r.chunks) - 1; i >= 0; i-- {

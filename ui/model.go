@@ -8,6 +8,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"sandscope/ui/common"
+	"sandscope/ui/notify"
 	"sandscope/ui/sandboxes"
 	"sandscope/ui/termpane"
 )
@@ -45,6 +46,14 @@ type Model struct {
 	// shows, for its attach, interrupt and terminate keys.
 	panes     map[int64]paneEntry
 	detachKey string
+
+	// notes lists the record's alerts (endings, losses, suspect ends, gaps of every watched
+	// process); alertCh wakes the root when the record changes, alertSeq is the last alert read.
+	notes       *notify.Model
+	notesOpen   bool
+	alertCh     <-chan string
+	alertCancel func()
+	alertSeq    int64
 }
 
 // New builds the root model. Its context lives until the program quits (Close).
@@ -63,6 +72,8 @@ func New(o Options) (*Model, error) {
 		m.status, m.statusLevel = "record: "+strings.Join(notices, "; "), common.Warn
 	}
 	m.stack = []common.Screen{sandboxes.New(c)}
+	m.notes = notify.New(c)
+	m.subscribeAlerts()
 	return m, nil
 }
 
@@ -71,7 +82,7 @@ func (m *Model) Context() *common.Context { return m.ctx }
 
 // Init starts the sandboxes screen, and the demo scene when asked (offered first on a first run).
 func (m *Model) Init() tea.Cmd {
-	cmd := m.stack[0].Init()
+	cmd := tea.Batch(m.stack[0].Init(), waitAlerts(m.alertCh))
 	if d := m.opts.Demo; d != nil {
 		if d.Offer {
 			m.offerDemo()
@@ -87,6 +98,7 @@ func (m *Model) Init() tea.Cmd {
 func (m *Model) Close() {
 	m.closeScreens()
 	m.cancel()
+	m.unsubscribeAlerts()
 	closeRecord(m.ctx)
 	m.baseCancel()
 }

@@ -42,6 +42,7 @@ func (m *Model) resize() {
 	for _, c := range m.stack {
 		c.SetSize(w, h)
 	}
+	m.sizeNotes()
 }
 
 // Status messages fade: an info after statusLife, a warning or an error after three times that
@@ -93,6 +94,14 @@ func (m *Model) route(msg tea.Msg) tea.Cmd {
 		for _, c := range m.stack {
 			c.SetSize(w, h)
 		}
+		m.sizeNotes()
+		return nil
+	case alertsMsg:
+		return m.takeAlerts(msg)
+	case signalDoneMsg:
+		if msg.err != nil {
+			m.status, m.statusLevel = "notification signal: "+common.SanitizeText(msg.err.Error()), common.Warn
+		}
 		return nil
 	case tea.KeyMsg:
 		if keys := splitRunes(msg); keys != nil && !m.paneFocused() {
@@ -104,7 +113,7 @@ func (m *Model) route(msg tea.Msg) tea.Cmd {
 		}
 		return m.key(msg)
 	case tea.MouseMsg:
-		if m.help || m.confirm != nil || m.dialog != nil {
+		if m.help || m.notesOpen || m.confirm != nil || m.dialog != nil {
 			return nil
 		}
 		msg.Y -= headerHeight
@@ -255,8 +264,14 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 	if msg.Type == tea.KeyCtrlC && !m.capturing() {
 		return m.quit()
 	}
+	if m.notesOpen {
+		return m.notesKey(msg)
+	}
 	if !m.capturing() {
 		switch {
+		case key.Matches(msg, k.Notifications):
+			m.toggleNotes()
+			return nil
 		case key.Matches(msg, k.Quit):
 			return m.quit()
 		case key.Matches(msg, k.Help):

@@ -23,6 +23,9 @@ func (m *Model) View() string {
 	st := m.ctx.Styles
 	_, bh := m.bodySize()
 	body := m.top().View()
+	if m.notesOpen {
+		body = common.Overlay(body, m.notes.View(), m.width, bh)
+	}
 	if m.help {
 		body = common.Overlay(body, m.helpView(), m.width, bh)
 	}
@@ -129,7 +132,11 @@ func (m *Model) helpModel(width int) help.Model {
 // hints is the one-line key help of the top screen (or of the open dialog).
 func (m *Model) hints() string {
 	var bs []key.Binding
-	for _, b := range m.top().ShortHelp() {
+	src := m.top().ShortHelp()
+	if m.notesOpen {
+		src = m.notes.ShortHelp()
+	}
+	for _, b := range src {
 		if b.Enabled() {
 			bs = append(bs, b)
 		}
@@ -145,7 +152,11 @@ func (m *Model) helpView() string {
 	h := m.helpModel(0) // rows are laid out here; nothing is cut
 	var rows []string
 	var cur [][]key.Binding
-	for _, col := range m.top().FullHelp() {
+	cols := m.top().FullHelp()
+	if m.notesOpen {
+		cols = m.notes.FullHelp()
+	}
+	for _, col := range cols {
 		try := append(append([][]key.Binding(nil), cur...), col)
 		if len(cur) > 0 && lipgloss.Width(h.FullHelpView(try)) > maxW {
 			rows = append(rows, h.FullHelpView(cur))
