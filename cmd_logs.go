@@ -23,7 +23,7 @@ import (
 )
 
 func newLogsCmd(g *globalOptions) *cobra.Command {
-	var follow, all, noRecord bool
+	var follow, all, noRecord, notify bool
 	var since, pattern string
 	var states []string
 	cmd := &cobra.Command{
@@ -47,7 +47,10 @@ expression. With -f it exits once every followed process has ended and one more 
 later when one was lost: a relaunch often follows a replacement) finds no new one: 0 if every ending was confirmed, 3 if any process was lost, 4 if any
 stream could not be resumed (this wins over 3: how that process ended is unknown), 2 usage,
 authentication or not-found errors, 130 Ctrl-C. Without -f it prints what the bridge holds of
-each and exits 0 (1 when a stream could not be read).`,
+each and exits 0 (1 when a stream could not be read).
+
+--notify (with -f) rings the terminal bell (BEL on stderr, only when stderr is a terminal) when the
+followed process ends, is lost or cannot be resumed; with --all, for each followed process.`,
 		Example: `  # everything the bridge still holds, stdout and stderr kept apart
   sandscope logs myapp 7d56e9e2-d5c1-4b8e-a7f0-2b9c8d1e3f45 > out.log 2> err.log
 
@@ -58,14 +61,21 @@ each and exits 0 (1 when a stream could not be read).`,
   sandscope logs -f --since "$CURSOR" myapp 7d56e9e2-d5c1-4b8e-a7f0-2b9c8d1e3f45
 
   # every process of the sandbox, new ones joining; exit 3 if any was lost
-  sandscope logs myapp --all -f --state running --command 'claude|node'`,
+  sandscope logs myapp --all -f --state running --command 'claude|node'
+
+  # follow, and ring the terminal bell when it ends (or is lost)
+  sandscope logs -f --notify myapp 7d56e9e2-d5c1-4b8e-a7f0-2b9c8d1e3f45`,
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if !all && len(args) != 2 {
 				return &exitError{code: exitUsage, err: fmt.Errorf("logs takes SANDBOX PROCESS (or SANDBOX --all), got %d argument(s)", len(args))}
 			}
+			var bell io.Writer
+			if notify && follow && isTerminal(cmd.ErrOrStderr()) {
+				bell = cmd.ErrOrStderr()
+			}
 			if all {
-				return runLogsAllCommand(cmd, g, args, follow, since, states, pattern)
+				return runLogsAllCommand(cmd, g, args, follow, since, states, pattern, bell)
 			}
 			c, t, err := newBridgeClient(g)
 			if err != nil {
@@ -85,9 +95,14 @@ each and exits 0 (1 when a stream could not be read).`,
 					defer rec.Close()
 				}
 			}
-			return runLogs(ctx, c, rec, args[0], args[1], since, follow, cmd.OutOrStdout(), cmd.ErrOrStderr())
+			err = runLogs(ctx, c, rec, args[0], args[1], since, follow, cmd.OutOrStdout(), cmd.ErrOrStderr())
+			if bell != nil && ringsAfterFollow(err) {
+				_, _ = bell.Write([]byte{'\a'})
+			}
+			return err
 		},
 	}
+	cmd.Flags().BoolVar(&notify, "notify", false, "with -f: ring the terminal bell when the process ends or is lost (only when stderr is a terminal)")
 	cmd.Flags().BoolVar(&noRecord, "no-record", false, "do not write the stream's events to sandscope's record")
 	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "follow the log until the process ends")
 	cmd.Flags().StringVar(&since, "since", "", "start strictly after this cursor")
@@ -147,6 +162,16 @@ func runLogs(ctx context.Context, c *client.Client, rec *record.Record, sandbox,
 		}
 		return &exitError{code: code}
 	}
+}
+
+// ringsAfterFollow says whether logs -f's outcome is worth the bell: an ending (0), a loss (3), a
+// stream that could not be resumed (4); not a usage error or Ctrl-C.
+func ringsAfterFollow(err error) bool {
+	var ee *exitError
+	if err == nil {
+		return true
+	}
+	return errors.As(err, &ee) && (ee.code == exitLost || ee.code == exitNoResume)
 }
 
 // streamOnOneCore gives the Go scheduler one core for the commands that copy one stream to stdout

@@ -37,6 +37,9 @@ type allOptions struct {
 	colorOut, colorErr bool
 	cleanOut, cleanErr bool
 	noSGR              bool
+	// bell receives a BEL when a followed process ends, is lost or cannot be followed (--notify;
+	// nil: none).
+	bell io.Writer
 	// poll is the watcher's interval; settle how long after the last followed process ended,
 	// when one was lost, sandscope waits before it looks once more for new ones and exits.
 	poll, settle time.Duration
@@ -138,6 +141,16 @@ func (o *allOut) notice(name, id, format string, a ...any) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	_, _ = io.WriteString(o.stderr, line)
+}
+
+// ring writes the bell (--notify), after the notice that says why.
+func (o *allOut) ring() {
+	if o.opts.bell == nil || !o.opts.follow {
+		return
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	_, _ = o.opts.bell.Write([]byte{'\a'})
 }
 
 // plain writes "sandscope: message" to stderr.
@@ -280,14 +293,17 @@ func (o *allOut) followOne(ctx context.Context, c *client.Client, sandbox string
 		case client.Ended:
 			flush()
 			o.notice(name, p.ID, "%s", describeEnd(ev.Status))
+			o.ring()
 			return outEnded
 		case client.Lost:
 			flush()
 			o.notice(name, p.ID, "%s: %s", vocab.Lost, ev.Reason)
+			o.ring()
 			return outLost
 		case client.Failed:
 			flush()
 			o.notice(name, p.ID, "failed: %s", ev.Reason)
+			o.ring()
 			if usageKind(ev.Err) {
 				return outUsage
 			}
@@ -499,14 +515,14 @@ func colorFor(w io.Writer) (tty, color bool) {
 
 // runLogsAllCmd is logs --all's entry from the command line: it checks the flags and looks at the
 // terminals the output goes to.
-func runLogsAllCmd(ctx context.Context, c *client.Client, args []string, follow bool, since string, states []string, pattern string, stdout, stderr io.Writer) error {
+func runLogsAllCmd(ctx context.Context, c *client.Client, args []string, follow bool, since string, states []string, pattern string, bell, stdout, stderr io.Writer) error {
 	if len(args) != 1 {
 		return &exitError{code: exitUsage, err: errors.New("logs --all takes the sandbox only (no PROCESS)")}
 	}
 	if since != "" {
 		return &exitError{code: exitUsage, err: errors.New("logs --all: --since names a cursor of one process; use it without --all")}
 	}
-	opts := allOptions{follow: follow}
+	opts := allOptions{follow: follow, bell: bell}
 	var err error
 	if opts.states, err = parseStates(states); err != nil {
 		return &exitError{code: exitUsage, err: err}
@@ -523,7 +539,7 @@ func runLogsAllCmd(ctx context.Context, c *client.Client, args []string, follow 
 }
 
 // runLogsAllCommand connects and runs logs --all.
-func runLogsAllCommand(cmd *cobra.Command, g *globalOptions, args []string, follow bool, since string, states []string, pattern string) error {
+func runLogsAllCommand(cmd *cobra.Command, g *globalOptions, args []string, follow bool, since string, states []string, pattern string, bell io.Writer) error {
 	c, _, err := newBridgeClient(g)
 	if err != nil {
 		return err
@@ -533,5 +549,5 @@ func runLogsAllCommand(cmd *cobra.Command, g *globalOptions, args []string, foll
 	if _, ok := stableAdapter(ctx, c); ok {
 		return &exitError{code: exitUsage, err: errors.New("logs --all: not available on a stable bridge (follow its runs one by one with logs -f)")}
 	}
-	return runLogsAllCmd(ctx, c, args, follow, since, states, pattern, cmd.OutOrStdout(), cmd.ErrOrStderr())
+	return runLogsAllCmd(ctx, c, args, follow, since, states, pattern, bell, cmd.OutOrStdout(), cmd.ErrOrStderr())
 }
