@@ -18,6 +18,7 @@ import (
 // both and the exit status.
 func runOnTTYStderr(t *testing.T, args ...string) (stdout, stderr []byte, code int) {
 	t.Helper()
+	bin := sandscopeBinary(t)
 	ptmx, tty, err := pty.Open()
 	if err != nil {
 		t.Fatalf("pty: %v", err)
@@ -25,7 +26,7 @@ func runOnTTYStderr(t *testing.T, args ...string) (stdout, stderr []byte, code i
 	defer ptmx.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, sandscopeBinary(t), args...)
+	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "XDG_STATE_HOME=" + t.TempDir(), "NO_COLOR=1"}
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, tty
