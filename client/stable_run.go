@@ -271,6 +271,25 @@ func (r *RecordedRun) Result() RunResult {
 	return r.result
 }
 
+// recorderStartGrace is how long after launch a run whose recorder has left no files is still
+// taken as starting rather than lost.
+const recorderStartGrace = 20 * time.Second
+
+// launchedWithin reports whether run id (whose name starts with its launch time, see Run) was
+// launched less than d ago. An ID that does not parse is not recent.
+func launchedWithin(id string, d time.Duration) bool {
+	stamp, _, ok := strings.Cut(id, "-")
+	if !ok {
+		return false
+	}
+	at, err := time.Parse("20060102T150405Z", stamp)
+	if err != nil {
+		return false
+	}
+	age := time.Since(at)
+	return age > -time.Minute && age < d
+}
+
 // probeScript reports what the sandbox holds of a run, for Recover: its status file, whether its
 // recorder still runs (its heartbeat is at most 10 s old), and the container marker; the last line (nonce:done) proves the
 // answer is complete. It creates nothing. Arguments: run dir, marker path, nonce.
@@ -345,6 +364,8 @@ func (s *Stable) probe(ctx context.Context, sandbox, id string) (runProbe, error
 //     byte for byte;
 //   - no status, the recorder's pid alive: STILL RUNNING (output so far read back);
 //   - no status, the pid dead: ENDED without a status (killed; outcome unknown) — UNCONFIRMED;
+//   - no files yet, the recorder's header never seen and the run launched under
+//     recorderStartGrace ago: STILL RUNNING (it may not have started yet);
 //   - no files, and the container marker missing or different: LOST (inferred: the container that
 //     ran it slept or was replaced, and took the files).
 //
@@ -383,6 +404,11 @@ func (s *Stable) Recover(ctx context.Context, sandbox, id, seenIncarnation strin
 			Evidence: fmt.Sprintf("the recorder (pid %d) ended without writing a status: it was killed; the outcome is unknown", pr.pid)}
 		readOutput(&res)
 		return res, nil
+	case seenIncarnation == "" && launchedWithin(id, recorderStartGrace):
+		// The recorder's header never arrived, so the run may simply not have started yet (a
+		// busy container starts bash slowly, and a cut can come before the first byte): absent
+		// files decide nothing until the grace has passed.
+		return RunResult{State: RunStillGoing, Evidence: "the run was launched moments ago and its recorder has not written its files yet"}, nil
 	case pr.marker == "":
 		return RunResult{State: RunLost, Inferred: true,
 			Evidence: "the run's files and sandscope's container marker are gone: the container that ran it slept or was replaced"}, nil

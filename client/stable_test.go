@@ -264,3 +264,25 @@ func TestStablePTYReplayAndEnd(t *testing.T) {
 	}
 	p.Close()
 }
+
+// A run whose header never arrived (cut before the first byte) may not have started when the
+// first probe looks: no files then decide nothing until the start grace has passed.
+func TestStableRecoverBeforeRecorderStarted(t *testing.T) {
+	_, s := stableClient(t)
+	ctx := context.Background()
+	fresh := time.Now().UTC().Format("20060102T150405Z") + "-0a1b2c3d"
+	rec, err := s.Recover(ctx, "box", fresh, "")
+	if err != nil || rec.State != client.RunStillGoing {
+		t.Errorf("just launched, no files: %+v %v, want STILL RUNNING", rec, err)
+	}
+	old := time.Now().Add(-time.Hour).UTC().Format("20060102T150405Z") + "-0a1b2c3d"
+	rec, err = s.Recover(ctx, "box", old, "")
+	if err != nil || rec.State != client.RunLost || !rec.Inferred {
+		t.Errorf("an hour old, no files: %+v %v, want LOST inferred", rec, err)
+	}
+	// Once the header was seen, missing files are evidence at once.
+	rec, err = s.Recover(ctx, "box", fresh, "feedface")
+	if err != nil || rec.State != client.RunLost {
+		t.Errorf("header seen, no files: %+v %v, want LOST", rec, err)
+	}
+}
