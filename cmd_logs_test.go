@@ -75,9 +75,10 @@ type runResult struct {
 // bridge settings.
 func runSandscope(t *testing.T, env []string, args ...string) runResult {
 	t.Helper()
+	bin := sandscopeBinary(t) // (built before the run's deadline starts)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, sandscopeBinary(t), args...)
+	cmd := exec.CommandContext(ctx, bin, args...)
 	base := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "XDG_STATE_HOME=" + t.TempDir()}
 	cmd.Env = append(base, env...)
 	var stdout, stderr bytes.Buffer

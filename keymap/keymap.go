@@ -31,6 +31,7 @@ type KeyMap struct {
 	Open, Back, Quit, Help, Refresh         key.Binding
 	Contexts                                key.Binding
 	Notifications                           key.Binding // the notification list (endings, losses, suspect ends, gaps)
+	BridgePanel                             key.Binding // the bridge panel (capacity: the container pool)
 
 	// Tables (the sandboxes list, the sandbox screen's tabs, the context picker).
 	FilterRows, Sort, SortReverse key.Binding
@@ -71,7 +72,7 @@ func (k *KeyMap) entries() []entry {
 		{"open", Global, &k.Open}, {"back", Global, &k.Back},
 		{"refresh", Global, &k.Refresh}, {"contexts", Global, &k.Contexts},
 		{"help", Global, &k.Help}, {"quit", Global, &k.Quit},
-		{"notifications", Global, &k.Notifications},
+		{"notifications", Global, &k.Notifications}, {"bridge_panel", Global, &k.BridgePanel},
 
 		{"filter_rows", Lists, &k.FilterRows}, {"sort", Lists, &k.Sort}, {"sort_reverse", Lists, &k.SortReverse},
 
@@ -122,6 +123,7 @@ func New() *KeyMap {
 		Quit:     b([]string{"q", "ctrl+c"}, "q", "quit"),
 
 		Notifications: b([]string{"!"}, "!", "notifications"),
+		BridgePanel:   b([]string{"B"}, "B", "bridge panel (capacity)"),
 
 		FilterRows:  b([]string{"/"}, "/", "filter rows (esc clears)"),
 		Sort:        b([]string{"o"}, "o", "sort by the next column"),

@@ -7,6 +7,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
+	"sandscope/ui/bridgepanel"
 	"sandscope/ui/common"
 	"sandscope/ui/notify"
 	"sandscope/ui/sandboxes"
@@ -54,6 +55,15 @@ type Model struct {
 	alertCh     <-chan string
 	alertCancel func()
 	alertSeq    int64
+	// noteStatus is the notification line the status area shows (when it does); pendingNote
+	// waits for the message shown before it to fade.
+	noteStatus   string
+	pendingNote  string
+	pendingLevel common.Level
+
+	// panel is the bridge panel (capacity), opened over any screen.
+	panel     *bridgepanel.Model
+	panelOpen bool
 }
 
 // New builds the root model. Its context lives until the program quits (Close).
@@ -73,6 +83,7 @@ func New(o Options) (*Model, error) {
 	}
 	m.stack = []common.Screen{sandboxes.New(c)}
 	m.notes = notify.New(c)
+	m.panel = bridgepanel.New(c)
 	m.subscribeAlerts()
 	return m, nil
 }

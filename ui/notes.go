@@ -6,6 +6,7 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 
+	"sandscope/ui/common"
 	"sandscope/ui/notify"
 )
 
@@ -81,7 +82,7 @@ func (m *Model) takeAlerts(msg alertsMsg) tea.Cmd {
 		if n > 1 {
 			text = fmt.Sprintf("%s (+%d more: %s)", text, n-1, m.ctx.Keys.Notifications.Help().Key)
 		}
-		m.status, m.statusLevel, m.statusAt = text, notify.Level(it), m.ctx.Clock()
+		m.showNote(text, notify.Level(it))
 		if m.notesOpen {
 			m.notes.Opened()
 		}
@@ -94,8 +95,43 @@ func (m *Model) takeAlerts(msg alertsMsg) tea.Cmd {
 	return cmd
 }
 
+// togglePanel opens the bridge panel (reading the pool afresh) or closes it.
+func (m *Model) togglePanel() tea.Cmd {
+	m.panelOpen = !m.panelOpen
+	m.notesOpen = false
+	if !m.panelOpen {
+		return nil
+	}
+	m.sizeNotes()
+	return m.panel.Load()
+}
+
+// panelKey handles a key while the bridge panel is open.
+func (m *Model) panelKey(msg tea.KeyMsg) tea.Cmd {
+	k := m.ctx.Keys
+	if key.Matches(msg, k.BridgePanel, k.Back) {
+		m.panelOpen = false
+		return nil
+	}
+	_, cmd := m.panel.Update(msg)
+	return cmd
+}
+
+// showNote puts a notification's line in the status area. A message of the user's own action (or
+// an error) that is still showing keeps its place: the notification waits until it fades (the
+// list and the header's unread count have it at once).
+func (m *Model) showNote(text string, level common.Level) {
+	if m.status != "" && m.status != m.noteStatus {
+		m.pendingNote, m.pendingLevel = text, level
+		return
+	}
+	m.status, m.statusLevel, m.statusAt = text, level, m.ctx.Clock()
+	m.noteStatus = text
+}
+
 // toggleNotes opens or closes the notification list.
 func (m *Model) toggleNotes() {
+	m.panelOpen = false
 	m.notesOpen = !m.notesOpen
 	if m.notesOpen {
 		m.notes.Opened()
@@ -106,6 +142,7 @@ func (m *Model) toggleNotes() {
 func (m *Model) sizeNotes() {
 	w, h := m.bodySize()
 	m.notes.SetSize(max(w-4, 20), max(h-2, 6))
+	m.panel.SetSize(max(w-4, 20), max(h-2, 6))
 }
 
 // notesKey handles a key while the list is open: its own keys, and the keys that close it.

@@ -101,3 +101,54 @@ func TestNotificationWithoutSignals(t *testing.T) {
 		t.Fatalf("written %q", written)
 	}
 }
+
+// A notification does not push aside the message of the user's own action: it waits for that
+// message to fade, while the header counts it at once.
+func TestNotificationWaitsForTheActionMessage(t *testing.T) {
+	m := newRootWith(t, uitest.NewBridge(), Options{})
+	step(m, common.StatusMsg{Level: common.Info, Text: "replaced the container of sb"}, 0)
+	inc := client.Incarnation{Number: 1}
+	p := client.Process{ID: "p3", Command: []string{"agent"}, State: "running"}
+	m.ctx.Record.Add(record.FromSandboxEvent(client.SandboxEvent{Kind: client.ProcessAppeared, Sandbox: "sb", Time: uitest.T0, Incarnation: inc, Process: &p}))
+	m.ctx.Record.Add(record.FromLogEvent("sb", "p3", client.LogEvent{Kind: client.Lost, Time: uitest.T0}))
+	step(m, alertsMsg{ch: m.alertCh}, 0)
+	v := m.View()
+	if !strings.Contains(v, "replaced the container of sb") || strings.Contains(v, "sb/p3") || !strings.Contains(v, "! 1 new") {
+		t.Fatalf("the action message gave way, or the header lacks the count:\n%s", v)
+	}
+	step(m, statusExpiredMsg{gen: m.statusGen}, 0)
+	if !strings.Contains(m.status, "sb/p3") || !strings.Contains(m.status, "LOST") {
+		t.Fatalf("the waiting notification is not shown after the fade: %q", m.status)
+	}
+	step(m, uitest.Key("!"), 0)
+	if strings.Contains(m.View(), "! 1 new") {
+		t.Fatal("the unread count stays after the list was opened")
+	}
+}
+
+// B opens the bridge panel over any screen: pool numbers on a bridge with a pool, the not-supported
+// line on the local bridge; B or esc closes it.
+func TestBridgePanelKey(t *testing.T) {
+	br := uitest.NewBridge()
+	m := newRootWith(t, br, Options{})
+	step(m, common.OpenSandboxMsg{ID: "sandboxaaaa"}, 0)
+	step(m, uitest.Key("B"), 1)
+	v := m.View()
+	if !m.panelOpen || !strings.Contains(v, "Bridge · capacity") || !strings.Contains(v, "Pool routes are not supported on this bridge") {
+		t.Fatalf("panel on the local bridge:\n%s", v)
+	}
+	step(m, uitest.Key("esc"), 0)
+	if m.panelOpen || len(m.stack) != 2 {
+		t.Fatalf("esc: panel open %v, stack %d", m.panelOpen, len(m.stack))
+	}
+	limit := 3
+	br.Pool = &client.PoolStats{Warm: 0, Assigned: 3, Total: 3, MaxInstances: &limit}
+	step(m, uitest.Key("B"), 1)
+	if v := m.View(); !strings.Contains(v, "assigned  3") || !strings.Contains(v, "limit     3") || !strings.Contains(v, "The pool is full") {
+		t.Fatalf("panel with a pool:\n%s", v)
+	}
+	step(m, uitest.Key("B"), 0)
+	if m.panelOpen {
+		t.Fatal("B did not close the panel")
+	}
+}

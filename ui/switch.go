@@ -8,6 +8,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
+	"sandscope/ui/bridgepanel"
 	"sandscope/ui/common"
 	"sandscope/ui/notify"
 	"sandscope/ui/sandboxes"
@@ -81,6 +82,7 @@ func (m *Model) switchTo(msg contextTargetMsg) tea.Cmd {
 	m.unsubscribeAlerts()
 	notices := openRecord(m.ctx, msg.target, m.opts.RecordBudget, m.opts.WatchBudget)
 	m.notes, m.notesOpen = notify.New(m.ctx), false
+	m.panel, m.panelOpen = bridgepanel.New(m.ctx), false
 	m.subscribeAlerts()
 	sb := sandboxes.New(m.ctx)
 	w, h := m.bodySize()

@@ -10,6 +10,7 @@ import (
 
 	"github.com/muesli/termenv"
 
+	"sandscope/ui/bridgepanel"
 	"sandscope/ui/common"
 	"sandscope/ui/logview"
 	"sandscope/ui/sandbox"
@@ -60,14 +61,21 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.resize()
 		}
 	}()
+	var cmd tea.Cmd
 	if e, ok := msg.(statusExpiredMsg); ok {
-		if e.gen == m.statusGen {
-			m.status = ""
-			m.shownStatus = ""
+		if e.gen != m.statusGen {
+			return m, nil
 		}
-		return m, nil
+		m.status, m.shownStatus = "", ""
+		if m.pendingNote == "" {
+			return m, nil
+		}
+		// a notification that waited for the message before it
+		m.showNote(m.pendingNote, m.pendingLevel)
+		m.pendingNote = ""
+	} else {
+		cmd = m.route(msg)
 	}
-	cmd := m.route(msg)
 	if m.status != m.shownStatus {
 		m.shownStatus = m.status
 		m.statusGen++
@@ -113,7 +121,7 @@ func (m *Model) route(msg tea.Msg) tea.Cmd {
 		}
 		return m.key(msg)
 	case tea.MouseMsg:
-		if m.help || m.notesOpen || m.confirm != nil || m.dialog != nil {
+		if m.help || m.notesOpen || m.panelOpen || m.confirm != nil || m.dialog != nil {
 			return nil
 		}
 		msg.Y -= headerHeight
@@ -179,6 +187,10 @@ func (m *Model) route(msg tea.Msg) tea.Cmd {
 		return m.attachPane(msg)
 	case common.KnownMsg:
 		_, cmd := m.stack[0].Update(msg)
+		return cmd
+	}
+	if bridgepanel.Owns(msg) {
+		_, cmd := m.panel.Update(msg)
 		return cmd
 	}
 	return m.broadcast(msg)
@@ -267,11 +279,16 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 	if m.notesOpen {
 		return m.notesKey(msg)
 	}
+	if m.panelOpen {
+		return m.panelKey(msg)
+	}
 	if !m.capturing() {
 		switch {
 		case key.Matches(msg, k.Notifications):
 			m.toggleNotes()
 			return nil
+		case key.Matches(msg, k.BridgePanel):
+			return m.togglePanel()
 		case key.Matches(msg, k.Quit):
 			return m.quit()
 		case key.Matches(msg, k.Help):

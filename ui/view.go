@@ -26,6 +26,9 @@ func (m *Model) View() string {
 	if m.notesOpen {
 		body = common.Overlay(body, m.notes.View(), m.width, bh)
 	}
+	if m.panelOpen {
+		body = common.Overlay(body, m.panel.View(), m.width, bh)
+	}
 	if m.help {
 		body = common.Overlay(body, m.helpView(), m.width, bh)
 	}
@@ -61,6 +64,9 @@ func (m *Model) header() string {
 		crumbs = append(crumbs, common.SanitizeText(c.Title()))
 	}
 	parts = append(parts, strings.Join(crumbs, " › "))
+	if n := m.notes.Unread(); n > 0 && !m.notesOpen {
+		parts = append(parts, fmt.Sprintf("%s %d new", m.ctx.Keys.Notifications.Help().Key, n))
+	}
 	return st.Header.Render(common.Fit(strings.Join(parts, " │ "), m.width))
 }
 
@@ -77,7 +83,8 @@ func (m *Model) statusView() string {
 		case common.ErrUnreachable:
 			text = "UNREACHABLE: " + common.SanitizeText(m.connErr.Error())
 		case common.ErrCapacity:
-			text = "NO CAPACITY: the bridge could not start a container; try again later"
+			_, rest, _ := strings.Cut(common.CapacityText(m.connErr), ": ")
+			text = "NO CAPACITY: " + rest
 		default:
 			text = "BRIDGE ERROR: " + common.SanitizeText(m.connErr.Error())
 		}
@@ -136,6 +143,9 @@ func (m *Model) hints() string {
 	if m.notesOpen {
 		src = m.notes.ShortHelp()
 	}
+	if m.panelOpen {
+		src = m.panel.ShortHelp()
+	}
 	for _, b := range src {
 		if b.Enabled() {
 			bs = append(bs, b)
@@ -155,6 +165,9 @@ func (m *Model) helpView() string {
 	cols := m.top().FullHelp()
 	if m.notesOpen {
 		cols = m.notes.FullHelp()
+	}
+	if m.panelOpen {
+		cols = m.panel.FullHelp()
 	}
 	for _, col := range cols {
 		try := append(append([][]key.Binding(nil), cur...), col)

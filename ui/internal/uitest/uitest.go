@@ -36,6 +36,9 @@ type Bridge struct {
 	Follows   map[string]chan client.LogEvent
 	Watches   map[string]chan client.SandboxEvent
 	NextID    string
+	// Pool answers PoolStats (PoolErr first; neither: client.ErrUnsupported, as the local bridge).
+	Pool    *client.PoolStats
+	PoolErr error
 }
 
 // NewBridge makes an empty fake.
@@ -138,6 +141,20 @@ func (b *Bridge) TerminateTerminal(ctx context.Context, s, t string) error {
 func (b *Bridge) ConnectTerminal(ctx context.Context, s, t string, cols, rows int) (common.TermConn, error) {
 	b.rec("connect " + t)
 	return nil, errors.New("no terminals in the fake bridge")
+}
+
+// PoolStats answers from Pool and PoolErr.
+func (b *Bridge) PoolStats(ctx context.Context) (client.PoolStats, error) {
+	b.rec("pool stats")
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	switch {
+	case b.PoolErr != nil:
+		return client.PoolStats{}, b.PoolErr
+	case b.Pool == nil:
+		return client.PoolStats{}, &client.APIError{Status: 501, Code: "not_supported", Message: "the local bridge does not support the warm pool"}
+	}
+	return *b.Pool, nil
 }
 
 // Called reports whether a call with this prefix was made.
