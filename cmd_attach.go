@@ -53,7 +53,9 @@ with its container; 4 when the bridge stayed unreachable; 2 on usage, auth or no
 				if err != nil {
 					return err
 				}
-				return runStableShell(cmd.Context(), s, stableBook(), t.url, args[0], session, "", detachKey, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
+				return withStableBook(g, t.url, cmd.ErrOrStderr(), func(book runBook) error {
+					return runStableShell(cmd.Context(), s, book, t.url, args[0], session, "", detachKey, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
+				})
 			}
 			tid, err := resolveTerminalID(cmd.Context(), c, args[0], args[1])
 			if err != nil {

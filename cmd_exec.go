@@ -79,16 +79,17 @@ stable session (cwd and environment kept between calls).`,
 					return &exitError{code: exitUsage, err: fmt.Errorf("--session %q: want 1-128 of a-z A-Z 0-9 . _ - (no \"..\")", session)}
 				}
 				opts := client.ExecOptions{Argv: stableExecArgv(req.Argv, req.Env, timeout), Cwd: cwd, Session: session}
-				return runStableExec(ctx, s, stableBook(), t.url, args[0], opts, cmd.OutOrStdout(), cmd.ErrOrStderr())
+				return withStableBook(g, t.url, cmd.ErrOrStderr(), func(book runBook) error {
+					return runStableExec(ctx, s, book, t.url, args[0], opts, cmd.OutOrStdout(), cmd.ErrOrStderr())
+				})
 			}
 			if session != "" {
 				return &exitError{code: exitUsage, err: errStableOnly}
 			}
-			var rec *record.Record
+			var rec *commandRecord
 			if !noRecord {
-				if rec = openCommandRecord(g, cmd.ErrOrStderr()); rec != nil {
-					defer rec.Close()
-				}
+				rec = startRecording(g, cmd.ErrOrStderr())
+				defer rec.Close()
 			}
 			return runExec(ctx, c, rec, args[0], req, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
@@ -103,7 +104,7 @@ stable session (cwd and environment kept between calls).`,
 
 // runExec launches a process and follows it; with a record, the launch (argv, cwd, environment
 // names), the action's outcome and the stream's events are recorded.
-func runExec(ctx context.Context, c *client.Client, rec *record.Record, sandbox string, req client.ExecRequest, stdout, stderr io.Writer) error {
+func runExec(ctx context.Context, c *client.Client, rec *commandRecord, sandbox string, req client.ExecRequest, stdout, stderr io.Writer) error {
 	if err := checkSandboxArg(sandbox); err != nil {
 		return err
 	}
@@ -130,7 +131,7 @@ func runExec(ctx context.Context, c *client.Client, rec *record.Record, sandbox 
 	fctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	f := c.Follow(fctx, sandbox, p.ID, client.FollowOptions{Status: &p})
-	final, ok, _ := printFollow(f, stdout, stderr, true, recordStream(rec, sandbox, p.ID))
+	final, ok, _ := printFollow(f, stdout, stderr, true, rec.observe(sandbox, p.ID))
 	if !ok {
 		if ctx.Err() != nil {
 			return &exitError{code: exitInterrupt, err: fmt.Errorf("detached; process %s keeps running (sandscope logs %s %s -f)", p.ID, sandbox, p.ID)}

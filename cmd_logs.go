@@ -18,7 +18,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"sandscope/client"
-	"sandscope/record"
 	"sandscope/ui/common"
 )
 
@@ -48,6 +47,13 @@ later when one was lost: a relaunch often follows a replacement) finds no new on
 stream could not be resumed (this wins over 3: how that process ended is unknown), 2 usage,
 authentication or not-found errors, 130 Ctrl-C. Without -f it prints what the bridge holds of
 each and exits 0 (1 when a stream could not be read).
+
+On a stable (0.12) bridge there is no process list: PROCESS is a run sandscope started (exec, the
+TUI's exec prompt; a unique prefix of its ID will do), and --all covers the runs the record holds
+for the sandbox (runs recorded while it follows join). Output comes from the in-sandbox
+recorder's files, byte for byte, read every 2 s while a run goes on (each read is a request to the
+sandbox); the same exit statuses, where a run that ended without a status file (killed) counts as
+one whose ending is unknown (4), and a LOST run (its container took the files) as lost (3).
 
 --notify (with -f) rings the terminal bell (BEL on stderr, only when stderr is a terminal) when the
 followed process ends, is lost or cannot be resumed; with --all, for each followed process.`,
@@ -86,14 +92,14 @@ followed process ends, is lost or cannot be resumed; with --all, for each follow
 			defer stop()
 			if s, ok := stableAdapter(ctx, c); ok {
 				// PROCESS is a run started here by exec; its recorder files hold its output.
-				return runStableLogs(ctx, s, stableBook(), t.url, args[0], args[1], follow, cmd.OutOrStdout(), cmd.ErrOrStderr())
+				return withStableBook(g, t.url, cmd.ErrOrStderr(), func(book runBook) error {
+					return runStableLogs(ctx, s, book, t.url, args[0], args[1], follow, cmd.OutOrStdout(), cmd.ErrOrStderr())
+				})
 			}
-			var rec *record.Record
+			var rec *commandRecord
 			if follow && !noRecord {
-				rec = openCommandRecord(g, cmd.ErrOrStderr())
-				if rec != nil {
-					defer rec.Close()
-				}
+				rec = startRecording(g, cmd.ErrOrStderr())
+				defer rec.Close()
 			}
 			err = runLogs(ctx, c, rec, args[0], args[1], since, follow, cmd.OutOrStdout(), cmd.ErrOrStderr())
 			if bell != nil && ringsAfterFollow(err) {
@@ -114,7 +120,7 @@ followed process ends, is lost or cannot be resumed; with --all, for each follow
 
 // runLogs prints a process's log; with a record, the stream's events (not its output) are
 // recorded as the TUI would record them.
-func runLogs(ctx context.Context, c *client.Client, rec *record.Record, sandbox, process, since string, follow bool, stdout, stderr io.Writer) error {
+func runLogs(ctx context.Context, c *client.Client, rec *commandRecord, sandbox, process, since string, follow bool, stdout, stderr io.Writer) error {
 	if err := checkSandboxArg(sandbox); err != nil {
 		return err
 	}
@@ -131,7 +137,7 @@ func runLogs(ctx context.Context, c *client.Client, rec *record.Record, sandbox,
 	}
 	// printFollow writes each event out before receiving the next, so Data buffers can be recycled.
 	f := c.Follow(fctx, sandbox, process, opts)
-	final, ok, cursor := printFollow(f, stdout, stderr, follow, recordStream(rec, sandbox, process))
+	final, ok, cursor := printFollow(f, stdout, stderr, follow, rec.observe(sandbox, process))
 	if !ok {
 		if ctx.Err() != nil {
 			switch {
@@ -290,19 +296,6 @@ func printFollow(f *client.Follower, stdout, stderr io.Writer, verbose bool, obs
 		case client.Failed:
 			notice("failed: %s", ev.Reason)
 			return ev, true, cursor
-		}
-	}
-}
-
-// recordStream returns an observer that records a follower's events (nil without a record).
-// Quiet events are not recorded: a status lookup saying "still running" is no news.
-func recordStream(rec *record.Record, sandbox, process string) func(client.LogEvent) {
-	if rec == nil {
-		return nil
-	}
-	return func(ev client.LogEvent) {
-		if ev.Kind != client.Quiet {
-			rec.Add(record.FromLogEvent(sandbox, process, ev))
 		}
 	}
 }

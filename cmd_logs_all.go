@@ -515,7 +515,10 @@ func colorFor(w io.Writer) (tty, color bool) {
 
 // runLogsAllCmd is logs --all's entry from the command line: it checks the flags and looks at the
 // terminals the output goes to.
-func runLogsAllCmd(ctx context.Context, c *client.Client, args []string, follow bool, since string, states []string, pattern string, bell, stdout, stderr io.Writer) error {
+// stable, when set, runs it instead of the preview follower (a stable bridge). bell receives a
+// BEL for each followed ending (--notify; nil: none).
+func runLogsAllCmd(ctx context.Context, c *client.Client, args []string, follow bool, since string, states []string, pattern string, bell, stdout, stderr io.Writer,
+	stable func(sandbox string, opts allOptions, stdout, stderr io.Writer) error) error {
 	if len(args) != 1 {
 		return &exitError{code: exitUsage, err: errors.New("logs --all takes the sandbox only (no PROCESS)")}
 	}
@@ -535,19 +538,28 @@ func runLogsAllCmd(ctx context.Context, c *client.Client, args []string, follow 
 	opts.cleanOut, opts.colorOut = colorFor(stdout)
 	opts.cleanErr, opts.colorErr = colorFor(stderr)
 	opts.noSGR = os.Getenv("NO_COLOR") != ""
+	if stable != nil {
+		return stable(args[0], opts, stdout, stderr)
+	}
 	return runLogsAll(ctx, c, args[0], opts, stdout, stderr)
 }
 
 // runLogsAllCommand connects and runs logs --all.
 func runLogsAllCommand(cmd *cobra.Command, g *globalOptions, args []string, follow bool, since string, states []string, pattern string, bell io.Writer) error {
-	c, _, err := newBridgeClient(g)
+	c, t, err := newBridgeClient(g)
 	if err != nil {
 		return err
 	}
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if _, ok := stableAdapter(ctx, c); ok {
-		return &exitError{code: exitUsage, err: errors.New("logs --all: not available on a stable bridge (follow its runs one by one with logs -f)")}
+	if s, ok := stableAdapter(ctx, c); ok {
+		// the runs sandscope started, from the record; their output from the recorder's files
+		return withStableBook(g, t.url, cmd.ErrOrStderr(), func(book runBook) error {
+			return runLogsAllCmd(ctx, c, args, follow, since, states, pattern, bell, cmd.OutOrStdout(), cmd.ErrOrStderr(),
+				func(sandbox string, opts allOptions, stdout, stderr io.Writer) error {
+					return runStableLogsAll(ctx, s, book, t.url, sandbox, opts, stdout, stderr)
+				})
+		})
 	}
-	return runLogsAllCmd(ctx, c, args, follow, since, states, pattern, bell, cmd.OutOrStdout(), cmd.ErrOrStderr())
+	return runLogsAllCmd(ctx, c, args, follow, since, states, pattern, bell, cmd.OutOrStdout(), cmd.ErrOrStderr(), nil)
 }

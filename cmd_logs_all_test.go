@@ -154,9 +154,10 @@ func TestLogsAllFollowsTheSandbox(t *testing.T) {
 	b, flags := bridgeArgs(t)
 	alpha := startProc(t, b, "sh", "-c", "echo a1; echo a-err >&2; printf 'par'; sleep 0.4; printf 'tial\\n'; sleep 0.4; printf 'a-end'; exit 0", "alpha")
 	beta := startProc(t, b, "sh", "-c", "echo b1; printf 'b-'; sleep 0.3; printf 'partial\\n'; sleep 60", "beta")
+	bin := sandscopeBinary(t) // built before the command's time limit starts
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, sandscopeBinary(t), append(flags, "logs", "local", "--all", "-f")...)
+	cmd := exec.CommandContext(ctx, bin, append(flags, "logs", "local", "--all", "-f")...)
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "XDG_STATE_HOME=" + t.TempDir()}
 	var stdout, stderr syncBuffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -236,9 +237,10 @@ func TestLogsAllDuringTheDemoScene(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	bin := sandscopeBinary(t) // built before the command's time limit starts
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, sandscopeBinary(t), append(flags, "logs", "demo", "--all", "-f")...)
+	cmd := exec.CommandContext(ctx, bin, append(flags, "logs", "demo", "--all", "-f")...)
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "XDG_STATE_HOME=" + t.TempDir()}
 	var stdout, stderr syncBuffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

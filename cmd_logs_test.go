@@ -75,7 +75,7 @@ type runResult struct {
 // bridge settings.
 func runSandscope(t *testing.T, env []string, args ...string) runResult {
 	t.Helper()
-	bin := sandscopeBinary(t) // (built before the run's deadline starts)
+	bin := sandscopeBinary(t) // built once, before the command's own time limit starts
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, args...)
@@ -150,9 +150,10 @@ func TestLogsExitsThreeWhenSandboxReplaced(t *testing.T) {
 	for i := 1; i <= 1000; i++ {
 		want.WriteString(itoa(i) + "\n")
 	}
+	bin := sandscopeBinary(t) // built before the command's time limit starts
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, sandscopeBinary(t), "--token-file", tok, "logs", "local", p.ID, "-f")
+	cmd := exec.CommandContext(ctx, bin, "--token-file", tok, "logs", "local", p.ID, "-f")
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "XDG_STATE_HOME=" + t.TempDir(), "SANDSCOPE_URL=" + b.URL}
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr

@@ -43,7 +43,9 @@ a container.`,
 				if len(args) == 1 {
 					sandbox = args[0]
 				}
-				return runStableLs(stableBook(), t.url, sandbox, asJSON, cmd.OutOrStdout())
+				return withStableBook(g, t.url, cmd.ErrOrStderr(), func(book runBook) error {
+					return runStableLs(book, t.url, sandbox, asJSON, cmd.OutOrStdout())
+				})
 			}
 			if len(args) == 0 {
 				return runLsSandboxes(cmd.Context(), c, asJSON, cmd.OutOrStdout())

@@ -33,19 +33,19 @@ func recordIdentity(g *globalOptions) (identity, kind, rawURL string, err error)
 // recordDir is where the records live.
 func recordDir() string { return filepath.Join(localbridge.DefaultStateDir(), "record") }
 
-// openCommandRecord opens the record of the bridge a command talks to, for writing. A record that
-// cannot be opened is not an error for the command: it is said once on stderr.
-func openCommandRecord(g *globalOptions, stderr io.Writer) *record.Record {
+// openCommandRecord opens the record of the bridge a command talks to, for writing (nil, nil when
+// the bridge has no identity to record under).
+func openCommandRecord(g *globalOptions) (*record.Record, error) {
 	id, _, _, err := recordIdentity(g)
 	if err != nil {
-		return nil
+		return nil, nil
 	}
-	rec, err := record.Open(record.Options{Dir: recordDir(), Bridge: id, Version: version})
-	if err != nil {
-		fmt.Fprintf(stderr, "sandscope: not recording: %v\n", err)
-		return nil
-	}
-	return rec
+	return record.Open(record.Options{Dir: recordDir(), Bridge: id, Version: version})
+}
+
+// startRecording starts a command's background record (see commandRecord).
+func startRecording(g *globalOptions, stderr io.Writer) *commandRecord {
+	return startCommandRecord(func() (*record.Record, error) { return openCommandRecord(g) }, stderr)
 }
 
 func newReportCmd(g *globalOptions) *cobra.Command {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -43,7 +44,8 @@ container. Exit status: 0 done; 2 usage or refused (e.g. an existing ID); 1 brid
 			if err != nil {
 				return err
 			}
-			book := stableBook()
+			book := stableBook(g, t.url, cmd.ErrOrStderr())
+			defer book.Close()
 			out, errOut := cmd.OutOrStdout(), cmd.ErrOrStderr()
 			if verb == "ls" {
 				sb, err := book.Sandbox(t.url, sandbox)
@@ -80,7 +82,7 @@ container. Exit status: 0 done; 2 usage or refused (e.g. an existing ID); 1 brid
 				if err != nil {
 					return bridgeExit("session create", err, exitFailure)
 				}
-				_ = book.Update(t.url, sandbox, func(sb *bookSandbox) { sb.useSession(got, true) })
+				_ = book.Update(t.url, sandbox, func(sb *bookSandbox) { sb.UseSession(got, true, time.Now()) })
 				fmt.Fprintln(out, vocab.Text(got))
 				return nil
 			case "rm":
@@ -91,13 +93,7 @@ container. Exit status: 0 done; 2 usage or refused (e.g. an existing ID); 1 brid
 				if err := s.DeleteSession(cmd.Context(), sandbox, id); err != nil {
 					return bridgeExit("session rm", err, exitFailure)
 				}
-				_ = book.Update(t.url, sandbox, func(sb *bookSandbox) {
-					for i := range sb.Sessions {
-						if sb.Sessions[i].ID == id {
-							sb.Sessions[i].Deleted = true
-						}
-					}
-				})
+				_ = book.Update(t.url, sandbox, func(sb *bookSandbox) { sb.DeleteSession(id, time.Now()) })
 				return nil
 			}
 			return &exitError{code: exitUsage, err: fmt.Errorf("session %q: want create, ls or rm", verb)}

@@ -82,7 +82,9 @@ with its container; 4 when the bridge stayed unreachable; 2 on usage, auth or no
 						return err
 					}
 				}
-				return runStableShell(cmd.Context(), s, stableBook(), t.url, sandbox, session, shell, detachKey, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
+				return withStableBook(g, t.url, cmd.ErrOrStderr(), func(book runBook) error {
+					return runStableShell(cmd.Context(), s, book, t.url, sandbox, session, shell, detachKey, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
+				})
 			}
 			if session != "" {
 				return &exitError{code: exitUsage, err: errStableOnly}

@@ -6,13 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 	"time"
 
 	"sandscope/attach"
 	"sandscope/client"
-	"sandscope/localbridge"
+	"sandscope/record"
 	"sandscope/sanitize"
 	"sandscope/vocab"
 )
@@ -37,9 +36,6 @@ func stableAdapter(ctx context.Context, c *client.Client) (*client.Stable, bool)
 	return c.Stable(), true
 }
 
-// stableBook is the run book of the state directory.
-func stableBook() runBook { return newFileBook(localbridge.DefaultStateDir()) }
-
 // wakeNotice says, the first time per sandbox, that an action starts its container.
 func wakeNotice(book runBook, bridge, sandbox, what string, stderr io.Writer) {
 	sb, err := book.Sandbox(bridge, sandbox)
@@ -54,31 +50,7 @@ func wakeNotice(book runBook, bridge, sandbox, what string, stderr io.Writer) {
 // stableExecArgv applies --env and --timeout, which the stable /exec has no fields for, by wrapping
 // the command in env(1) and timeout(1).
 func stableExecArgv(argv []string, env map[string]string, timeout time.Duration) []string {
-	out := []string{}
-	if timeout > 0 {
-		secs := strconv.FormatFloat(timeout.Seconds(), 'f', -1, 64)
-		out = append(out, "timeout", "--kill-after=1s", secs+"s")
-	}
-	if len(env) > 0 {
-		out = append(out, "env")
-		keys := make([]string, 0, len(env))
-		for k := range env {
-			keys = append(keys, k)
-		}
-		sortStrings(keys)
-		for _, k := range keys {
-			out = append(out, k+"="+env[k])
-		}
-	}
-	return append(out, argv...)
-}
-
-func sortStrings(s []string) {
-	for i := 1; i < len(s); i++ {
-		for j := i; j > 0 && s[j] < s[j-1]; j-- {
-			s[j], s[j-1] = s[j-1], s[j]
-		}
-	}
+	return client.StableArgv(argv, env, timeout)
 }
 
 // runStableExec runs argv under the recorder and exits with the process's own code only when the
@@ -97,9 +69,9 @@ func runStableExec(ctx context.Context, s *client.Stable, book runBook, bridge, 
 	}
 	entry := bookRun{ID: run.ID, Argv: opts.Argv, Session: opts.Session, Started: time.Now().UTC()}
 	_ = book.Update(bridge, sandbox, func(sb *bookSandbox) {
-		sb.setRun(entry, client.RunResult{State: client.RunRunning, Evidence: "started here"})
+		sb.SetRun(entry, client.RunResult{State: client.RunRunning, Evidence: "started here"}, time.Now())
 		if opts.Session != "" {
-			sb.useSession(opts.Session, false)
+			sb.UseSession(opts.Session, false, time.Now())
 		}
 	})
 	var outN, errN int64
@@ -123,7 +95,7 @@ func runStableExec(ctx context.Context, s *client.Stable, book runBook, bridge, 
 	entry.Incarnation = run.Incarnation
 	if ctx.Err() != nil {
 		_ = book.Update(bridge, sandbox, func(sb *bookSandbox) {
-			sb.setRun(entry, client.RunResult{State: client.RunInterrupted, Evidence: "sandscope stopped following; the command runs on"})
+			sb.SetRun(entry, client.RunResult{State: client.RunInterrupted, Evidence: "sandscope stopped following; the command runs on"}, time.Now())
 		})
 		return &exitError{code: exitInterrupt, err: fmt.Errorf("detached; run %s keeps going in the sandbox (sandscope logs -f %s %s)", run.ID, sandbox, run.ID)}
 	}
@@ -136,7 +108,7 @@ func runStableExec(ctx context.Context, s *client.Stable, book runBook, bridge, 
 		fmt.Fprintf(stderr, "sandscope: reading the recorder's files for run %s (each read is a request to the sandbox)\n", run.ID)
 		res = followRecorder(ctx, s, sandbox, run.ID, run.Incarnation, &outN, &errN, stdout, stderr)
 	}
-	_ = book.Update(bridge, sandbox, func(sb *bookSandbox) { sb.setRun(entry, res) })
+	_ = book.Update(bridge, sandbox, func(sb *bookSandbox) { sb.SetRun(entry, res, time.Now()) })
 	return stableExit(ctx, res, run.ID, stderr)
 }
 
@@ -249,7 +221,7 @@ func runStableLogs(ctx context.Context, s *client.Stable, book runBook, bridge, 
 	if err != nil {
 		return &exitError{code: exitFailure, err: err}
 	}
-	run, err := sb.run(id)
+	run, err := findRun(sb, id)
 	if err != nil {
 		return &exitError{code: exitUsage, err: fmt.Errorf("run %q: %w (stable bridges have no process list: only runs started here are known; see sandscope ls %s)", id, err, sandbox)}
 	}
@@ -269,7 +241,7 @@ func runStableLogs(ctx context.Context, s *client.Stable, book runBook, bridge, 
 	}
 	_ = book.Update(bridge, sandbox, func(sb *bookSandbox) {
 		if res.State != client.RunInterrupted {
-			sb.setRun(run, res)
+			sb.SetRun(run, res, time.Now())
 		}
 	})
 	switch res.State {
@@ -325,13 +297,7 @@ func runStableLs(book runBook, bridge, sandbox string, asJSON bool, w io.Writer)
 	fmt.Fprintln(w, "RUN\tSTATE\tSTARTED\tCOMMAND")
 	for i := len(sb.Runs) - 1; i >= 0; i-- {
 		r := sb.Runs[i]
-		state := r.State
-		if r.Code != nil {
-			state = fmt.Sprintf("%s %d", r.State, *r.Code)
-		}
-		if r.Inferred {
-			state += " (inferred)"
-		}
+		state := record.StableStateWord(r)
 		fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", safeText(r.ID), state, ago(r.Started), commandLine(r.Argv))
 	}
 	if len(sb.Sessions) > 0 {
@@ -359,7 +325,7 @@ func runStableShell(ctx context.Context, s *client.Stable, book runBook, bridge,
 	}
 	defer conn.Close()
 	if session != "" {
-		_ = book.Update(bridge, sandbox, func(sb *bookSandbox) { sb.useSession(session, false) })
+		_ = book.Update(bridge, sandbox, func(sb *bookSandbox) { sb.UseSession(session, false, time.Now()) })
 	}
 	label, hint := "sandbox "+sandbox+" shell", "sandscope attach "+sandbox+" default"
 	if session != "" {

@@ -36,7 +36,14 @@ ended, so a script can tell a process that exited 3 from a lost one.
 Exit status: the process's exit code once the bridge confirms the ending; 3 the process was lost
 with its container; 4 the bridge could not be reached past the retry budget; 75 --timeout elapsed
 first (the process keeps running); 255 it ended in an error without an exit code; 2 usage,
-authentication or not-found errors; 130 interrupted with Ctrl-C.`,
+authentication or not-found errors; 130 interrupted with Ctrl-C.
+
+On a stable (0.12) bridge PROCESS is a run sandscope started (exec, the TUI's exec prompt; a unique
+prefix of its ID will do): the in-sandbox recorder's status file settles it, read every 2 s (each
+read is a request to the sandbox), and a run the record already settled is answered without one.
+Its own exit code only when the status file confirms it; 3 LOST (its container slept or was
+replaced and took the files: inferred); 255 it ended without a status (killed); 4 the files could
+not be read 5 times in a row.`,
 		Example: `  # launch an agent, then learn how it really ended
   sandscope wait myapp 7d56e9e2 && echo "agent succeeded"
 
@@ -47,18 +54,21 @@ authentication or not-found errors; 130 interrupted with Ctrl-C.`,
 			if timeout < 0 {
 				return &exitError{code: exitUsage, err: fmt.Errorf("--timeout %v: must not be negative", timeout)}
 			}
-			c, _, err := newBridgeClient(g)
+			c, t, err := newBridgeClient(g)
 			if err != nil {
 				return err
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			if _, ok := stableAdapter(ctx, c); ok {
-				return &exitError{code: exitUsage, err: errors.New("wait: not available on a stable bridge (its runs are followed with logs -f)")}
-			}
 			bell := io.Discard
 			if notify && isTerminal(cmd.ErrOrStderr()) {
 				bell = cmd.ErrOrStderr()
+			}
+			if s, ok := stableAdapter(ctx, c); ok {
+				// PROCESS is a run sandscope started (exec, the TUI); the recorder settles it.
+				return withStableBook(g, t.url, cmd.ErrOrStderr(), func(book runBook) error {
+					return runStableWait(ctx, s, book, t.url, args[0], args[1], timeout, cmd.ErrOrStderr(), bell)
+				})
 			}
 			return runWait(ctx, c, args[0], args[1], timeout, cmd.ErrOrStderr(), bell)
 		},

@@ -51,9 +51,10 @@ func TestWaitExitsWithTheProcessCode(t *testing.T) {
 func TestWaitExitsThreeWhenLost(t *testing.T) {
 	b, flags := bridgeArgs(t)
 	p := startProc(t, b, "sh", "-c", "echo started; sleep 60")
+	bin := sandscopeBinary(t) // built before the command's time limit starts
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, sandscopeBinary(t), append(flags, "wait", "local", p.ID)...)
+	cmd := exec.CommandContext(ctx, bin, append(flags, "wait", "local", p.ID)...)
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "XDG_STATE_HOME=" + t.TempDir()}
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr

@@ -1,205 +1,112 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
+	"io"
 	"path/filepath"
-	"sort"
-	"sync"
-	"time"
 
-	"sandscope/client"
+	"sandscope/localbridge"
+	"sandscope/record"
+	"sandscope/sanitize"
 )
 
 // runBook is what sandscope remembers of a stable bridge, where it cannot ask the bridge without
 // starting containers: the runs and sessions it started or used, the container marker it last saw
-// per sandbox, and whether it already said that an action starts the container. It is an interface
-// so the record can hold it; today it is a JSON file in the state directory (fileBook).
+// per sandbox, and whether it already said that an action starts the container. It lives in the
+// bridge's record (record.StableSandbox, events of source "stable"), so `report`, the TUI and the
+// commands read the same entries.
 type runBook interface {
 	Sandbox(bridge, sandbox string) (bookSandbox, error)
 	Update(bridge, sandbox string, f func(*bookSandbox)) error
 	Sandboxes(bridge string) ([]string, error)
 }
 
-// bookSandbox is what the book knows of one sandbox.
-type bookSandbox struct {
-	Told        bool          `json:"told"`                  // the "this starts the container" notice was shown
-	Incarnation string        `json:"incarnation,omitempty"` // the container marker last seen
-	MarkerSeen  time.Time     `json:"markerSeen,omitempty"`
-	Runs        []bookRun     `json:"runs,omitempty"`
-	Sessions    []bookSession `json:"sessions,omitempty"`
+type (
+	bookSandbox = record.StableSandbox
+	bookRun     = record.StableRun
+)
+
+// stableBookFile is where sandscope kept the book before the record did; it is imported once per
+// bridge and kept.
+func stableBookFile() string { return filepath.Join(localbridge.DefaultStateDir(), "stable-book.json") }
+
+// recordBook is the run book in a bridge's record. Without a record (it could not be opened) it
+// knows nothing and keeps nothing, and says why.
+type recordBook struct {
+	rec *record.Record
+	err error
 }
 
-// bookRun is one run started here under the recorder.
-type bookRun struct {
-	ID          string    `json:"id"`
-	Argv        []string  `json:"argv"`
-	Session     string    `json:"session,omitempty"`
-	Started     time.Time `json:"started"`
-	Incarnation string    `json:"incarnation,omitempty"`
-	State       string    `json:"state"`
-	Code        *int      `json:"code,omitempty"` // only when confirmed
-	Evidence    string    `json:"evidence,omitempty"`
-	Inferred    bool      `json:"inferred,omitempty"`
-	Updated     time.Time `json:"updated"`
-}
-
-// bookSession is one session created or used here.
-type bookSession struct {
-	ID      string    `json:"id"`
-	Created bool      `json:"created"` // created by sandscope (else only used)
-	Seen    time.Time `json:"seen"`
-	Deleted bool      `json:"deleted,omitempty"`
-}
-
-// maxBookRuns bounds the runs kept per sandbox (oldest dropped).
-const maxBookRuns = 200
-
-// fileBook keeps the book in one JSON file, rewritten atomically on each update.
-type fileBook struct {
-	path string
-	mu   sync.Mutex
-}
-
-type bookFile struct {
-	Bridges map[string]map[string]*bookSandbox `json:"bridges"`
-}
-
-func newFileBook(stateDir string) *fileBook {
-	return &fileBook{path: filepath.Join(stateDir, "stable-book.json")}
-}
-
-func (b *fileBook) load() (*bookFile, error) {
-	f := &bookFile{Bridges: map[string]map[string]*bookSandbox{}}
-	data, err := os.ReadFile(b.path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return f, nil
-	}
+// stableBook opens the record of the bridge a command talks to (the identity `report` uses),
+// imports the bridge's part of an old stable-book.json once, and tells stderr what the record
+// says about itself. bridgeURL is the bridge's URL, the key of the old file. Close it when done.
+func stableBook(g *globalOptions, bridgeURL string, stderr io.Writer) *recordBook {
+	id, _, _, err := recordIdentity(g)
 	if err != nil {
-		return nil, fmt.Errorf("stable book: %w", err)
+		return &recordBook{err: err}
 	}
-	if err := json.Unmarshal(data, f); err != nil {
-		return nil, fmt.Errorf("stable book %s: %w", b.path, err)
-	}
-	if f.Bridges == nil {
-		f.Bridges = map[string]map[string]*bookSandbox{}
-	}
-	return f, nil
-}
-
-func (b *fileBook) Sandbox(bridge, sandbox string) (bookSandbox, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	f, err := b.load()
+	rec, err := record.Open(record.Options{Dir: recordDir(), Bridge: id, Version: version})
 	if err != nil {
-		return bookSandbox{}, err
+		fmt.Fprintf(stderr, "sandscope: not recording: %s\n", sanitize.Message(err.Error()))
+		return &recordBook{err: err}
 	}
-	if sb := f.Bridges[bridge][sandbox]; sb != nil {
-		return *sb, nil
+	if note, err := rec.ImportStableBook(stableBookFile(), bridgeURL); err != nil {
+		fmt.Fprintf(stderr, "sandscope: %s\n", sanitize.Message(err.Error()))
+	} else if note != "" {
+		fmt.Fprintf(stderr, "sandscope: %s\n", sanitize.Message(note))
 	}
-	return bookSandbox{}, nil
+	return &recordBook{rec: rec}
 }
 
-func (b *fileBook) Sandboxes(bridge string) ([]string, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	f, err := b.load()
-	if err != nil {
-		return nil, err
-	}
-	var ids []string
-	for id := range f.Bridges[bridge] {
-		ids = append(ids, id)
-	}
-	sort.Strings(ids)
-	return ids, nil
+func (b *recordBook) noRecord() error {
+	return fmt.Errorf("no record of this bridge: %w", b.err)
 }
 
-func (b *fileBook) Update(bridge, sandbox string, fn func(*bookSandbox)) error {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	f, err := b.load()
-	if err != nil {
-		return err
+func (b *recordBook) Sandbox(_, sandbox string) (bookSandbox, error) {
+	if b.rec == nil {
+		return bookSandbox{}, b.noRecord()
 	}
-	if f.Bridges[bridge] == nil {
-		f.Bridges[bridge] = map[string]*bookSandbox{}
-	}
-	sb := f.Bridges[bridge][sandbox]
-	if sb == nil {
-		sb = &bookSandbox{}
-		f.Bridges[bridge][sandbox] = sb
-	}
-	fn(sb)
-	if len(sb.Runs) > maxBookRuns {
-		sb.Runs = sb.Runs[len(sb.Runs)-maxBookRuns:]
-	}
-	data, err := json.MarshalIndent(f, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := os.MkdirAll(filepath.Dir(b.path), 0o700); err != nil {
-		return fmt.Errorf("stable book: %w", err)
-	}
-	tmp := b.path + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o600); err != nil {
-		return fmt.Errorf("stable book: %w", err)
-	}
-	return os.Rename(tmp, b.path)
+	return b.rec.Stable(sandbox)
 }
 
-// setRun records (or updates) a run's state from a result.
-func (sb *bookSandbox) setRun(r bookRun, res client.RunResult) {
-	r.State, r.Evidence, r.Inferred, r.Updated = string(res.State), res.Evidence, res.Inferred, time.Now().UTC()
-	r.Code = nil
-	if res.State == client.RunConfirmed {
-		code := res.Code
-		r.Code = &code
+func (b *recordBook) Update(_, sandbox string, f func(*bookSandbox)) error {
+	if b.rec == nil {
+		return b.noRecord()
 	}
-	for i := range sb.Runs {
-		if sb.Runs[i].ID == r.ID {
-			if r.Incarnation == "" {
-				r.Incarnation = sb.Runs[i].Incarnation
-			}
-			if len(r.Argv) == 0 {
-				r.Argv, r.Session, r.Started = sb.Runs[i].Argv, sb.Runs[i].Session, sb.Runs[i].Started
-			}
-			sb.Runs[i] = r
-			return
-		}
-	}
-	sb.Runs = append(sb.Runs, r)
+	return b.rec.UpdateStable(sandbox, f)
 }
 
-// run finds a run by ID or unique prefix.
-func (sb *bookSandbox) run(id string) (bookRun, error) {
-	var ids []string
-	for _, r := range sb.Runs {
-		ids = append(ids, r.ID)
+func (b *recordBook) Sandboxes(string) ([]string, error) {
+	if b.rec == nil {
+		return nil, b.noRecord()
 	}
-	full, err := matchPrefix(id, ids)
-	if err != nil {
-		return bookRun{}, err
-	}
-	for _, r := range sb.Runs {
-		if r.ID == full {
-			return r, nil
-		}
-	}
-	return bookRun{}, errNoMatch
+	return b.rec.StableSandboxes()
 }
 
-// useSession notes a session as created or used here.
-func (sb *bookSandbox) useSession(id string, created bool) {
-	for i := range sb.Sessions {
-		if sb.Sessions[i].ID == id {
-			sb.Sessions[i].Seen, sb.Sessions[i].Deleted = time.Now().UTC(), false
-			sb.Sessions[i].Created = sb.Sessions[i].Created || created
-			return
-		}
+// Record is the record behind the book (nil when none could be opened).
+func (b *recordBook) Record() *record.Record { return b.rec }
+
+// Close commits what is queued and closes the record.
+func (b *recordBook) Close() error {
+	if b.rec == nil {
+		return nil
 	}
-	sb.Sessions = append(sb.Sessions, bookSession{ID: id, Created: created, Seen: time.Now().UTC()})
+	return b.rec.Close()
+}
+
+// findRun finds a run by ID or unique prefix.
+func findRun(sb bookSandbox, id string) (bookRun, error) {
+	r, err := sb.FindRun(id)
+	if errors.Is(err, record.ErrNoRun) {
+		return r, errNoMatch
+	}
+	return r, err
+}
+
+// withStableBook runs f with the bridge's run book and closes it after.
+func withStableBook(g *globalOptions, bridgeURL string, stderr io.Writer, f func(book runBook) error) error {
+	book := stableBook(g, bridgeURL, stderr)
+	defer book.Close()
+	return f(book)
 }

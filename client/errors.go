@@ -30,6 +30,9 @@ var (
 	// ErrUnsupported: the route or extension does not exist on this bridge (Hono's text 404, a 501,
 	// or a capability the bridge's OpenAPI document lacks).
 	ErrUnsupported = errors.New("not supported by this bridge")
+	// ErrResumeIgnored: a log follower stopped because the bridge kept replaying output already
+	// shown instead of resuming after the cursor it was given.
+	ErrResumeIgnored = errors.New("bridge ignores the resume cursor")
 )
 
 // APIError is an answer from the bridge that is not a success: JSON {"error","code"} or plain text.

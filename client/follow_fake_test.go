@@ -41,6 +41,11 @@ type fakeBridge struct {
 	garbledSent     bool
 	retainEvents    int  // keep only this many newest events (0: all)
 	opaque          bool // cursors in a format the client cannot parse ("op" + the canonical one)
+	ignoreSince     bool // replay from the oldest event whatever since= says (a broken bridge)
+	connCursors     bool // with opaque: cursors differ on every connection ("c<conn>" prefix)
+	noTerminal      bool // never send the terminal event
+	holdOpen        bool // keep every log stream open, even with follow=false
+	statusFail      bool // answer status lookups with a text 500
 }
 
 type fakeProc struct {
@@ -154,6 +159,11 @@ func (f *fakeBridge) serve(w http.ResponseWriter, r *http.Request) {
 	case len(parts) == 3 && parts[1] == "processes":
 		f.mu.Lock()
 		f.statusCalls++
+		if f.statusFail {
+			f.mu.Unlock()
+			http.Error(w, "Internal Server Error", 500)
+			return
+		}
 		p, ok := f.procs[parts[2]]
 		var st Process
 		if ok {
@@ -209,6 +219,7 @@ func (f *fakeBridge) serveLogs(w http.ResponseWriter, r *http.Request, id string
 	replay := q.Get("replay") != "false"
 	follow := q.Get("follow") == "true"
 	f.mu.Lock()
+	follow = follow || f.holdOpen
 	f.logConns++
 	conn := f.logConns
 	p, ok := f.procs[id]
@@ -236,6 +247,10 @@ func (f *fakeBridge) serveLogs(w http.ResponseWriter, r *http.Request, id string
 	next := 1
 	f.mu.Lock()
 	opaque := f.opaque
+	connCursors, noTerminal := f.connCursors, f.noTerminal
+	if f.ignoreSince {
+		hasSince = false
+	}
 	f.mu.Unlock()
 	if hasSince {
 		raw := since[0]
@@ -301,10 +316,18 @@ func (f *fakeBridge) serveLogs(w http.ResponseWriter, r *http.Request, id string
 				w.(http.Flusher).Flush()
 				return
 			}
+			if ev.typ == "terminal" && noTerminal {
+				w.(http.Flusher).Flush()
+				return // the stream ends cleanly without its terminal event
+			}
 			line := eventLine(store, seq, ev)
 			if opaque {
 				cur := FormatCursor(store, int64(seq))
-				line = strings.Replace(line, `"`+cur+`"`, `"op`+cur+`"`, 1)
+				prefix := "op"
+				if connCursors {
+					prefix = fmt.Sprintf("c%dop", conn)
+				}
+				line = strings.Replace(line, `"`+cur+`"`, `"`+prefix+cur+`"`, 1)
 			}
 			if seq == garble {
 				f.mu.Lock()

@@ -128,6 +128,17 @@ type follower struct {
 	openedAfterEnd bool     // the current stream was opened after endSeen was learned
 	fresh          int      // events delivered on the current stream
 
+	// A bridge that ignores the resume cursor replays what was already shown on every resume.
+	// first is the cursor of the first output delivered; on a stream opened with a resume cursor,
+	// resent counts events at or before that cursor (dropped, never shown twice) and skipping is
+	// set while opaque cursors are being replayed up to the resume point. replays counts resumed
+	// streams in a row that brought nothing new (see noteReplay).
+	first    string
+	resumed  bool
+	resent   int
+	skipping bool
+	replays  int
+
 	// ReuseData: ring recycles Data buffers; held are those delivered and possibly still read by
 	// the consumer (oldest first); emitted counts events sent on Events.
 	ring    *dataRing
@@ -161,6 +172,11 @@ func (r *follower) run() {
 	}
 	for {
 		act := r.stream()
+		if act != actEnd && r.noteReplay(act) {
+			r.emit(LogEvent{Kind: Failed, Err: ErrResumeIgnored, Reason: fmt.Sprintf(
+				"stopped: the bridge ignores the resume cursor (%d resumed streams in a row re-sent output already shown and nothing new); following further would replay the same log forever", r.replays)})
+			return
+		}
 		switch act {
 		case actEnd:
 			return
@@ -185,6 +201,28 @@ func (r *follower) run() {
 			return
 		}
 	}
+}
+
+// maxReplays is how many resumed streams in a row may bring nothing beyond the resume cursor while
+// re-sending output already shown before the follower stops with ErrResumeIgnored.
+const maxReplays = 3
+
+// noteReplay counts, after a stream attempt ended with act, whether it was a replay that brought
+// nothing new: a resumed stream that re-sent events already shown (or was still replaying them)
+// and delivered none beyond the cursor, or an end check (a stream opened after the status said
+// ended) that needed checking again because output came before the terminal event once more —
+// a bridge that honours the cursor sends only the terminal event by then. It reports whether the
+// follower should stop.
+func (r *follower) noteReplay(act action) bool {
+	switch {
+	case r.resumed && (r.resent > 0 || r.skipping) && r.fresh == 0:
+		r.replays++
+	case act == actVerify && r.openedAfterEnd && r.fresh > 0:
+		r.replays++
+	case r.fresh > 0:
+		r.replays = 0
+	}
+	return r.replays >= maxReplays
 }
 
 // backoff is the wait before the n-th retry, with ±20% jitter.
@@ -268,6 +306,7 @@ func (r *follower) stream() action {
 	defer ls.Close()
 	r.openedAfterEnd = r.endSeen != nil
 	r.fresh = 0
+	r.resumed, r.resent, r.skipping = r.resume != "", 0, false
 	if r.interrupted {
 		r.interrupted = false
 		if !r.emit(LogEvent{Kind: Resumed, Attempt: r.attempt, Reason: "stream open again from the last delivered cursor"}) {
@@ -470,10 +509,16 @@ func (r *follower) quietCheck() (action, bool) {
 	switch {
 	case errors.Is(err, ErrNotFound):
 		return r.lost("GET process: 404 not_found (while the stream was quiet)"), true
+	case err != nil && r.opts.NoFollow:
+		// a snapshot does not wait on a bridge that holds the stream open despite follow=false
+		return r.fail(fmt.Sprintf("snapshot stopped: no data for %v on a stream the bridge kept open, and the status lookup failed: %v", r.opts.QuietAfter, err), err), true
 	case err != nil:
 		return 0, false // the stream itself will say if the bridge is gone
 	}
 	r.proc = &p
+	if p.State == "running" && r.opts.NoFollow {
+		return actEnd, true // the backlog was delivered; the bridge holds the stream open as if following
+	}
 	if p.State == "running" {
 		if !r.quietSent {
 			r.quietSent = true
@@ -492,9 +537,13 @@ func (r *follower) handle(m LogMessage) (action, bool) {
 	switch m.Type {
 	case "stdout", "stderr":
 		cur := ParseCursor(m.Cursor)
-		if after, ok := cur.After(r.last); ok && !after {
+		after, ok := cur.After(r.last)
+		if ok && !after || !ok && r.replayed(m.Cursor) {
 			if r.ring != nil {
 				r.ring.put(m.Data)
+			}
+			if r.resumed {
+				r.resent++
 			}
 			return 0, false // already delivered
 		}
@@ -517,6 +566,9 @@ func (r *follower) handle(m LogMessage) (action, bool) {
 		}
 		r.delivered(cur)
 		r.fresh++
+		if r.first == "" {
+			r.first = m.Cursor
+		}
 		return 0, false
 	case "truncated":
 		// Only a claim that the reader's next event was evicted: whether anything this follower
@@ -529,6 +581,25 @@ func (r *follower) handle(m LogMessage) (action, bool) {
 		return r.terminal(m), true
 	}
 	return 0, false // unknown event types are ignored
+}
+
+// replayed reports whether an event whose cursor cannot be ordered against the last delivered
+// one (opaque cursors) was already shown: on a resumed stream, the event at the resume cursor
+// itself, or the first output ever delivered, starts a replay that lasts up to and including the
+// event at the resume cursor.
+func (r *follower) replayed(cursor string) bool {
+	if !r.resumed || cursor == "" {
+		return false
+	}
+	if r.skipping {
+		r.skipping = cursor != r.resume
+		return true
+	}
+	if cursor == r.resume || (r.fresh == 0 && cursor == r.first) {
+		r.skipping = cursor != r.resume
+		return true
+	}
+	return false
 }
 
 func (r *follower) delivered(cur Cursor) {
@@ -615,7 +686,8 @@ func (r *follower) terminal(m LogMessage) action {
 		r.withheld, r.hasWithheld = cur.Seq, true
 	}
 	after, comparable := cur.After(r.last)
-	inSequence := !comparable || after
+	// while opaque output is being replayed up to the resume point, nothing proves order
+	inSequence := !comparable && !r.skipping || after
 	if r.openedAfterEnd && r.fresh == 0 && inSequence {
 		return r.ended(m, cur, r.endSeen)
 	}

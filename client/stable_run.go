@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -418,4 +419,26 @@ func (s *Stable) Recover(ctx context.Context, sandbox, id, seenIncarnation strin
 	}
 	return RunResult{State: RunLost, Inferred: true,
 		Evidence: "the run's files are not in the sandbox (the recorder never started, or they were removed)"}, nil
+}
+
+// StableArgv applies an environment and a timeout, which the stable /exec has no fields for, by
+// wrapping argv in timeout(1) and env(1).
+func StableArgv(argv []string, env map[string]string, timeout time.Duration) []string {
+	out := []string{}
+	if timeout > 0 {
+		secs := strconv.FormatFloat(timeout.Seconds(), 'f', -1, 64)
+		out = append(out, "timeout", "--kill-after=1s", secs+"s")
+	}
+	if len(env) > 0 {
+		out = append(out, "env")
+		keys := make([]string, 0, len(env))
+		for k := range env {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			out = append(out, k+"="+env[k])
+		}
+	}
+	return append(out, argv...)
 }

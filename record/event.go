@@ -76,8 +76,9 @@ type Event struct {
 	Loss     *client.LossEvidence `json:"loss,omitempty"`
 	Err      string               `json:"error,omitempty"`
 
-	Launch *Launch `json:"launch,omitempty"`
-	Action *Action `json:"action,omitempty"`
+	Launch *Launch      `json:"launch,omitempty"`
+	Action *Action      `json:"action,omitempty"`
+	Stable *StableEntry `json:"stable,omitempty"` // FromStable events
 
 	cause error // the error itself (WatchError), for callers that classify it; not stored
 }

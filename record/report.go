@@ -164,11 +164,20 @@ func (r *Record) BuildReport(o ReportOptions) (*Report, error) {
 				matches = append(matches, e)
 			}
 		}
+		for _, run := range st.Stable.Runs {
+			if strings.HasPrefix(run.ID, o.Entity) && !seen[run.ID] {
+				seen[run.ID] = true
+				matches = append(matches, &Entry{Kind: StableRunEntity, ID: run.ID})
+			}
+		}
 		for _, e := range matches {
 			if e.ID == o.Entity {
 				matches = []*Entry{e}
 				break
 			}
+		}
+		if len(matches) == 1 && matches[0].Kind == StableRunEntity {
+			o.Entity = matches[0].ID
 		}
 		if len(matches) != 1 {
 			ids := []string{}
@@ -188,6 +197,15 @@ func (r *Record) BuildReport(o ReportOptions) (*Report, error) {
 	for _, e := range append(append([]*Entry(nil), st.Processes...), st.Terminals...) {
 		re := r.reportEntity(st, e, captures)
 		if subject != nil && e == subject {
+			s := re
+			rep.Subject = &s
+		}
+		rep.Entities = append(rep.Entities, re)
+	}
+
+	for _, run := range st.Stable.Runs {
+		re := stableReportEntity(run)
+		if o.Entity != "" && run.ID == o.Entity {
 			s := re
 			rep.Subject = &s
 		}
@@ -390,6 +408,8 @@ func reportRow(ev Event) ReportRow {
 	case FromCapture:
 		what = append(what, ev.Kind)
 		evidence = append(evidence, ev.Reason)
+	case FromStable:
+		what, evidence = stableRow(ev)
 	}
 	seen := map[string]bool{}
 	uniq := evidence[:0]

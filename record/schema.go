@@ -9,7 +9,8 @@ const SchemaVersion = 1
 //   - meta: key/value (schema_version, bridge)
 //   - runs: one row per sandscope process that opened the record; ended stays NULL when it was
 //     killed, which the next start reports
-//   - events: every observation (watch, stream, terminal, action, launch, capture); body is the
+//   - events: every observation (watch, stream, terminal, action, launch, capture, and on stable
+//     bridges the runs, sessions and markers sandscope keeps there: source "stable"); body is the
 //     Event as JSON, the other columns make the common questions cheap ("every LOST process this
 //     week": SELECT … WHERE lost = 1 AND time > ?)
 //   - captures: one row per captured process (where capture began, whether earlier bytes were
@@ -39,6 +40,7 @@ var schema = []string{
 	`CREATE INDEX IF NOT EXISTS events_sandbox ON events (sandbox, id)`,
 	`CREATE INDEX IF NOT EXISTS events_entity ON events (sandbox, entity_id, id)`,
 	`CREATE INDEX IF NOT EXISTS events_time ON events (time)`,
+	`CREATE INDEX IF NOT EXISTS events_source ON events (source, sandbox)`,
 	`CREATE INDEX IF NOT EXISTS events_lost ON events (lost, time) WHERE lost = 1`,
 	`CREATE TABLE IF NOT EXISTS captures (
 		sandbox TEXT NOT NULL,

@@ -81,6 +81,9 @@ type State struct {
 	LastOK       time.Time
 	Events       int // watcher events folded (0 = nothing heard yet)
 	Actions      []Event
+	// Stable is what sandscope recorded of the sandbox on a stable bridge (runs it started,
+	// sessions, the container marker).
+	Stable StableSandbox
 }
 
 // NewState is the empty state of a sandbox.
@@ -102,6 +105,7 @@ func (s *State) Clone() *State {
 	c.Processes = cloneEntries(s.Processes)
 	c.Terminals = cloneEntries(s.Terminals)
 	c.Actions = append([]Event(nil), s.Actions...)
+	c.Stable = s.Stable.clone()
 	return &c
 }
 
@@ -160,6 +164,8 @@ func (s *State) Apply(ev Event) string {
 		}
 	case FromAction:
 		s.Actions = append(s.Actions, ev)
+	case FromStable:
+		s.Stable.applyStable(ev)
 	}
 	return ""
 }

@@ -82,21 +82,23 @@ type Record struct {
 	now     func() time.Time
 	notices []string
 
-	mu      sync.Mutex
-	states  map[string]*State // folded sandboxes, loaded on first use
-	pending []Event
-	chunks  []Chunk
-	capture map[capKey]*captureMeta
-	subs    map[int]chan string
+	mu       sync.Mutex
+	states   map[string]*State // folded sandboxes, loaded on first use
+	pending  []Event
+	chunks   []Chunk
+	capture  map[capKey]*captureMeta
+	subs     map[int]chan string
+	nextSub  int
+	closed   bool
+	readOnly bool
+	werr     error         // the last write error (reported once through Err)
+	failed   chan struct{} // signalled (never blocking) when a write fails; see WriteFailed
+	unsaved  int           // events and output chunks a failed write could not keep
 	// alerts derived from the transitions Add folded (bounded), for readers that tell the user
 	alerts    []Alert
 	alertSeq  int64
 	alertSeen map[string]bool
 	opened    time.Time // when this run opened the record
-	nextSub   int
-	closed    bool
-	readOnly  bool
-	werr      error // the last write error (reported once through Err)
 
 	kick chan struct{}
 	done chan struct{}
@@ -149,7 +151,7 @@ func Open(o Options) (*Record, error) {
 	}
 	r := &Record{path: FileFor(o.Dir, o.Bridge), bridge: o.Bridge, budget: o.Budget.withDefaults(), now: o.Now, readOnly: o.ReadOnly,
 		states: map[string]*State{}, capture: map[capKey]*captureMeta{}, subs: map[int]chan string{}, alertSeen: map[string]bool{},
-		kick: make(chan struct{}, 1), done: make(chan struct{}), quit: make(chan struct{}), ack: make(chan chan error)}
+		kick: make(chan struct{}, 1), failed: make(chan struct{}, 1), done: make(chan struct{}), quit: make(chan struct{}), ack: make(chan chan error)}
 	if r.now == nil {
 		r.now = time.Now
 	}
@@ -456,6 +458,21 @@ func (r *Record) Err() error {
 	return err
 }
 
+// WriteFailed is signalled when a background write fails (the disk is full, the file became read
+// only…): read Err and Unsaved then. Followers and screens go on either way; only what the
+// failed writes held is missing from the record.
+func (r *Record) WriteFailed() <-chan struct{} { return r.failed }
+
+// Closed is closed once the record is closed.
+func (r *Record) Closed() <-chan struct{} { return r.done }
+
+// Unsaved is how many events and output chunks failed writes could not keep, since Open.
+func (r *Record) Unsaved() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.unsaved
+}
+
 // Add records an event and folds it into its sandbox's state. It returns a notice worth telling
 // the user now (a new container), or "".
 func (r *Record) Add(ev Event) string {
@@ -697,7 +714,7 @@ func (r *Record) writer(every time.Duration) {
 	for {
 		select {
 		case <-r.quit:
-			r.commit()
+			r.setErr(r.commit())
 			return
 		case ch := <-r.ack:
 			ch <- r.commit()
@@ -722,6 +739,10 @@ func (r *Record) setErr(err error) {
 	r.mu.Lock()
 	r.werr = err
 	r.mu.Unlock()
+	select {
+	case r.failed <- struct{}{}:
+	default:
+	}
 }
 
 // commit writes the queued events and output in one transaction.
@@ -743,6 +764,17 @@ func (r *Record) commit() error {
 	if len(evs) == 0 && len(chunks) == 0 && len(metas) == 0 {
 		return nil
 	}
+	err := r.write(evs, chunks, metas)
+	if err != nil {
+		r.mu.Lock()
+		r.unsaved += len(evs) + len(chunks)
+		r.mu.Unlock()
+	}
+	return err
+}
+
+// write writes events, output chunks and capture metadata in one transaction.
+func (r *Record) write(evs []Event, chunks []Chunk, metas map[capKey]captureMeta) error {
 	tx, err := r.db.Begin()
 	if err != nil {
 		return fmt.Errorf("record: write: %w", err)

@@ -39,7 +39,7 @@ var hostileStrings = []struct{ name, s string }{
 	{"C1 controls and bidi overrides", "X\u009b2J\u009d0;PWNED-TITLE\u009c\u202eevil\u202c\u2066Y\u2069"},
 	// Shortened "first 8…last 8" this would join into an OSC 52 clipboard write.
 	{"split clipboard write", "\x1b]52;c;" + strings.Repeat("A", 200) + "UFdORUQtQ0xJUA==\x07"},
-	// {"megabyte line", strings.Repeat("M", 1<<20) + "\x1b]2;PWNED-TITLE\x07"},
+	{"megabyte line", strings.Repeat("M", 1<<20) + "\x1b]2;PWNED-TITLE\x07"},
 }
 
 // forbidden are byte strings that must never reach the terminal, with what they would do.
@@ -178,6 +178,9 @@ type hostileTmux struct {
 	env    []string
 	raw    string
 	n      atomic.Int64
+	// stderr is where the TUI's stderr goes ("" before it runs): on a timeout the TUI is asked for
+	// a goroutine dump (SIGQUIT) and the test shows what it was doing
+	stderr string
 }
 
 func (s *hostileTmux) run(args ...string) (string, error) {
@@ -216,10 +219,31 @@ func (s *hostileTmux) waitFor(what string, wants ...string) string {
 			return sc
 		}
 		if time.Now().After(deadline) {
-			s.t.Fatalf("waiting for %s; the screen shows:\n%s", what, sc)
+			s.t.Fatalf("waiting for %s; the screen shows:\n%s%s", what, sc, s.dump())
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// dump asks the TUI for a goroutine dump and returns its sandscope frames.
+func (s *hostileTmux) dump() string {
+	if s.stderr == "" {
+		return ""
+	}
+	pid, err := s.run("display-message", "-p", "-t", "h", "#{pane_pid}")
+	if err != nil {
+		return ""
+	}
+	_ = exec.Command("kill", "-QUIT", strings.TrimSpace(pid)).Run()
+	time.Sleep(time.Second)
+	b, _ := os.ReadFile(s.stderr)
+	var keep []string
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(l, "goroutine ") || strings.Contains(l, "sandscope/") {
+			keep = append(keep, l)
+		}
+	}
+	return "\nthe TUI's goroutines:\n" + strings.Join(keep, "\n")
 }
 
 func (s *hostileTmux) keys(k ...string) {
@@ -310,14 +334,16 @@ func TestHostileBridgeEveryScreenAndCommand(t *testing.T) {
 			}
 			// Every screen of the TUI.
 			time.Sleep(500 * time.Millisecond) // let clear finish before typing
-			s.must("send-keys", "-t", "h", "-l", "exec "+sc)
+			s.stderr = filepath.Join(run, "tui.stderr")
+			s.must("send-keys", "-t", "h", "-l", "exec "+sc+" 2>"+s.stderr)
 			s.keys("Enter")
 			first := s.waitFor("the sandboxes screen", "Sandboxes (")
 			checkHeader(t, "sandboxes", first)
 			s.keys("Down")
 			s.keys("Up")
 			s.keys("Enter")
-			checkHeader(t, "sandbox", s.waitFor("the sandbox screen", "Processes ("))
+			// the whole list, not only its title: keys sent while it loads would move nothing
+			checkHeader(t, "sandbox", s.waitFor("the sandbox screen", "Processes (5)", " p5 "))
 			s.keys("Down")
 			s.keys("Down")
 			s.keys("Up")

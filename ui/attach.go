@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"context"
 	"fmt"
 
 	tea "github.com/charmbracelet/bubbletea"
@@ -33,11 +34,11 @@ type attachDoneMsg struct {
 
 // attachFull connects to a terminal for a full-screen attach.
 func (m *Model) attachFull(sandbox string, t client.Terminal) tea.Cmd {
-	br, base := m.ctx.Bridge, m.ctx.BaseCtx()
+	br, base, stable := m.ctx.Bridge, m.ctx.BaseCtx(), m.ctx.Stable
 	cols, rows := max(m.width, 1), max(m.height, 1)
 	m.status, m.statusLevel = "attaching to terminal "+common.SanitizeText(t.ID)+"…", common.Info
 	return func() tea.Msg {
-		conn, err := br.ConnectTerminal(base, sandbox, t.ID, cols, rows)
+		conn, err := connectTerm(base, br, stable, sandbox, t.ID, cols, rows)
 		return attachConnMsg{sandbox: sandbox, terminal: t, conn: conn, err: err}
 	}
 }
@@ -115,4 +116,21 @@ func (m *Model) paneAction(msg termpane.ActionMsg) tea.Cmd {
 			msg.Action == termpane.InterruptAction, "the pane shows its ending")
 	}
 	return nil
+}
+
+// connectTerm connects to a terminal: a preview terminal through the bridge seam, or on a stable
+// bridge the sandbox's PTY ("default": the session-less one; otherwise the session's).
+func connectTerm(ctx context.Context, br common.Bridge, stable *client.Stable, sandbox, id string, cols, rows int) (common.TermConn, error) {
+	if stable == nil {
+		return br.ConnectTerminal(ctx, sandbox, id, cols, rows)
+	}
+	session := id
+	if session == "default" {
+		session = ""
+	}
+	conn, err := stable.ConnectPTY(ctx, sandbox, client.PTYOptions{Cols: cols, Rows: rows, Session: session})
+	if err != nil {
+		return nil, err
+	}
+	return conn, nil
 }

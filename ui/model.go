@@ -93,7 +93,7 @@ func (m *Model) Context() *common.Context { return m.ctx }
 
 // Init starts the sandboxes screen, and the demo scene when asked (offered first on a first run).
 func (m *Model) Init() tea.Cmd {
-	cmd := tea.Batch(m.stack[0].Init(), waitAlerts(m.alertCh))
+	cmd := tea.Batch(m.stack[0].Init(), watchRecordWrites(m.ctx.BaseCtx(), m.ctx.Record, 0), waitAlerts(m.alertCh))
 	if d := m.opts.Demo; d != nil {
 		if d.Offer {
 			m.offerDemo()

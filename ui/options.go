@@ -98,6 +98,10 @@ func applyTarget(c *common.Context, t Target) error {
 	}
 	c.Bridge, c.BridgeLabel, c.BridgeURL = br, common.SanitizeText(label), t.BridgeURL
 	c.Local, c.ContextName = t.Local, common.SanitizeText(t.ContextName)
+	c.Stable = nil
+	if t.Client != nil && errors.As(t.BridgeProblem, new(*client.StableBridgeError)) {
+		c.Stable = t.Client.Stable()
+	}
 	return nil
 }
 

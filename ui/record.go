@@ -1,10 +1,17 @@
 package ui
 
 import (
+	"context"
+	"fmt"
 	"path/filepath"
+	"strings"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
 
 	"sandscope/record"
 	"sandscope/ui/common"
+	"sandscope/vocab"
 )
 
 // openRecord opens the record of c's bridge under the state directory and starts its background
@@ -21,6 +28,12 @@ func openRecord(c *common.Context, t Target, budget record.Budget, watch record.
 		return []string{"not recording: " + err.Error()}
 	}
 	c.Record = rec
+	var notices []string
+	if note, err := rec.ImportStableBook(filepath.Join(c.StateDir, "stable-book.json"), c.BridgeURL); err != nil {
+		notices = append(notices, err.Error())
+	} else if note != "" {
+		notices = append(notices, note)
+	}
 	if t.BridgeProblem == nil {
 		if watch.Fast <= 0 {
 			watch.Fast = c.WatchFast
@@ -30,7 +43,7 @@ func openRecord(c *common.Context, t Target, budget record.Budget, watch record.
 		}
 		c.Watch = record.NewManager(c.BaseCtx(), rec, common.RecordBridge(c.Bridge), watch)
 	}
-	return rec.Notices()
+	return append(rec.Notices(), notices...)
 }
 
 // closeRecord stops the background watcher and closes the record.
@@ -43,4 +56,59 @@ func closeRecord(c *common.Context) {
 		_ = c.Record.Close()
 		c.Record = nil
 	}
+}
+
+// recordFailedMsg says the record's background writer failed (a full disk, a file made read
+// only): what it said and how many entries were not kept so far.
+type recordFailedMsg struct {
+	rec     *record.Record
+	err     error
+	unsaved int
+}
+
+// recordFailRepeat spaces out status updates while writes keep failing.
+const recordFailRepeat = 5 * time.Second
+
+// watchRecordWrites waits (after delay) for rec's next write failure. It ends with the record or
+// the program.
+func watchRecordWrites(ctx context.Context, rec *record.Record, delay time.Duration) tea.Cmd {
+	if rec == nil {
+		return nil
+	}
+	return func() tea.Msg {
+		if delay > 0 {
+			select {
+			case <-time.After(delay):
+			case <-rec.Closed():
+				return nil
+			case <-ctx.Done():
+				return nil
+			}
+		}
+		select {
+		case <-rec.WriteFailed():
+			return recordFailedMsg{rec: rec, err: rec.Err(), unsaved: rec.Unsaved()}
+		case <-rec.Closed():
+			return nil
+		case <-ctx.Done():
+			return nil
+		}
+	}
+}
+
+// recordFailed shows a failed record write on the status line (the screens and their followers
+// go on: only the record misses what it could not write) and waits for the next one.
+func (m *Model) recordFailed(msg recordFailedMsg) tea.Cmd {
+	if msg.rec != m.ctx.Record {
+		return nil // a record since closed by a context switch
+	}
+	why := "write failed"
+	if msg.err != nil {
+		why = strings.TrimPrefix(msg.err.Error(), "record: ")
+	}
+	m.status = fmt.Sprintf("record: cannot write, %s not kept; following goes on, but what happens now is missing from the record (%s; %s)",
+		vocab.Count(msg.unsaved, "entry|entries"), why, msg.rec.Path())
+	m.status = common.SanitizeText(m.status)
+	m.statusLevel, m.statusAt = common.Warn, m.ctx.Clock()
+	return watchRecordWrites(m.ctx.BaseCtx(), msg.rec, recordFailRepeat)
 }

@@ -92,5 +92,5 @@ func (m *Model) switchTo(msg contextTargetMsg) tea.Cmd {
 	if len(notices) > 0 {
 		m.status, m.statusLevel = m.status+"; record: "+strings.Join(notices, "; "), common.Warn
 	}
-	return tea.Batch(sb.Init(), waitAlerts(m.alertCh))
+	return tea.Batch(sb.Init(), watchRecordWrites(m.ctx.BaseCtx(), m.ctx.Record, 0), waitAlerts(m.alertCh))
 }

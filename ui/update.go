@@ -14,6 +14,7 @@ import (
 	"sandscope/ui/common"
 	"sandscope/ui/logview"
 	"sandscope/ui/sandbox"
+	"sandscope/ui/stablebox"
 	"sandscope/ui/termpane"
 )
 
@@ -130,8 +131,17 @@ func (m *Model) route(msg tea.Msg) tea.Cmd {
 		}
 		return m.toTop(msg)
 	case common.OpenSandboxMsg:
+		if m.ctx.Stable != nil {
+			// a stable bridge: the record's runs and sessions, nothing asked of the bridge
+			return m.push(stablebox.New(m.ctx, msg.ID))
+		}
 		// history lives in the record: a new screen shows it all
 		return m.push(sandbox.New(m.ctx, msg.ID))
+	case common.PushScreenMsg:
+		if msg.Screen == nil {
+			return nil
+		}
+		return m.push(msg.Screen)
 	case common.OpenLogsMsg:
 		if len(msg.Targets) == 0 {
 			return nil
@@ -155,6 +165,8 @@ func (m *Model) route(msg tea.Msg) tea.Cmd {
 		return m.paneAction(msg)
 	case contextTargetMsg:
 		return m.switchTo(msg)
+	case recordFailedMsg:
+		return m.recordFailed(msg)
 	case demoDoneMsg:
 		m.demoDone(msg)
 		return nil
@@ -369,11 +381,11 @@ func (m *Model) pop() {
 func (m *Model) openTerminal(msg common.OpenTerminalMsg) tea.Cmd {
 	m.status = "connecting to terminal " + common.SanitizeText(msg.Terminal.ID) + "…"
 	m.statusLevel = common.Info
-	br, base := m.ctx.Bridge, m.ctx.BaseCtx()
+	br, base, stable := m.ctx.Bridge, m.ctx.BaseCtx(), m.ctx.Stable
 	w, h := m.bodySize()
 	return func() tea.Msg {
 		// the connection outlives this command: it is bound to the program's context
-		conn, err := br.ConnectTerminal(base, msg.Sandbox, msg.Terminal.ID, w, h-1)
+		conn, err := connectTerm(base, br, stable, msg.Sandbox, msg.Terminal.ID, w, h-1)
 		return termConnectedMsg{open: msg, conn: conn, err: err}
 	}
 }
@@ -399,6 +411,7 @@ func (m *Model) attachPane(msg termConnectedMsg) tea.Cmd {
 		Plain:      m.ctx.Styles.Renderer.ColorProfile() == termenv.Ascii,
 		Ctx:        m.ctx.BaseCtx(),
 		Keys:       m.ctx.Keys,
+		Replays:    m.ctx.Stable != nil,
 	})
 	m.panes[pane.ID()] = paneEntry{pane: pane, open: msg.open}
 	pane.SetOrigin(0, headerHeight)

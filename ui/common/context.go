@@ -7,6 +7,7 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 
+	"sandscope/client"
 	"sandscope/keymap"
 	"sandscope/record"
 	"sandscope/themes"
@@ -28,12 +29,15 @@ type Context struct {
 	Styles        *themes.Styles
 	Keys          *keymap.KeyMap
 	Bridge        Bridge
-	BridgeLabel   string
-	BridgeURL     string
-	Local         bool // the embedded local bridge (stop/replace and sandbox listing available)
-	ContextName   string
-	StateDir      string // persisted sandscope state (known sandboxes)
-	CacheDir      string // log spill files
+	// Stable is the stable (0.12) adapter when the bridge speaks that API (nil otherwise): the
+	// screens then send nothing on their own and act through it only when the user asks.
+	Stable      *client.Stable
+	BridgeLabel string
+	BridgeURL   string
+	Local       bool // the embedded local bridge (stop/replace and sandbox listing available)
+	ContextName string
+	StateDir    string // persisted sandscope state (known sandboxes)
+	CacheDir    string // log spill files
 	// Ctx is the program's lifetime; streams started by screens derive from it.
 	Ctx context.Context
 	// Now is the clock (fixed in tests).

@@ -23,7 +23,7 @@ const (
 )
 
 // WrongAPIText is how screens name a stable-API bridge in their headers.
-const WrongAPIText = "stable bridge: the TUI sends it nothing (each request starts a container); use sandscope exec, shell, session"
+const WrongAPIText = "stable bridge: the TUI sends it nothing on its own (each request starts a container); open a sandbox to exec, follow runs, use sessions and shells"
 
 // UnauthorizedHint is what to do about a rejected token, in the TUI and on the command line.
 const UnauthorizedHint = "the bridge rejected the token (check SANDBOX_API_KEY or --token-file)"

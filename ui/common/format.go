@@ -69,11 +69,54 @@ func Fit(s string, w int) string {
 	if w <= 0 {
 		return ""
 	}
+	s = clipCells(s, w+1)
 	n := ansi.StringWidth(s)
 	if n > w {
 		return ansi.Truncate(s, w, "…")
 	}
 	return s + strings.Repeat(" ", w-n)
+}
+
+// clipCells cuts a long s right after its first n cells, keeping the escape sequences (SGR) of
+// the rest, so that measuring and truncating it to fewer than n cells gives what they give on s,
+// at a cost bounded by n instead of len(s): a megabyte-long field a bridge sent is drawn as fast as
+// a short one. Strings short enough to hold at most n cells anyway are returned as they are.
+func clipCells(s string, n int) string {
+	if len(s) <= n || len(s) <= 4*n+256 {
+		return s // no cell takes less than a byte; short strings are cheap to measure
+	}
+	var state byte
+	w, i := 0, 0
+	for i < len(s) && w < n {
+		_, cw, k, st := ansi.DecodeSequence(s[i:], state, nil)
+		if k <= 0 {
+			break
+		}
+		w += cw
+		i += k
+		state = st
+	}
+	if i >= len(s) {
+		return s
+	}
+	var b strings.Builder
+	b.WriteString(s[:i])
+	rest := s[i:]
+	for {
+		j := strings.IndexByte(rest, 0x1b)
+		if j < 0 {
+			break
+		}
+		seq, cw, k, _ := ansi.DecodeSequence(rest[j:], 0, nil)
+		if k <= 0 {
+			break
+		}
+		if cw == 0 {
+			b.WriteString(seq)
+		}
+		rest = rest[j+k:]
+	}
+	return b.String()
 }
 
 // Argv renders a command line for display (sanitised, quoted where needed).

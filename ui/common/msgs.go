@@ -38,6 +38,9 @@ type AttachTerminalMsg struct {
 	Terminal client.Terminal
 }
 
+// PushScreenMsg asks the root to open a screen a screen made (the stable run view).
+type PushScreenMsg struct{ Screen Screen }
+
 // BackMsg asks the root to close the current screen.
 type BackMsg struct{}
 

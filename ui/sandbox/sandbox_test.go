@@ -155,7 +155,7 @@ func TestStableBridgeHeader(t *testing.T) {
 	m, _ := newModel(t)
 	apply(m, client.SandboxEvent{Kind: client.WatchError, Time: at(0), Err: fmt.Errorf("watch: %w", &client.StableBridgeError{})})
 	v := m.View()
-	if !strings.Contains(v, "stable bridge: the TUI sends it nothing") || strings.Contains(v, "not answering") {
+	if !strings.Contains(v, "stable bridge: the TUI sends it nothing on its own") || strings.Contains(v, "not answering") {
 		t.Fatalf("header does not name the stable bridge:\n%s", v)
 	}
 }

@@ -1,7 +1,9 @@
 package sandboxes
 
 import (
+	"errors"
 	"sort"
+	"sync"
 	"time"
 
 	"github.com/charmbracelet/bubbles/key"
@@ -9,6 +11,7 @@ import (
 
 	"sandscope/client"
 	"sandscope/keymap"
+	"sandscope/record"
 	"sandscope/ui/common"
 	"sandscope/ui/components"
 )
@@ -47,11 +50,13 @@ type Model struct {
 	lastOK   time.Time
 	saveErr  error
 	busy     string // an action under way
+	saver    *saver // writes the known-sandbox file, only when it changed
 }
 
 // New makes the screen and loads the persisted known set.
 func New(ctx *common.Context) *Model {
 	m := &Model{ctx: ctx, store: NewStore(ctx.StateDir, ctx.BridgeURL)}
+	m.saver = &saver{store: m.store}
 	m.list = components.NewList(ctx.Keys).SetSorts([]components.Sort{
 		{Name: "sandbox", Less: func(a, b int) bool { return m.rows[a].ID < m.rows[b].ID }},
 		{Name: "state", Less: func(a, b int) bool { return stateRank(m.rows[a]) < stateRank(m.rows[b]) }},
@@ -59,9 +64,21 @@ func New(ctx *common.Context) *Model {
 	})
 	known, err := m.store.Load()
 	m.saveErr = err
+	m.saver.saved = known
 	for _, k := range known {
 		k := k
 		m.rows = append(m.rows, &row{Known: k})
+	}
+	if ctx.Stable != nil && ctx.Record != nil {
+		// a stable bridge has no list: the sandboxes sandscope ran something in (the record; a
+		// local read, no request)
+		if ids, err := ctx.Record.StableSandboxes(); err == nil {
+			for _, id := range ids {
+				if m.find(id) == nil {
+					m.rows = append(m.rows, &row{Known: Known{ID: id, Source: "recorded", AddedAt: ctx.Clock()}})
+				}
+			}
+		}
 	}
 	m.sortRows()
 	return m
@@ -173,8 +190,25 @@ func (m *Model) forget(id string) {
 	m.persist()
 }
 
-// persist saves every row not merely listed by the local bridge (that list is the truth for those).
+// persist saves every row not merely listed by the local bridge (that list is the truth for those),
+// now, when it differs from what was saved last.
 func (m *Model) persist() {
+	if save := m.saver.prepare(m.known()); save != nil {
+		m.saveErr = save()
+	}
+}
+
+// persistLater is persist off the UI goroutine (for the periodic refresh): the command saves and
+// reports the outcome as a savedMsg; nil when nothing changed.
+func (m *Model) persistLater() tea.Cmd {
+	save := m.saver.prepare(m.known())
+	if save == nil {
+		return nil
+	}
+	return func() tea.Msg { return savedMsg{owner: m, err: save()} }
+}
+
+func (m *Model) known() []Known {
 	var ks []Known
 	for _, r := range m.rows {
 		if r.Source == "listed" {
@@ -182,7 +216,64 @@ func (m *Model) persist() {
 		}
 		ks = append(ks, r.Known)
 	}
-	m.saveErr = m.store.Save(ks)
+	return ks
+}
+
+// savedMsg is the outcome of a save started by persistLater.
+type savedMsg struct {
+	owner *Model
+	err   error
+}
+
+// lastSeenEvery is how stale a saved "last seen" may get before it alone is worth a write.
+const lastSeenEvery = time.Minute
+
+// saver writes the known-sandbox file only when its content changed (a "last seen" that moved by
+// less than lastSeenEvery is not a change), and in the order the saves were prepared even when they
+// run on different goroutines.
+type saver struct {
+	store *Store
+	saved []Known // what the last prepared save holds (UI goroutine)
+	seq   uint64  // prepared saves (UI goroutine)
+
+	mu      sync.Mutex
+	written uint64 // the newest save written
+}
+
+// prepare returns the save of ks, or nil when the file already holds it.
+func (s *saver) prepare(ks []Known) func() error {
+	if sameKnown(s.saved, ks) {
+		return nil
+	}
+	s.saved = append([]Known(nil), ks...)
+	s.seq++
+	seq, data := s.seq, s.saved
+	return func() error {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if seq < s.written {
+			return nil // a newer save was written already
+		}
+		s.written = seq
+		return s.store.Save(data)
+	}
+}
+
+func sameKnown(a, b []Known) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		x, y := a[i], b[i]
+		if x.ID != y.ID || x.Source != y.Source || !x.AddedAt.Equal(y.AddedAt) || x.Incarnation != y.Incarnation ||
+			x.Inferred != y.Inferred || (x.Running == nil) != (y.Running == nil) || (x.Running != nil && *x.Running != *y.Running) {
+			return false
+		}
+		if d := y.LastSeen.Sub(x.LastSeen); d >= lastSeenEvery || d <= -lastSeenEvery {
+			return false
+		}
+	}
+	return true
 }
 
 func (m *Model) sortRows() {
@@ -215,6 +306,37 @@ type statusResult struct {
 	terms       int
 	countsKnown bool
 	err         error
+	// observed: read from the record's watcher (its incarnation, inferred or not, and when it
+	// last answered) rather than looked up by this screen
+	observed bool
+	inc      client.Incarnation
+	at       time.Time
+}
+
+// statusFromRecord is what the record's watcher observed of a sandbox; ok is false while it has
+// heard nothing yet.
+func statusFromRecord(st *record.State) (statusResult, bool) {
+	if st.WatchErr != "" && !st.ErrSince.Before(st.LastOK) {
+		if st.WatchCause != nil {
+			return statusResult{err: st.WatchCause}, true
+		}
+		return statusResult{err: errors.New(st.WatchErr)}, true
+	}
+	if st.Running == nil {
+		return statusResult{}, false
+	}
+	sr := statusResult{observed: true, running: client.RunningStatus{Running: *st.Running}, inc: st.Current, at: st.LastOK, countsKnown: st.Events > 0}
+	for _, e := range st.Processes {
+		if !e.Gone && !e.Lost {
+			sr.procs++
+		}
+	}
+	for _, e := range st.Terminals {
+		if !e.Gone && !e.Lost {
+			sr.terms++
+		}
+	}
+	return sr, true
 }
 
 // tickMsg and refreshMsg name their model: after a context switch a new list must not take the

@@ -19,6 +19,11 @@ func (m *Model) Update(msg tea.Msg) (common.Component, tea.Cmd) {
 	switch msg := msg.(type) {
 	case refreshMsg:
 		return m, m.applyRefresh(msg)
+	case savedMsg:
+		if msg.owner == m {
+			m.saveErr = msg.err
+		}
+		return m, nil
 	case tickMsg:
 		if msg.owner != m || msg.gen != m.gen || m.inflight {
 			return m, nil
@@ -226,6 +231,12 @@ func (m *Model) refresh() tea.Cmd {
 	for _, r := range m.rows {
 		ids = append(ids, r.ID)
 	}
+	// With the record's background watcher running, it is the one source of each sandbox's
+	// state: this screen reads what it observed instead of polling every sandbox itself.
+	var rec *record.Record
+	if m.ctx.Watch != nil {
+		rec = m.ctx.Record
+	}
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(base, common.CallTimeout)
 		defer cancel()
@@ -254,6 +265,12 @@ func (m *Model) refresh() tea.Cmd {
 		}
 		for _, id := range ids {
 			if listed[id] {
+				continue
+			}
+			if rec != nil {
+				if sr, ok := statusFromRecord(rec.State(id)); ok {
+					res.status[id] = sr
+				}
 				continue
 			}
 			var sr statusResult
@@ -353,6 +370,17 @@ func (m *Model) applyRefresh(msg refreshMsg) tea.Cmd {
 		}
 		r.err = nil
 		run := sr.running.Running
+		if sr.observed {
+			r.Running = &run
+			if !sr.at.IsZero() {
+				r.LastSeen = sr.at
+			}
+			if sr.inc.Number > 0 {
+				r.Incarnation, r.Inferred = sr.inc.Number, sr.inc.Inferred
+			}
+			r.procs, r.terms, r.countsKnown = sr.procs, sr.terms, sr.countsKnown
+			continue
+		}
 		switch {
 		case sr.running.Incarnation > 0:
 			r.Incarnation, r.Inferred = sr.running.Incarnation, false
@@ -369,10 +397,9 @@ func (m *Model) applyRefresh(msg refreshMsg) tea.Cmd {
 		r.Running, r.LastSeen = &run, msg.at
 		r.procs, r.terms, r.countsKnown = sr.procs, sr.terms, sr.countsKnown
 	}
-	m.persist()
 	m.syncList() // keep the cursor on its row
 	gen := m.gen
-	cmds := []tea.Cmd{tea.Tick(refreshEvery, func(time.Time) tea.Msg { return tickMsg{owner: m, gen: gen} })}
+	cmds := []tea.Cmd{tea.Tick(refreshEvery, func(time.Time) tea.Msg { return tickMsg{owner: m, gen: gen} }), m.persistLater()}
 	if hadErr {
 		cmds = append(cmds, common.Send(common.ConnMsg{}))
 	}

@@ -53,6 +53,9 @@ type Options struct {
 	Exact bool
 	// Ctx bounds the worker's life (default: background; Close ends it in any case).
 	Ctx context.Context
+	// Replays says the connection has no cursors and replays its whole buffer on a reconnect (a
+	// stable PTY): the header says so instead of "from cursor".
+	Replays bool
 }
 
 var nextID atomic.Int64
@@ -75,9 +78,13 @@ type Model struct {
 	attempt int
 	reason  string // latest interruption / error text
 	exit    *client.Exit
-	loss    *client.LossEvidence
-	gaps    int
-	snap    Snapshot
+	// replayed is the size of the last buffer a stable PTY replayed (the screen was cleared and
+	// repainted from it); endedUnknown: a stable PTY's shell ended, its exit code unknown.
+	replayed     int
+	endedUnknown bool
+	loss         *client.LossEvidence
+	gaps         int
+	snap         Snapshot
 }
 
 // headerLines is how many rows the header takes.

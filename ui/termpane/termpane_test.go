@@ -376,3 +376,35 @@ func TestKeyMapLeaveAndActions(t *testing.T) {
 		t.Fatalf("wrote %q", f.written())
 	}
 }
+
+// A stable PTY replays its whole buffer on every connect: the pane clears and repaints (the
+// screen holds the text once) and says it replayed; its end is detected with the code unknown.
+func TestStableReplayAndUnknownEnd(t *testing.T) {
+	f := newFake()
+	m := New(f, 160, 4, Options{TerminalID: "dev", Plain: true, Replays: true})
+	replay := func(s string, attempt int) {
+		f.sent.Add(int64(len("\x1b[H\x1b[2J\x1b[3J") + len(s)))
+		f.send(client.TermEvent{Kind: client.TermReplayed, Data: []byte(s), Attempt: attempt})
+	}
+	replay("$ echo a\r\na\r\n", 0)
+	f.send(output("$ ", 0))
+	f.send(client.TermEvent{Kind: client.TermInterrupted, CloseCode: 1006, Reason: "dropped"})
+	f.send(client.TermEvent{Kind: client.TermReconnecting, Attempt: 1})
+	settle(t, m, 3)
+	if v := m.View(); !strings.Contains(v, "no cursors: the bridge will replay its whole buffer") {
+		t.Errorf("reconnecting header:\n%s", v)
+	}
+	replay("$ echo a\r\na\r\n$ ", 1)
+	settle(t, m, 1)
+	v := m.View()
+	if !strings.Contains(v, "REPLAYED") || strings.Count(v, "echo a") != 1 {
+		t.Errorf("after the replay the screen must hold the text once and say it replayed:\n%s", v)
+	}
+	f.send(client.TermEvent{Kind: client.TermEnded, Reason: "the shell ended"})
+	close(f.events)
+	settle(t, m, 1)
+	if v := m.View(); !strings.Contains(v, "ENDED · exit code unknown") || strings.Contains(v, "EXITED") {
+		t.Errorf("the end:\n%s", v)
+	}
+	m.Close()
+}

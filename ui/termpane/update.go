@@ -118,6 +118,12 @@ func (m *Model) apply(ev client.TermEvent) {
 		m.reason = fmt.Sprintf("interrupted %d %s", ev.CloseCode, ev.Reason)
 	case client.TermReconnecting:
 		m.state, m.attempt = Reconnecting, ev.Attempt
+	case client.TermReplayed:
+		// a stable PTY resent its whole buffer: the worker cleared the screen and repainted it
+		m.state, m.attempt, m.reason, m.replayed = Live, ev.Attempt, "", len(ev.Data)
+	case client.TermEnded:
+		// stable PTYs send no exit message: the end was detected, the code is unknown
+		m.state, m.endedUnknown = Exited, true
 	case client.TermExited:
 		m.state, m.exit = Exited, ev.Exit
 	case client.TermError:

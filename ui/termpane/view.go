@@ -109,12 +109,18 @@ func (m *Model) badge() (themes.Badge, string) {
 	case Connecting:
 		return themes.BadgeConnecting, "CONNECTING"
 	case Live:
+		if m.replayed > 0 {
+			return themes.BadgeLive, fmt.Sprintf("LIVE (REPLAYED: screen cleared and repainted from the bridge's buffer, %d bytes; stable has no cursors)", m.replayed)
+		}
 		if m.attempt > 0 {
 			return themes.BadgeLive, fmt.Sprintf("LIVE (resumed, attempt %d)", m.attempt)
 		}
 		return themes.BadgeLive, "LIVE"
 	case Reconnecting:
 		s := "RECONNECTING from cursor"
+		if m.opts.Replays {
+			s = "RECONNECTING (no cursors: the bridge will replay its whole buffer)"
+		}
 		if m.attempt > 0 {
 			s += fmt.Sprintf(" (attempt %d)", m.attempt)
 		}
@@ -123,6 +129,9 @@ func (m *Model) badge() (themes.Badge, string) {
 		}
 		return themes.BadgeReconnecting, s
 	case Exited:
+		if m.endedUnknown {
+			return themes.BadgeEnded, "ENDED · exit code unknown (the stable bridge does not report it)"
+		}
 		return exitBadge(m.exit)
 	case Errored:
 		return themes.BadgeError, "ERROR: " + reason

@@ -133,6 +133,12 @@ func (w *worker) read() {
 			signal(w.poke)
 			return
 		}
+		if ev.Kind == client.TermReplayed {
+			// a stable PTY replays its whole ring buffer on each connect: clear, then repaint
+			if !w.enqueue(append([]byte("\x1b[H\x1b[2J\x1b[3J"), ev.Data...)) {
+				return
+			}
+		}
 		if ev.Kind == client.TermOutput {
 			if !w.enqueue(ev.Data) {
 				return

@@ -1,0 +1,104 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"sync/atomic"
+	"time"
+
+	"sandscope/client"
+	"sandscope/record"
+	"sandscope/sanitize"
+)
+
+// commandRecordQueue bounds the events a command may queue for its record before it drops them.
+const commandRecordQueue = 1024
+
+// commandRecord writes what a command observes (exec, logs -f) to the record from a goroutine of
+// its own: the record is opened there while the command already follows its stream, and events
+// reach it through a bounded queue, so recording never delays or blocks the output. An event that
+// finds the queue full is dropped and counted. Problems (the record could not be opened or
+// written, events dropped) are told on stderr when the command ends, after its output.
+type commandRecord struct {
+	q       chan record.Event
+	done    chan struct{}
+	dropped atomic.Int64
+	stderr  io.Writer
+	notes   []string // written by the goroutine, read after done
+}
+
+// startCommandRecord starts recording for a command; open opens the record (nil: not recording).
+func startCommandRecord(open func() (*record.Record, error), stderr io.Writer) *commandRecord {
+	c := &commandRecord{q: make(chan record.Event, commandRecordQueue), done: make(chan struct{}), stderr: stderr}
+	go c.run(open)
+	return c
+}
+
+func (c *commandRecord) run(open func() (*record.Record, error)) {
+	defer close(c.done)
+	rec, err := open()
+	if err != nil {
+		c.notes = append(c.notes, "not recording: "+err.Error())
+	}
+	for ev := range c.q {
+		if rec != nil {
+			rec.Add(ev)
+		}
+	}
+	if rec == nil {
+		return
+	}
+	werr := rec.Err()
+	if err := rec.Close(); werr == nil {
+		werr = err
+	}
+	if werr == nil {
+		werr = rec.Err()
+	}
+	if werr != nil {
+		c.notes = append(c.notes, fmt.Sprintf("the record could not be written (%v); the output above is complete, but this run may be missing from sandscope report", werr))
+	}
+}
+
+// Add queues ev without waiting; a nil commandRecord records nothing.
+func (c *commandRecord) Add(ev record.Event) {
+	if c == nil {
+		return
+	}
+	if ev.Time.IsZero() {
+		ev.Time = time.Now()
+	}
+	select {
+	case c.q <- ev:
+	default:
+		c.dropped.Add(1)
+	}
+}
+
+// Close writes what is queued, closes the record and tells what went wrong, if anything.
+func (c *commandRecord) Close() {
+	if c == nil {
+		return
+	}
+	close(c.q)
+	<-c.done
+	if n := c.dropped.Load(); n > 0 {
+		c.notes = append(c.notes, fmt.Sprintf("%d events were not recorded (the record's writer fell behind)", n))
+	}
+	for _, n := range c.notes {
+		fmt.Fprintf(c.stderr, "sandscope: record: %s\n", sanitize.Message(n))
+	}
+}
+
+// observe returns an observer that records a follower's events (nil without a record). Quiet
+// events are not recorded: a status lookup saying "still running" is no news.
+func (c *commandRecord) observe(sandbox, process string) func(client.LogEvent) {
+	if c == nil {
+		return nil
+	}
+	return func(ev client.LogEvent) {
+		if ev.Kind != client.Quiet {
+			c.Add(record.FromLogEvent(sandbox, process, ev))
+		}
+	}
+}

@@ -1,0 +1,46 @@
+package common
+
+import (
+	"github.com/charmbracelet/x/ansi"
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
+
+// Fit of a long string gives what full measuring and truncation give, for plain, wide, combining
+// and SGR-styled text, at every width.
+func TestFitClipsLongStringsExactly(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 9))
+	pieces := []string{"a", "M", "界", "e\u0301", "\x1b[31m", "\x1b[0m", "\x1b[1;4m", " ", "👍🏽", "\x1b]8;;x\x1b\\"}
+	for range 300 {
+		var b strings.Builder
+		for b.Len() < 2000+rng.IntN(3000) {
+			b.WriteString(pieces[rng.IntN(len(pieces))])
+		}
+		s := b.String()
+		for _, w := range []int{1, 2, 5, 13, 40, 120} {
+			if got, want := Fit(s, w), fitFull(s, w); got != want {
+				t.Fatalf("Fit(%q…, %d) = %q, want %q", s[:40], w, got, want)
+			}
+		}
+	}
+}
+
+// fitFull is Fit without the clipping.
+func fitFull(s string, w int) string {
+	n := ansiWidth(s)
+	if n > w {
+		return ansiTruncate(s, w)
+	}
+	return s + strings.Repeat(" ", w-n)
+}
+
+func BenchmarkFitMegabyte(b *testing.B) {
+	s := strings.Repeat("M", 1<<20) + "\x1b[0m"
+	for b.Loop() {
+		_ = Fit(s, 80)
+	}
+}
+
+func ansiWidth(s string) int              { return ansi.StringWidth(s) }
+func ansiTruncate(s string, w int) string { return ansi.Truncate(s, w, "…") }
