@@ -413,7 +413,8 @@ func TestE2ETUILogLostMidStream(t *testing.T) {
 	})
 	s.keys("Tab")
 	s.keys("Tab")
-	sc = s.waitFor("the incarnation timeline", "#1", "#2")
+	// (the tab's own label: "#1" and "#2" are in the processes table too)
+	sc = s.waitFor("the incarnation timeline", "[Incarnations (2)]", "#1", "#2")
 	s.checkFrame(sc)
 }
 
