@@ -8,11 +8,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"io"
 	"os"
 	"os/signal"
-	"path"
 	"regexp"
 	"strings"
 	"sync"
@@ -20,6 +18,7 @@ import (
 	"time"
 
 	"sandscope/client"
+	"sandscope/followall"
 	"sandscope/sanitize"
 	"sandscope/vocab"
 
@@ -28,9 +27,8 @@ import (
 
 // allOptions tunes runLogsAll.
 type allOptions struct {
-	follow  bool
-	states  map[string]bool // bridge states to keep ("running", "exited", "error"); nil: all
-	pattern *regexp.Regexp  // on the command line joined with spaces; nil: all
+	follow bool
+	filter followall.Filter // which processes are followed (state, command pattern)
 	// colorOut/colorErr colour the prefixes on stdout/stderr; cleanOut/cleanErr sanitise the
 	// process's lines (they go to a terminal: no cursor moves or screen clears from a process may
 	// break the prefixed lines apart). noSGR drops the process's own colours too (NO_COLOR).
@@ -45,80 +43,11 @@ type allOptions struct {
 	poll, settle time.Duration
 }
 
-// parseStates reads --state values: running, exited, error, or ended (exited or error).
-func parseStates(vals []string) (map[string]bool, error) {
-	if len(vals) == 0 {
-		return nil, nil
-	}
-	m := map[string]bool{}
-	for _, v := range vals {
-		for _, s := range strings.Split(v, ",") {
-			switch s = strings.ToLower(strings.TrimSpace(s)); s {
-			case "running", "exited", "error":
-				m[s] = true
-			case "ended":
-				m["exited"], m["error"] = true, true
-			default:
-				return nil, fmt.Errorf("--state %q: want running, exited, error or ended", s)
-			}
-		}
-	}
-	return m, nil
-}
-
-// processName is a process's short, stable prefix: its command's name and the first 8 characters
-// of its ID ("build-1a2b3c4d"). A shell run as `sh -c SCRIPT NAME` is named by NAME ($0).
-func processName(p client.Process) string {
-	name := ""
-	if n := len(p.Command); n > 0 {
-		name = path.Base(p.Command[0])
-		switch name {
-		case "sh", "bash", "dash", "zsh", "ash":
-			if n >= 4 && p.Command[1] == "-c" {
-				name = path.Base(p.Command[3])
-			}
-		}
-	}
-	var b strings.Builder
-	for _, r := range name {
-		if r < 0x80 && (r == '-' || r == '_' || r == '.' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
-			b.WriteRune(r)
-		}
-		if b.Len() >= 16 {
-			break
-		}
-	}
-	id := p.ID
-	if len(id) > 8 {
-		id = id[:8]
-	}
-	if b.Len() == 0 {
-		return vocab.Text(id)
-	}
-	return b.String() + "-" + vocab.Text(id)
-}
-
-// commandSummary is a command line for a notice: a shell script shows as "sh -c … NAME", the
-// rest elided to 60 characters.
-func commandSummary(argv []string) string {
-	if len(argv) >= 3 && argv[1] == "-c" {
-		switch path.Base(argv[0]) {
-		case "sh", "bash", "dash", "zsh", "ash":
-			argv = append([]string{argv[0], "-c", "…"}, argv[3:]...)
-		}
-	}
-	return sanitize.Elide(sanitize.Label(strings.Join(argv, " ")), 60).String()
-}
-
 // prefixColors are the SGR colours of the prefixes (no red: it reads as an error).
 var prefixColors = []string{"32", "33", "34", "35", "36", "92", "93", "94", "95", "96"}
 
 // colorOf is the colour of a process's prefix: a hash of its ID, so it stays the same across runs.
-func colorOf(id string) string {
-	h := fnv.New32a()
-	_, _ = h.Write([]byte(id))
-	return prefixColors[h.Sum32()%uint32(len(prefixColors))]
-}
+func colorOf(id string) string { return prefixColors[followall.Color(id, len(prefixColors))] }
 
 // allOut writes whole prefixed lines to stdout and stderr; lines of different processes never
 // interleave.
@@ -235,7 +164,7 @@ const (
 
 // followOne copies one process's log as prefixed lines and reports its events as notices.
 func (o *allOut) followOne(ctx context.Context, c *client.Client, sandbox string, p client.Process) outcome {
-	name := processName(p)
+	name := followall.Name(p)
 	po := o.prefix(o.opts.colorOut, name, p.ID)
 	pe := o.prefix(o.opts.colorErr, name, p.ID)
 	// p is the status of a lookup just made (the list, or the watcher's last poll): the follower
@@ -352,33 +281,19 @@ func runLogsAll(ctx context.Context, c *client.Client, sandbox string, opts allO
 	var wg sync.WaitGroup
 	defer func() { cancel(); wg.Wait() }()
 	results := make(chan allResult)
-	seen := map[string]bool{}
+	joiner := followall.Joiner{Filter: opts.filter}
 	counts := map[outcome]int{}
 	active := 0
 
-	keep := func(p client.Process, late bool) bool {
-		if opts.pattern != nil && !opts.pattern.MatchString(strings.Join(p.Command, " ")) {
-			return false
-		}
-		if opts.states == nil {
-			return true
-		}
-		// a process that started while sandscope watched was running, whatever it is now
-		return opts.states[p.State] || (late && opts.states["running"])
-	}
 	start := func(p client.Process, late bool) {
-		if seen[p.ID] {
-			return
-		}
-		seen[p.ID] = true
-		if !keep(p, late) {
+		if !joiner.Join(p, late) {
 			return
 		}
 		_, word, _ := vocab.State(p.State, p.Exit, p.Error)
 		if p.Incarnation > 0 {
 			word += fmt.Sprintf(", incarnation %d", p.Incarnation)
 		}
-		out.notice(processName(p), p.ID, "following %s (%s)", commandSummary(p.Command), word)
+		out.notice(followall.Name(p), p.ID, "following %s (%s)", followall.Summary(p.Command), word)
 		active++
 		wg.Add(1)
 		go func() {
@@ -527,11 +442,11 @@ func runLogsAllCmd(ctx context.Context, c *client.Client, args []string, follow 
 	}
 	opts := allOptions{follow: follow, bell: bell}
 	var err error
-	if opts.states, err = parseStates(states); err != nil {
+	if opts.filter.States, err = followall.ParseStates(states); err != nil {
 		return &exitError{code: exitUsage, err: err}
 	}
 	if pattern != "" {
-		if opts.pattern, err = regexp.Compile(pattern); err != nil {
+		if opts.filter.Pattern, err = regexp.Compile(pattern); err != nil {
 			return &exitError{code: exitUsage, err: fmt.Errorf("--command: %w", err)}
 		}
 	}

@@ -14,6 +14,7 @@ import (
 
 	"sandscope/client"
 	"sandscope/demo"
+	"sandscope/followall"
 )
 
 func TestLineBufferKeepsLinesWhole(t *testing.T) {
@@ -87,18 +88,18 @@ func TestProcessNameAndFilters(t *testing.T) {
 		{[]string{"\x1b[2Jevil\n"}, "2Jevil-1a2b3c4d"},
 		{nil, "1a2b3c4d"},
 	} {
-		if got := processName(client.Process{ID: "1a2b3c4d-5e6f", Command: c.cmd}); got != c.want {
+		if got := followall.Name(client.Process{ID: "1a2b3c4d-5e6f", Command: c.cmd}); got != c.want {
 			t.Errorf("%q: got %q want %q", c.cmd, got, c.want)
 		}
 	}
 	if colorOf("x") != colorOf("x") {
 		t.Error("colour not stable")
 	}
-	m, err := parseStates([]string{"running,ended"})
+	m, err := followall.ParseStates([]string{"running,ended"})
 	if err != nil || !m["running"] || !m["exited"] || !m["error"] {
 		t.Fatalf("%v %v", m, err)
 	}
-	if _, err := parseStates([]string{"bogus"}); err == nil {
+	if _, err := followall.ParseStates([]string{"bogus"}); err == nil {
 		t.Fatal("bad state accepted")
 	}
 	for _, c := range []struct {
@@ -151,10 +152,11 @@ func waitFor(t *testing.T, what string, buf *syncBuffer, re *regexp.Regexp) {
 // the container is replaced (the other is LOST), a relaunch appears and ends. Every line carries
 // its process's prefix, partial lines stay whole, and the exit status is 3.
 func TestLogsAllFollowsTheSandbox(t *testing.T) {
+	// built before the processes start: on a busy machine the build may outlast beta's sleep
+	bin := sandscopeBinary(t)
 	b, flags := bridgeArgs(t)
 	alpha := startProc(t, b, "sh", "-c", "echo a1; echo a-err >&2; printf 'par'; sleep 0.4; printf 'tial\\n'; sleep 0.4; printf 'a-end'; exit 0", "alpha")
 	beta := startProc(t, b, "sh", "-c", "echo b1; printf 'b-'; sleep 0.3; printf 'partial\\n'; sleep 60", "beta")
-	bin := sandscopeBinary(t) // built before the command's time limit starts
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, append(flags, "logs", "local", "--all", "-f")...)
@@ -261,7 +263,7 @@ func TestLogsAllDuringTheDemoScene(t *testing.T) {
 		t.Fatalf("exit %v\nstderr %q", err, stderr.String())
 	}
 	out, errs := stdout.String(), stderr.String()
-	name := func(p client.Process) string { return processName(p) + " | " }
+	name := func(p client.Process) string { return followall.Name(p) + " | " }
 	for _, p := range []client.Process{sc.Build, sc.Tests, sc.Agent, sc.Agent2} {
 		if !strings.Contains(out, "\n"+name(p)) && !strings.HasPrefix(out, name(p)) {
 			t.Errorf("no stdout line of %s", name(p))

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"sandscope/client"
+	"sandscope/followall"
 	"sandscope/record"
 	"sandscope/sanitize"
 )
@@ -45,7 +46,7 @@ func stableRunName(r record.StableRun) string {
 	if i := strings.LastIndexByte(id, '-'); i >= 0 {
 		id = id[i+1:]
 	}
-	return processName(client.Process{ID: id, Command: r.Argv})
+	return followall.Name(client.Process{ID: id, Command: r.Argv})
 }
 
 // stableFollowed is one run logs --all follows.
@@ -68,10 +69,10 @@ func runStableLogsAll(ctx context.Context, s *client.Stable, book runBook, bridg
 	o := &allOut{stdout: stdout, stderr: stderr, opts: &opts}
 	keep := func(r record.StableRun) bool {
 		st := stableRunState(r)
-		if opts.states != nil && !opts.states[st] && !(st == "lost" && opts.states["exited"] && opts.states["error"]) {
+		if opts.filter.States != nil && !opts.filter.States[st] && !(st == "lost" && opts.filter.States["exited"] && opts.filter.States["error"]) {
 			return false
 		}
-		return opts.pattern == nil || opts.pattern.MatchString(strings.Join(r.Argv, " "))
+		return opts.filter.Pattern == nil || opts.filter.Pattern.MatchString(strings.Join(r.Argv, " "))
 	}
 	followed := map[string]*stableFollowed{}
 	var order []string
@@ -88,7 +89,7 @@ func runStableLogsAll(ctx context.Context, s *client.Stable, book runBook, bridg
 			}
 			f := &stableFollowed{run: r, name: stableRunName(r)}
 			followed[r.ID], order = f, append(order, r.ID)
-			o.notice(f.name, r.ID, "run %s %s: %s", r.ID, record.StableStateWord(r), commandSummary(r.Argv))
+			o.notice(f.name, r.ID, "run %s %s: %s", r.ID, record.StableStateWord(r), followall.Summary(r.Argv))
 			if client.RunState(r.State) == client.RunLost {
 				// the files went with the container: nothing to read, nothing to ask
 				f.done, f.out = true, outLost

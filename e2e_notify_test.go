@@ -86,7 +86,7 @@ func TestE2ENotifyWhileElsewhere(t *testing.T) {
 	}
 
 	// the notification list, opened from the sandbox screen, and Enter into the log
-	s.keys("!")
+	s.keys("M")
 	sc = s.waitFor("the notification list", "Notifications (1)", "ENDED", "other/"+short, "EXITED 5")
 	checkHeader(t, sc)
 	s.keys("Enter")

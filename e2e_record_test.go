@@ -52,7 +52,7 @@ func TestE2ERecordSurvivesReplacementAndRestart(t *testing.T) {
 	s.keys("Tab", "Tab")
 	s.waitFor("two incarnations with evidence", "Incarnations (2)", "#1", "#2", "the bridge reports incarnation 2 (was 1)")
 	s.keys("Tab")
-	s.waitFor("the processes tab", "[Processes (")
+	s.waitFor("the processes tab", "[Processes (") // the key is handled before the rows are read
 	s.selectRow("LOST")
 	s.keys("Enter")
 	sc = s.waitFor("the LOST agent's captured log", "Logs · demo", "(LOST)", "CAPTURE BEGAN", `{"type":"system"`, "LOST: the process is gone")

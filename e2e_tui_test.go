@@ -413,7 +413,6 @@ func TestE2ETUILogLostMidStream(t *testing.T) {
 	})
 	s.keys("Tab")
 	s.keys("Tab")
-	// (the tab's own label: "#1" and "#2" are in the processes table too)
 	sc = s.waitFor("the incarnation timeline", "[Incarnations (2)]", "#1", "#2")
 	s.checkFrame(sc)
 }

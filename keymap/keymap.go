@@ -16,13 +16,14 @@ const (
 	Lists     Screen = "lists"
 	Sandboxes Screen = "sandboxes"
 	Sandbox   Screen = "sandbox"
+	Runs      Screen = "runs"
 	Logs      Screen = "logs"
 	Terminal  Screen = "terminal"
 	Prompt    Screen = "prompt"
 )
 
 // Screens lists the groups in the order help and the Markdown table show them.
-var screenOrder = []Screen{Global, Lists, Sandboxes, Sandbox, Logs, Terminal, Prompt}
+var screenOrder = []Screen{Global, Lists, Sandboxes, Sandbox, Runs, Logs, Terminal, Prompt}
 
 // KeyMap is every binding sandscope knows.
 type KeyMap struct {
@@ -30,6 +31,7 @@ type KeyMap struct {
 	Up, Down, PageUp, PageDown, Top, Bottom key.Binding
 	Open, Back, Quit, Help, Refresh         key.Binding
 	Contexts                                key.Binding
+	AllRuns                                 key.Binding // the screen of every run of every known sandbox
 	Notifications                           key.Binding // the notification list (endings, losses, suspect ends, gaps)
 	BridgePanel                             key.Binding // the bridge panel (capacity: the container pool)
 
@@ -42,6 +44,10 @@ type KeyMap struct {
 	// Sandbox screen.
 	NextTab, PrevTab, Exec, Kill, Relaunch, Select, Shell, Preview key.Binding
 	Report                                                         key.Binding // write a triage report of the sandbox or the selected process
+	FollowAll                                                      key.Binding // one log view following every process of the sandbox
+
+	// All-runs screen.
+	Attention key.Binding // narrow to the runs that need attention (LOST, SUSPECT END, STALE)
 
 	// Log view.
 	Follow, Timestamps, Wrap, Search, NextMatch, PrevMatch  key.Binding
@@ -71,6 +77,7 @@ func (k *KeyMap) entries() []entry {
 		{"top", Global, &k.Top}, {"bottom", Global, &k.Bottom},
 		{"open", Global, &k.Open}, {"back", Global, &k.Back},
 		{"refresh", Global, &k.Refresh}, {"contexts", Global, &k.Contexts},
+		{"all_runs", Global, &k.AllRuns},
 		{"help", Global, &k.Help}, {"quit", Global, &k.Quit},
 		{"notifications", Global, &k.Notifications}, {"bridge_panel", Global, &k.BridgePanel},
 
@@ -84,7 +91,9 @@ func (k *KeyMap) entries() []entry {
 		{"exec", Sandbox, &k.Exec}, {"kill", Sandbox, &k.Kill},
 		{"relaunch", Sandbox, &k.Relaunch}, {"select", Sandbox, &k.Select},
 		{"shell", Sandbox, &k.Shell}, {"preview", Sandbox, &k.Preview},
-		{"report", Sandbox, &k.Report},
+		{"report", Sandbox, &k.Report}, {"follow_all", Sandbox, &k.FollowAll},
+
+		{"attention", Runs, &k.Attention},
 
 		{"follow", Logs, &k.Follow}, {"timestamps", Logs, &k.Timestamps}, {"wrap", Logs, &k.Wrap},
 		{"search", Logs, &k.Search}, {"next_match", Logs, &k.NextMatch}, {"prev_match", Logs, &k.PrevMatch},
@@ -120,9 +129,10 @@ func New() *KeyMap {
 		Refresh:  b([]string{"ctrl+r"}, "ctrl+r", "refresh now"),
 		Help:     b([]string{"?"}, "?", "toggle help"),
 		Contexts: b([]string{"C"}, "C", "switch context"),
+		AllRuns:  b([]string{"W"}, "W", "every run of every sandbox"),
 		Quit:     b([]string{"q", "ctrl+c"}, "q", "quit"),
 
-		Notifications: b([]string{"!"}, "!", "notifications"),
+		Notifications: b([]string{"M"}, "M", "notifications (messages)"),
 		BridgePanel:   b([]string{"B"}, "B", "bridge panel (capacity)"),
 
 		FilterRows:  b([]string{"/"}, "/", "filter rows (esc clears)"),
@@ -136,15 +146,18 @@ func New() *KeyMap {
 		Stop:    b([]string{"s"}, "s", "stop sandbox (local)"),
 		Replace: b([]string{"R"}, "R", "replace container (local)"),
 
-		NextTab:  b([]string{"tab"}, "tab", "next tab"),
-		PrevTab:  b([]string{"shift+tab"}, "shift+tab", "previous tab"),
-		Exec:     b([]string{"e"}, "e", "exec a process"),
-		Kill:     b([]string{"x"}, "x", "kill (pick signal)"),
-		Relaunch: b([]string{"r"}, "r", "relaunch here"),
-		Select:   b([]string{" "}, "space", "select for multi-follow"),
-		Shell:    b([]string{"s"}, "s", "new terminal"),
-		Preview:  b([]string{"p"}, "p", "preview: details and live output"),
-		Report:   b([]string{"P"}, "P", "write triage report"),
+		NextTab:   b([]string{"tab"}, "tab", "next tab"),
+		PrevTab:   b([]string{"shift+tab"}, "shift+tab", "previous tab"),
+		Exec:      b([]string{"e"}, "e", "exec a process"),
+		Kill:      b([]string{"x"}, "x", "kill (pick signal)"),
+		Relaunch:  b([]string{"r"}, "r", "relaunch here"),
+		Select:    b([]string{" "}, "space", "select for multi-follow"),
+		Shell:     b([]string{"s"}, "s", "new terminal"),
+		Preview:   b([]string{"p"}, "p", "preview: details and live output"),
+		Report:    b([]string{"P"}, "P", "write triage report"),
+		FollowAll: b([]string{"F"}, "F", "follow every process in one log"),
+
+		Attention: b([]string{"!"}, "!", "only runs needing attention (LOST, SUSPECT END, STALE)"),
 
 		Follow:     b([]string{"f"}, "f", "toggle follow"),
 		Timestamps: b([]string{"t"}, "t", "toggle timestamps"),

@@ -9,6 +9,7 @@ var screenTitles = map[Screen]string{
 	Lists:     "Tables (sandboxes; processes, terminals and incarnations tabs)",
 	Sandboxes: "Sandboxes screen",
 	Sandbox:   "Sandbox screen",
+	Runs:      "All-runs screen (every process and terminal of every known sandbox; the table keys work too)",
 	Logs:      "Log view",
 	Terminal:  "Terminals (embedded pane; attach, interrupt and terminate also on the Terminals tab)",
 	Prompt:    "Prompts and confirmations",

@@ -79,6 +79,7 @@ func (r *Record) CaptureData(sandbox, process string, ev client.LogEvent) {
 	}
 	m.bytes += int64(len(ev.Data))
 	m.lastCursor = ev.Cursor
+	m.lastData = t
 	m.dirty = true
 	if n := len(r.chunks); n > 0 {
 		last := &r.chunks[n-1]
@@ -119,6 +120,9 @@ func (r *Record) metaLocked(sandbox, process string) *captureMeta {
 		Scan(&began, &m.beganCursor, &gone, &m.goneReason, &m.dropped, &m.bytes, &m.lastCursor, &updated, &m.ended)
 	if err == nil {
 		m.began, m.earlierGone, m.loaded = time.Unix(0, began), gone != 0, true
+		if m.bytes > 0 || m.dropped > 0 {
+			m.lastData = time.Unix(0, updated)
+		}
 	}
 	r.capture[k] = m
 	return m
@@ -269,4 +273,24 @@ func (r *Record) Captured(sandbox, process string) (Capture, error) {
 		c.Chunks = append(c.Chunks, ch)
 	}
 	return c, rows.Err()
+}
+
+// Output is a summary of a process's captured output, cheap enough to ask for every row of a
+// table on every refresh (no output is read).
+type Output struct {
+	Found bool      // capture ever began
+	Last  time.Time // when the last captured byte arrived (zero: none yet)
+	Bytes int64     // bytes kept
+	Ended string    // why capture stopped ("" while it runs)
+}
+
+// OutputOf summarises what was captured of a process so far.
+func (r *Record) OutputOf(sandbox, process string) Output {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return Output{}
+	}
+	m := r.metaLocked(sandbox, process)
+	return Output{Found: !m.began.IsZero(), Last: m.lastData, Bytes: m.bytes, Ended: m.ended}
 }

@@ -31,7 +31,9 @@ type Entry struct {
 	Earlier bool  // only observed by an earlier run of sandscope
 
 	// Stream summary (from log followers and terminal connections).
-	Cursor        string // the last cursor recorded
+	Cursor        string    // the last cursor recorded
+	Stream        string    // the kind of the last stream event recorded ("interrupted", "suspect end", …)
+	StreamAt      time.Time // when it was recorded
 	Interruptions int
 	Gaps          int
 	SuspectEnds   int
@@ -339,6 +341,7 @@ func (s *State) applyStream(ev Event) {
 	if ev.Cursor != "" {
 		e.Cursor = ev.Cursor
 	}
+	e.Stream, e.StreamAt = ev.Kind, ev.Time
 	switch ev.Kind {
 	case client.Interrupted.String(), "terminal " + client.TermInterrupted.String():
 		e.Interruptions++

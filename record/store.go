@@ -128,6 +128,7 @@ type captureMeta struct {
 	dropped     int64
 	bytes       int64
 	lastCursor  string
+	lastData    time.Time // when the last byte captured arrived (the row's update time when loaded)
 	ended       string
 	dirty       bool
 	loaded      bool

@@ -69,7 +69,7 @@ func TestNotificationWhileAnotherScreenIsOpen(t *testing.T) {
 	}
 
 	// the list opens from the sandbox screen, and Enter opens the log of the process
-	step(m, uitest.Key("!"), 0)
+	step(m, uitest.Key("M"), 0)
 	v := m.View()
 	for _, w := range []string{"Notifications (1)", "ENDED", "other/p1", "EXITED 5"} {
 		if !strings.Contains(v, w) {
@@ -113,15 +113,15 @@ func TestNotificationWaitsForTheActionMessage(t *testing.T) {
 	m.ctx.Record.Add(record.FromLogEvent("sb", "p3", client.LogEvent{Kind: client.Lost, Time: uitest.T0}))
 	step(m, alertsMsg{ch: m.alertCh}, 0)
 	v := m.View()
-	if !strings.Contains(v, "replaced the container of sb") || strings.Contains(v, "sb/p3") || !strings.Contains(v, "! 1 new") {
+	if !strings.Contains(v, "replaced the container of sb") || strings.Contains(v, "sb/p3") || !strings.Contains(v, "M 1 new") {
 		t.Fatalf("the action message gave way, or the header lacks the count:\n%s", v)
 	}
 	step(m, statusExpiredMsg{gen: m.statusGen}, 0)
 	if !strings.Contains(m.status, "sb/p3") || !strings.Contains(m.status, "LOST") {
 		t.Fatalf("the waiting notification is not shown after the fade: %q", m.status)
 	}
-	step(m, uitest.Key("!"), 0)
-	if strings.Contains(m.View(), "! 1 new") {
+	step(m, uitest.Key("M"), 0)
+	if strings.Contains(m.View(), "M 1 new") {
 		t.Fatal("the unread count stays after the list was opened")
 	}
 }

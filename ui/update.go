@@ -13,6 +13,7 @@ import (
 	"sandscope/ui/bridgepanel"
 	"sandscope/ui/common"
 	"sandscope/ui/logview"
+	"sandscope/ui/runs"
 	"sandscope/ui/sandbox"
 	"sandscope/ui/stablebox"
 	"sandscope/ui/termpane"
@@ -143,10 +144,10 @@ func (m *Model) route(msg tea.Msg) tea.Cmd {
 		}
 		return m.push(msg.Screen)
 	case common.OpenLogsMsg:
-		if len(msg.Targets) == 0 {
+		if len(msg.Targets) == 0 && msg.All == "" {
 			return nil
 		}
-		return m.push(logview.New(m.ctx, msg.Targets, logview.Options{MemLines: m.ctx.LogMemLines}))
+		return m.push(logview.New(m.ctx, msg.Targets, logview.Options{MemLines: m.ctx.LogMemLines, All: msg.All}))
 	case common.OpenTerminalMsg:
 		return m.openTerminal(msg)
 	case common.AttachTerminalMsg:
@@ -313,6 +314,8 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 			return nil
 		case key.Matches(msg, k.Contexts):
 			return m.openContexts()
+		case key.Matches(msg, k.AllRuns):
+			return m.openRuns()
 		}
 	}
 	return m.toTop(msg)
@@ -422,4 +425,18 @@ func (m *Model) attachPane(msg termConnectedMsg) tea.Cmd {
 		pane.LeaveBinding().Help().Key, k.FocusPane.Help().Key, k.Attach.Help().Key, k.Back.Help().Key)
 	m.statusLevel = common.Info
 	return cmd
+}
+
+// openRuns shows the all-runs screen: the one on the stack (closing the screens above it), or a
+// new one on top.
+func (m *Model) openRuns() tea.Cmd {
+	for i, c := range m.stack {
+		if _, ok := c.(*runs.Model); ok {
+			for len(m.stack) > i+1 {
+				m.pop()
+			}
+			return nil
+		}
+	}
+	return m.push(runs.New(m.ctx))
 }

@@ -22,8 +22,13 @@ type LogTarget struct {
 	Lost        bool
 }
 
-// OpenLogsMsg asks the root to open the log view on one or more processes.
-type OpenLogsMsg struct{ Targets []LogTarget }
+// OpenLogsMsg asks the root to open the log view on one or more processes. With All set (a
+// sandbox), the view follows every process of that sandbox: Targets are those known now, and
+// processes that start later join.
+type OpenLogsMsg struct {
+	Targets []LogTarget
+	All     string
+}
 
 // OpenTerminalMsg asks the root to open a terminal pane.
 type OpenTerminalMsg struct {

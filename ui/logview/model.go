@@ -12,6 +12,7 @@ import (
 	"github.com/muesli/termenv"
 
 	"sandscope/client"
+	"sandscope/followall"
 	"sandscope/keymap"
 	"sandscope/record"
 	"sandscope/ui/common"
@@ -38,6 +39,7 @@ const followQueue = 16
 // source is one followed process.
 type source struct {
 	name   string // the label in the buffer and the prefix ("p1", or "p1#1" when stale duplicates)
+	color  int    // the prefix's colour among the theme's prefix colours
 	target common.LogTarget
 	ch     <-chan client.LogEvent
 	cancel context.CancelFunc
@@ -90,12 +92,23 @@ type Model struct {
 	quietAfter time.Duration
 	plain      bool
 	closed     bool
+
+	// all is the sandbox whose every process the view follows ("" when it follows the targets it
+	// was given only); joiner decides which processes join, allCancel ends the watch for new ones.
+	all       string
+	joiner    followall.Joiner
+	allCancel context.CancelFunc
+	allCh     <-chan string              // the record's change notices
+	allWatch  <-chan client.SandboxEvent // the view's own watcher when nothing is recorded
 }
 
 // Options tunes a log view.
 type Options struct {
 	MemLines   int           // lines kept in memory (logbuf default when 0)
 	QuietAfter time.Duration // passed to the follower
+	// All follows every process of this sandbox: the targets given and each process that starts
+	// later, prefixed with a short stable name (followall.Name) in a colour chosen by its ID.
+	All string
 }
 
 // New makes a log view over targets and creates its buffer; Init starts following.
@@ -106,6 +119,16 @@ func New(ctx *common.Context, targets []common.LogTarget, o Options) *Model {
 	m.input.CharLimit = 512
 	buf, err := logbuf.New(logbuf.Options{Dir: ctx.CacheDir, MemLines: o.MemLines})
 	m.buf, m.bufErr = buf, err
+	m.all = o.All
+	if m.all != "" {
+		for _, t := range targets {
+			m.joiner.Join(t.Process, false)
+			m.addSource(t)
+		}
+		m.quietAfter = o.QuietAfter
+		m.plain = ctx.Styles.Renderer.ColorProfile() == termenv.Ascii
+		return m
+	}
 	names := map[string]int{}
 	var ids []string
 	for _, t := range targets {
@@ -118,7 +141,7 @@ func New(ctx *common.Context, targets []common.LogTarget, o Options) *Model {
 		if names[t.Process.ID] > 1 && t.Incarnation > 0 {
 			name = fmt.Sprintf("%s#%d", name, t.Incarnation)
 		}
-		m.sources = append(m.sources, &source{name: name, target: t, since: ctx.Clock()})
+		m.sources = append(m.sources, &source{name: name, color: len(m.sources), target: t, since: ctx.Clock()})
 	}
 	m.quietAfter = o.QuietAfter
 	// with no colour (NO_COLOR, a dumb terminal) the process's own SGR colours go too
@@ -133,29 +156,41 @@ func (m *Model) Init() tea.Cmd {
 	}
 	m.gen++
 	var cmds []tea.Cmd
-	for i, s := range m.sources {
-		if s.target.Stale || s.target.Lost {
-			// its container is gone, and its log with it: what sandscope captured is all there is
-			m.replayCapture(s)
-			continue
-		}
-		if m.ctx.Bridge == nil {
-			continue
-		}
-		if s.cancel != nil {
-			s.cancel() // a second Init replaces the follower; the first must not run on unseen
-		}
-		ctx, cancel := context.WithCancel(m.ctx.BaseCtx())
-		s.cancel = cancel
-		// A short queue: bridge events carry up to 256 KiB each, so the default depth would let a
-		// producer that outruns the screen park tens of MiB in the channel. The buffer, not the
-		// queue, is where history lives (and it spills to disk).
-		s.ch = m.ctx.Bridge.Follow(ctx, s.target.Sandbox, s.target.Process.ID,
-			client.FollowOptions{QuietAfter: m.quietAfter, Buffer: followQueue})
-		cmds = append(cmds, waitForLog(m, s.ch, i, m.gen))
+	for i := range m.sources {
+		cmds = append(cmds, m.startSource(i))
+	}
+	if m.all != "" {
+		cmds = append(cmds, m.watchAll())
 	}
 	cmds = append(cmds, m.tick())
 	return tea.Batch(cmds...)
+}
+
+// startSource starts following source i (or replays what the record captured of a LOST or
+// STALE one) and returns the command that waits for its events.
+func (m *Model) startSource(i int) tea.Cmd {
+	s := m.sources[i]
+	if s.target.Stale || s.target.Lost {
+		// its container is gone, and its log with it: what sandscope captured is all there is
+		if !s.done {
+			m.replayCapture(s)
+		}
+		return nil
+	}
+	if m.ctx.Bridge == nil {
+		return nil
+	}
+	if s.cancel != nil {
+		s.cancel() // a second Init replaces the follower; the first must not run on unseen
+	}
+	ctx, cancel := context.WithCancel(m.ctx.BaseCtx())
+	s.cancel = cancel
+	// A short queue: bridge events carry up to 256 KiB each, so the default depth would let a
+	// producer that outruns the screen park tens of MiB in the channel. The buffer, not the
+	// queue, is where history lives (and it spills to disk).
+	s.ch = m.ctx.Bridge.Follow(ctx, s.target.Sandbox, s.target.Process.ID,
+		client.FollowOptions{QuietAfter: m.quietAfter, Buffer: followQueue})
+	return waitForLog(m, s.ch, i, m.gen)
 }
 
 // replayCapture fills a LOST or STALE process's log from the record: a marker where capture
@@ -237,6 +272,9 @@ func (m *Model) replayCapture(s *source) {
 // Close stops every follower and removes the buffer's files.
 func (m *Model) Close() {
 	m.closed = true
+	if m.allCancel != nil {
+		m.allCancel()
+	}
 	for _, s := range m.sources {
 		if s.cancel != nil {
 			s.cancel()

@@ -23,6 +23,9 @@ import (
 
 // Update handles follower batches, ticks, keys and the answers of searches, filters and saves.
 func (m *Model) Update(msg tea.Msg) (common.Component, tea.Cmd) {
+	if cmd, ok := m.updateAll(msg); ok {
+		return m, cmd
+	}
 	switch msg := msg.(type) {
 	case logBatchMsg:
 		if msg.owner != m || msg.gen != m.gen || m.closed || msg.src < 0 || msg.src >= len(m.sources) {

@@ -73,9 +73,12 @@ func (m *Model) modeLine() string {
 }
 
 func (m *Model) title() string {
+	if m.all != "" {
+		return m.allTitle()
+	}
 	st := m.ctx.Styles
 	var parts []string
-	for i, s := range m.sources {
+	for _, s := range m.sources {
 		label := vocab.Text(s.name) + ": " + common.Argv(s.target.Process.Command)
 		switch {
 		case s.target.Lost:
@@ -84,7 +87,7 @@ func (m *Model) title() string {
 			label = fmt.Sprintf("(STALE #%d) %s", s.target.Incarnation, label)
 		}
 		if len(m.sources) > 1 {
-			parts = append(parts, st.Prefix(i).Render(vocab.Text(s.name))+" "+common.Argv(s.target.Process.Command))
+			parts = append(parts, st.Prefix(s.color).Render(vocab.Text(s.name))+" "+common.Argv(s.target.Process.Command))
 		} else {
 			parts = append(parts, label)
 		}
@@ -101,11 +104,11 @@ func (m *Model) statusLine() string {
 	st := m.ctx.Styles
 	now := m.ctx.Clock()
 	var parts []string
-	for i, s := range m.sources {
+	for _, s := range m.sources {
 		badge, label := badgeOf(s)
 		head := st.Badge(badge).Render(label)
 		if len(m.sources) > 1 {
-			head = st.Prefix(i).Render(vocab.Text(s.name)) + " " + head
+			head = st.Prefix(s.color).Render(vocab.Text(s.name)) + " " + head
 		}
 		var facts []string
 		switch s.state {
@@ -212,9 +215,12 @@ func (m *Model) render(l logbuf.Line, idx int) []string {
 	if m.stamps {
 		prefix += st.Timestamp.Render(l.Time.Format("15:04:05.000")) + " "
 	}
-	if len(m.sources) > 1 {
-		si := m.sourceIndex(l.Source)
-		prefix += st.Prefix(si).Render(common.Fit(l.Source, m.prefixWidth())) + " "
+	if len(m.sources) > 1 || m.all != "" {
+		color := 0
+		if si := m.sourceIndex(l.Source); si < len(m.sources) {
+			color = m.sources[si].color
+		}
+		prefix += st.Prefix(color).Render(common.Fit(l.Source, m.prefixWidth())) + " "
 	}
 	if l.IsMarker() {
 		style := st.Marker
@@ -274,6 +280,9 @@ func (m *Model) prefixWidth() int {
 	w := 2
 	for _, s := range m.sources {
 		w = max(w, ansi.StringWidth(s.name))
+	}
+	if m.all != "" {
+		return min(w, 25) // a follow-all name: up to 16 of the command's, a dash and 8 of the ID
 	}
 	return min(w, 16)
 }

@@ -243,7 +243,8 @@ func (m *Model) ShortHelp() []key.Binding {
 // FullHelp is the help overlay: the tab's keys, the tab keys, then the global ones.
 func (m *Model) FullHelp() [][]key.Binding {
 	k := m.ctx.Keys
-	return k.HelpColumns(m.tabKeys(), append([]key.Binding{k.NextTab, k.PrevTab}, m.list().Bindings()...))
+	// following every process is the sandbox's, whatever the tab (the one-line help has no room)
+	return k.HelpColumns(append(m.tabKeys(), k.FollowAll), append([]key.Binding{k.NextTab, k.PrevTab}, m.list().Bindings()...))
 }
 
 // watchMsg carries a batch of watcher events.

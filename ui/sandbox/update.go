@@ -165,6 +165,8 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 		return m.togglePreview()
 	case key.Matches(msg, k.Open):
 		return m.open()
+	case key.Matches(msg, k.FollowAll):
+		return m.followAll()
 	case key.Matches(msg, k.Report):
 		entity := ""
 		if e := m.curProc(); e != nil {
@@ -291,6 +293,20 @@ func (m *Model) open() tea.Cmd {
 		return common.Send(common.OpenTerminalMsg{Sandbox: m.id, Terminal: e.Terminal})
 	}
 	return nil
+}
+
+// followAll opens one log view following every process of the sandbox: those of the current
+// incarnation, the LOST ones (what the record captured, then the LOST marker), and every process
+// that starts while the view is open.
+func (m *Model) followAll() tea.Cmd {
+	var targets []common.LogTarget
+	for _, e := range m.st.Processes {
+		if c := m.procCond(e); c == common.Stale {
+			continue
+		}
+		targets = append(targets, m.target(e))
+	}
+	return common.Send(common.OpenLogsMsg{Targets: targets, All: m.id})
 }
 
 func (m *Model) target(e *procEntry) common.LogTarget {
