@@ -22,7 +22,7 @@ import (
 )
 
 func newLogsCmd(g *globalOptions) *cobra.Command {
-	var follow, all, noRecord bool
+	var follow, all, noRecord, notify bool
 	var since, pattern string
 	var states []string
 	cmd := &cobra.Command{
@@ -53,7 +53,10 @@ TUI's exec prompt; a unique prefix of its ID will do), and --all covers the runs
 for the sandbox (runs recorded while it follows join). Output comes from the in-sandbox
 recorder's files, byte for byte, read every 2 s while a run goes on (each read is a request to the
 sandbox); the same exit statuses, where a run that ended without a status file (killed) counts as
-one whose ending is unknown (4), and a LOST run (its container took the files) as lost (3).`,
+one whose ending is unknown (4), and a LOST run (its container took the files) as lost (3).
+
+--notify (with -f) rings the terminal bell (BEL on stderr, only when stderr is a terminal) when the
+followed process ends, is lost or cannot be resumed; with --all, for each followed process.`,
 		Example: `  # everything the bridge still holds, stdout and stderr kept apart
   sandscope logs myapp 7d56e9e2-d5c1-4b8e-a7f0-2b9c8d1e3f45 > out.log 2> err.log
 
@@ -64,14 +67,21 @@ one whose ending is unknown (4), and a LOST run (its container took the files) a
   sandscope logs -f --since "$CURSOR" myapp 7d56e9e2-d5c1-4b8e-a7f0-2b9c8d1e3f45
 
   # every process of the sandbox, new ones joining; exit 3 if any was lost
-  sandscope logs myapp --all -f --state running --command 'claude|node'`,
+  sandscope logs myapp --all -f --state running --command 'claude|node'
+
+  # follow, and ring the terminal bell when it ends (or is lost)
+  sandscope logs -f --notify myapp 7d56e9e2-d5c1-4b8e-a7f0-2b9c8d1e3f45`,
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if !all && len(args) != 2 {
 				return &exitError{code: exitUsage, err: fmt.Errorf("logs takes SANDBOX PROCESS (or SANDBOX --all), got %d argument(s)", len(args))}
 			}
+			var bell io.Writer
+			if notify && follow && isTerminal(cmd.ErrOrStderr()) {
+				bell = cmd.ErrOrStderr()
+			}
 			if all {
-				return runLogsAllCommand(cmd, g, args, follow, since, states, pattern)
+				return runLogsAllCommand(cmd, g, args, follow, since, states, pattern, bell)
 			}
 			c, t, err := newBridgeClient(g)
 			if err != nil {
@@ -91,9 +101,14 @@ one whose ending is unknown (4), and a LOST run (its container took the files) a
 				rec = startRecording(g, cmd.ErrOrStderr())
 				defer rec.Close()
 			}
-			return runLogs(ctx, c, rec, args[0], args[1], since, follow, cmd.OutOrStdout(), cmd.ErrOrStderr())
+			err = runLogs(ctx, c, rec, args[0], args[1], since, follow, cmd.OutOrStdout(), cmd.ErrOrStderr())
+			if bell != nil && ringsAfterFollow(err) {
+				_, _ = bell.Write([]byte{'\a'})
+			}
+			return err
 		},
 	}
+	cmd.Flags().BoolVar(&notify, "notify", false, "with -f: ring the terminal bell when the process ends or is lost (only when stderr is a terminal)")
 	cmd.Flags().BoolVar(&noRecord, "no-record", false, "do not write the stream's events to sandscope's record")
 	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "follow the log until the process ends")
 	cmd.Flags().StringVar(&since, "since", "", "start strictly after this cursor")
@@ -153,6 +168,16 @@ func runLogs(ctx context.Context, c *client.Client, rec *commandRecord, sandbox,
 		}
 		return &exitError{code: code}
 	}
+}
+
+// ringsAfterFollow says whether logs -f's outcome is worth the bell: an ending (0), a loss (3), a
+// stream that could not be resumed (4); not a usage error or Ctrl-C.
+func ringsAfterFollow(err error) bool {
+	var ee *exitError
+	if err == nil {
+		return true
+	}
+	return errors.As(err, &ee) && (ee.code == exitLost || ee.code == exitNoResume)
 }
 
 // streamOnOneCore gives the Go scheduler one core for the commands that copy one stream to stdout

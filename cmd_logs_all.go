@@ -35,6 +35,9 @@ type allOptions struct {
 	colorOut, colorErr bool
 	cleanOut, cleanErr bool
 	noSGR              bool
+	// bell receives a BEL when a followed process ends, is lost or cannot be followed (--notify;
+	// nil: none).
+	bell io.Writer
 	// poll is the watcher's interval; settle how long after the last followed process ended,
 	// when one was lost, sandscope waits before it looks once more for new ones and exits.
 	poll, settle time.Duration
@@ -67,6 +70,16 @@ func (o *allOut) notice(name, id, format string, a ...any) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	_, _ = io.WriteString(o.stderr, line)
+}
+
+// ring writes the bell (--notify), after the notice that says why.
+func (o *allOut) ring() {
+	if o.opts.bell == nil || !o.opts.follow {
+		return
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	_, _ = o.opts.bell.Write([]byte{'\a'})
 }
 
 // plain writes "sandscope: message" to stderr.
@@ -209,14 +222,17 @@ func (o *allOut) followOne(ctx context.Context, c *client.Client, sandbox string
 		case client.Ended:
 			flush()
 			o.notice(name, p.ID, "%s", describeEnd(ev.Status))
+			o.ring()
 			return outEnded
 		case client.Lost:
 			flush()
 			o.notice(name, p.ID, "%s: %s", vocab.Lost, ev.Reason)
+			o.ring()
 			return outLost
 		case client.Failed:
 			flush()
 			o.notice(name, p.ID, "failed: %s", ev.Reason)
+			o.ring()
 			if usageKind(ev.Err) {
 				return outUsage
 			}
@@ -414,8 +430,9 @@ func colorFor(w io.Writer) (tty, color bool) {
 
 // runLogsAllCmd is logs --all's entry from the command line: it checks the flags and looks at the
 // terminals the output goes to.
-// stable, when set, runs it instead of the preview follower (a stable bridge).
-func runLogsAllCmd(ctx context.Context, c *client.Client, args []string, follow bool, since string, states []string, pattern string, stdout, stderr io.Writer,
+// stable, when set, runs it instead of the preview follower (a stable bridge). bell receives a
+// BEL for each followed ending (--notify; nil: none).
+func runLogsAllCmd(ctx context.Context, c *client.Client, args []string, follow bool, since string, states []string, pattern string, bell, stdout, stderr io.Writer,
 	stable func(sandbox string, opts allOptions, stdout, stderr io.Writer) error) error {
 	if len(args) != 1 {
 		return &exitError{code: exitUsage, err: errors.New("logs --all takes the sandbox only (no PROCESS)")}
@@ -423,7 +440,7 @@ func runLogsAllCmd(ctx context.Context, c *client.Client, args []string, follow 
 	if since != "" {
 		return &exitError{code: exitUsage, err: errors.New("logs --all: --since names a cursor of one process; use it without --all")}
 	}
-	opts := allOptions{follow: follow}
+	opts := allOptions{follow: follow, bell: bell}
 	var err error
 	if opts.filter.States, err = followall.ParseStates(states); err != nil {
 		return &exitError{code: exitUsage, err: err}
@@ -443,7 +460,7 @@ func runLogsAllCmd(ctx context.Context, c *client.Client, args []string, follow 
 }
 
 // runLogsAllCommand connects and runs logs --all.
-func runLogsAllCommand(cmd *cobra.Command, g *globalOptions, args []string, follow bool, since string, states []string, pattern string) error {
+func runLogsAllCommand(cmd *cobra.Command, g *globalOptions, args []string, follow bool, since string, states []string, pattern string, bell io.Writer) error {
 	c, t, err := newBridgeClient(g)
 	if err != nil {
 		return err
@@ -453,11 +470,11 @@ func runLogsAllCommand(cmd *cobra.Command, g *globalOptions, args []string, foll
 	if s, ok := stableAdapter(ctx, c); ok {
 		// the runs sandscope started, from the record; their output from the recorder's files
 		return withStableBook(g, t.url, cmd.ErrOrStderr(), func(book runBook) error {
-			return runLogsAllCmd(ctx, c, args, follow, since, states, pattern, cmd.OutOrStdout(), cmd.ErrOrStderr(),
+			return runLogsAllCmd(ctx, c, args, follow, since, states, pattern, bell, cmd.OutOrStdout(), cmd.ErrOrStderr(),
 				func(sandbox string, opts allOptions, stdout, stderr io.Writer) error {
 					return runStableLogsAll(ctx, s, book, t.url, sandbox, opts, stdout, stderr)
 				})
 		})
 	}
-	return runLogsAllCmd(ctx, c, args, follow, since, states, pattern, cmd.OutOrStdout(), cmd.ErrOrStderr(), nil)
+	return runLogsAllCmd(ctx, c, args, follow, since, states, pattern, bell, cmd.OutOrStdout(), cmd.ErrOrStderr(), nil)
 }

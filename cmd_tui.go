@@ -28,6 +28,7 @@ import (
 	"sandscope/keymap"
 	"sandscope/localbridge"
 	"sandscope/ui"
+	"sandscope/ui/notify"
 )
 
 // localContextName is how the context switcher names the embedded local bridge.
@@ -148,8 +149,13 @@ func runTUI(cmd *cobra.Command, g *globalOptions) error {
 		_ = writeFirstRun(marker, wantDemo)
 	}
 
-	out := termenv.NewOutput(os.Stdout)
+	term := newTermOut(os.Stdout)
+	out := termenv.NewOutput(term)
 	opts.Clipboard = func(s string) error { out.Copy(s); return nil }
+	if opts.Notify, err = notify.ParseSettings(eff.Notify); err != nil {
+		return &exitError{code: 2, err: fmt.Errorf("config %s: %w", eff.ConfigPath, err)}
+	}
+	opts.Terminal = term.Signal
 
 	m, err := ui.New(opts)
 	if err != nil {
@@ -162,7 +168,7 @@ func runTUI(cmd *cobra.Command, g *globalOptions) error {
 	defer stop()
 	watchdog := endAfterSignal(ctx, cmd.Context(), emb.close)
 	defer watchdog()
-	p := tea.NewProgram(m, tea.WithAltScreen(), tea.WithMouseCellMotion(), tea.WithContext(ctx))
+	p := tea.NewProgram(m, tea.WithAltScreen(), tea.WithMouseCellMotion(), tea.WithContext(ctx), tea.WithOutput(term))
 	if embeddedRun {
 		go emb.notifyIsolation(p.Send)
 	}

@@ -27,8 +27,8 @@ var (
 	// ErrServerText: the bridge answered a bare text 500 (an SDK error escaped a handler: invalid
 	// cursor, stale handle, interrupted runtime, transport loss).
 	ErrServerText = errors.New("bridge internal error")
-	// ErrUnsupported: the route or extension does not exist on this bridge (Hono's text 404, or a
-	// capability the bridge's OpenAPI document lacks).
+	// ErrUnsupported: the route or extension does not exist on this bridge (Hono's text 404, a 501,
+	// or a capability the bridge's OpenAPI document lacks).
 	ErrUnsupported = errors.New("not supported by this bridge")
 	// ErrResumeIgnored: a log follower stopped because the bridge kept replaying output already
 	// shown instead of resuming after the cursor it was given.
@@ -66,8 +66,9 @@ func (e *APIError) Is(target error) bool {
 	case ErrNotFound:
 		return e.Status == http.StatusNotFound && !e.Text
 	case ErrUnsupported:
-		// Hono answers unknown routes with a text 404 (and there is no 405).
-		return e.Status == http.StatusNotFound && e.Text
+		// Hono answers unknown routes with a text 404 (and there is no 405); sandscope's local
+		// bridge answers routes it does not implement (pool, mounts, tunnels) with 501.
+		return (e.Status == http.StatusNotFound && e.Text) || e.Status == http.StatusNotImplemented
 	case ErrInvalidRequest:
 		return e.Status == http.StatusBadRequest || e.Status == http.StatusRequestEntityTooLarge ||
 			(e.Status == http.StatusForbidden && e.Code == "invalid_request")

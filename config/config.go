@@ -54,6 +54,9 @@ type Config struct {
 	DetachKey      string
 	PollFast       time.Duration
 	PollSlow       time.Duration
+	// Notify maps a kind of change (NotifyKinds) to the signals it gives (NotifySignals, "none"
+	// dropped); a kind not set gives none.
+	Notify map[string][]string
 
 	// lines records the line of each top-level key that was set (and of each keys.<action>).
 	lines map[string]int
@@ -217,7 +220,7 @@ func (p *parser) errorf(line int, format string, args ...any) {
 	p.errs = append(p.errs, &Error{File: p.file, Line: line, Msg: fmt.Sprintf(format, args...)})
 }
 
-var topKeys = []string{"contexts", "currentContext", "detachKey", "keys", "logMemoryLines", "pollFast", "pollSlow", "theme"}
+var topKeys = []string{"contexts", "currentContext", "detachKey", "keys", "logMemoryLines", "notify", "pollFast", "pollSlow", "theme"}
 var contextKeys = []string{"name", "token", "tokenCommand", "tokenCommandTimeout", "tokenEnv", "tokenFile", "url"}
 
 func (c *Config) parse(data []byte) error {
@@ -274,6 +277,8 @@ func (c *Config) parse(data []byte) error {
 			c.PollSlow, _ = p.duration(k.Value, v)
 		case "keys":
 			c.Keys = p.keys(c, v)
+		case "notify":
+			c.Notify = p.notify(c, v)
 		case "contexts":
 			c.Contexts = p.contexts(v, c.Mode)
 		default:

@@ -137,6 +137,12 @@ type Effective struct {
 	PollFastSource Source        `json:"pollFastSource"`
 	PollSlow       time.Duration `json:"pollSlow"`
 	PollSlowSource Source        `json:"pollSlowSource"`
+
+	// Notify maps each kind of change (NotifyKinds) to its signals (bell, osc9, osc777); only the
+	// file sets it, and every kind is present (an empty list: the notification list and status
+	// line only).
+	Notify       map[string][]string `json:"notify"`
+	NotifySource map[string]Source   `json:"notifySource"`
 }
 
 // Local reports whether the effective settings call for the embedded local bridge.
@@ -268,6 +274,14 @@ func (c *Config) Resolve(flags Flags, lookupEnv func(string) (string, bool)) (*E
 	e.PollSlow, e.PollSlowSource = DefaultPollSlow, Source{Kind: FromDefault}
 	if c.PollSlow != 0 {
 		e.PollSlow, e.PollSlowSource = c.PollSlow, file("pollSlow")
+	}
+	e.Notify, e.NotifySource = map[string][]string{}, map[string]Source{}
+	for _, k := range NotifyKinds {
+		if v, ok := c.Notify[k]; ok {
+			e.Notify[k], e.NotifySource[k] = append([]string{}, v...), file("notify."+k)
+		} else {
+			e.Notify[k], e.NotifySource[k] = []string{}, Source{Kind: FromDefault}
+		}
 	}
 	if e.PollFast > e.PollSlow {
 		return nil, fmt.Errorf("pollFast %s (%s) is longer than pollSlow %s (%s)", e.PollFast, e.PollFastSource, e.PollSlow, e.PollSlowSource)
@@ -454,6 +468,13 @@ func (e *Effective) Rows() []Row {
 		{"detachKey", e.DetachKey, e.DetachKeySource},
 		{"pollFast", e.PollFast.String(), e.PollFastSource},
 		{"pollSlow", e.PollSlow.String(), e.PollSlowSource},
+	}
+	for _, k := range NotifyKinds {
+		v := strings.Join(e.Notify[k], ", ")
+		if v == "" {
+			v = "none"
+		}
+		rows = append(rows, Row{"notify." + k, v, e.NotifySource[k]})
 	}
 	actions := make([]string, 0, len(e.Keys))
 	for a := range e.Keys {

@@ -32,6 +32,8 @@ type KeyMap struct {
 	Open, Back, Quit, Help, Refresh         key.Binding
 	Contexts                                key.Binding
 	AllRuns                                 key.Binding // the screen of every run of every known sandbox
+	Notifications                           key.Binding // the notification list (endings, losses, suspect ends, gaps)
+	BridgePanel                             key.Binding // the bridge panel (capacity: the container pool)
 
 	// Tables (the sandboxes list, the sandbox screen's tabs, the context picker).
 	FilterRows, Sort, SortReverse key.Binding
@@ -77,6 +79,7 @@ func (k *KeyMap) entries() []entry {
 		{"refresh", Global, &k.Refresh}, {"contexts", Global, &k.Contexts},
 		{"all_runs", Global, &k.AllRuns},
 		{"help", Global, &k.Help}, {"quit", Global, &k.Quit},
+		{"notifications", Global, &k.Notifications}, {"bridge_panel", Global, &k.BridgePanel},
 
 		{"filter_rows", Lists, &k.FilterRows}, {"sort", Lists, &k.Sort}, {"sort_reverse", Lists, &k.SortReverse},
 
@@ -128,6 +131,9 @@ func New() *KeyMap {
 		Contexts: b([]string{"C"}, "C", "switch context"),
 		AllRuns:  b([]string{"W"}, "W", "every run of every sandbox"),
 		Quit:     b([]string{"q", "ctrl+c"}, "q", "quit"),
+
+		Notifications: b([]string{"M"}, "M", "notifications (messages)"),
+		BridgePanel:   b([]string{"B"}, "B", "bridge panel (capacity)"),
 
 		FilterRows:  b([]string{"/"}, "/", "filter rows (esc clears)"),
 		Sort:        b([]string{"o"}, "o", "sort by the next column"),

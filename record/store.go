@@ -94,6 +94,11 @@ type Record struct {
 	werr     error         // the last write error (reported once through Err)
 	failed   chan struct{} // signalled (never blocking) when a write fails; see WriteFailed
 	unsaved  int           // events and output chunks a failed write could not keep
+	// alerts derived from the transitions Add folded (bounded), for readers that tell the user
+	alerts    []Alert
+	alertSeq  int64
+	alertSeen map[string]bool
+	opened    time.Time // when this run opened the record
 
 	kick chan struct{}
 	done chan struct{}
@@ -146,11 +151,12 @@ func Open(o Options) (*Record, error) {
 		return nil, fmt.Errorf("record: %w", err)
 	}
 	r := &Record{path: FileFor(o.Dir, o.Bridge), bridge: o.Bridge, budget: o.Budget.withDefaults(), now: o.Now, readOnly: o.ReadOnly,
-		states: map[string]*State{}, capture: map[capKey]*captureMeta{}, subs: map[int]chan string{},
+		states: map[string]*State{}, capture: map[capKey]*captureMeta{}, subs: map[int]chan string{}, alertSeen: map[string]bool{},
 		kick: make(chan struct{}, 1), failed: make(chan struct{}, 1), done: make(chan struct{}), quit: make(chan struct{}), ack: make(chan chan error)}
 	if r.now == nil {
 		r.now = time.Now
 	}
+	r.opened = r.now()
 	db, err := r.openChecked()
 	if err != nil {
 		return nil, err
@@ -481,7 +487,12 @@ func (r *Record) Add(ev Event) string {
 		return ""
 	}
 	st := r.stateLocked(ev.Sandbox)
+	var before entrySnap
+	if ev.Entity != "" && ev.EntityID != "" {
+		before = snapOf(st.Find(ev.Entity, ev.EntityID))
+	}
 	notice := st.Apply(ev)
+	r.addAlertsLocked(alertsFor(st, ev, before, r.opened, r.alertSeen))
 	r.pending = append(r.pending, ev)
 	if ev.Source == FromStream {
 		for i := len(r.chunks) - 1; i >= 0; i-- {

@@ -99,7 +99,7 @@ func TestEndToEndLocalBridge(t *testing.T) {
 	waitFor("exec form", "Run a process")
 	typeText("true")
 	enter()
-	waitFor("capacity error", "no capacity: the bridge could not start a container")
+	waitFor("capacity error", "no capacity: the bridge's container pool is at its instance limit, 1 of 1 containers in use")
 	srv.SetCapacityExceeded(false)
 	typeText("q")
 	waitFor("quit confirmation", "Quit sandscope?")

@@ -7,7 +7,9 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
+	"sandscope/ui/bridgepanel"
 	"sandscope/ui/common"
+	"sandscope/ui/notify"
 	"sandscope/ui/sandboxes"
 	"sandscope/ui/termpane"
 )
@@ -45,6 +47,23 @@ type Model struct {
 	// shows, for its attach, interrupt and terminate keys.
 	panes     map[int64]paneEntry
 	detachKey string
+
+	// notes lists the record's alerts (endings, losses, suspect ends, gaps of every watched
+	// process); alertCh wakes the root when the record changes, alertSeq is the last alert read.
+	notes       *notify.Model
+	notesOpen   bool
+	alertCh     <-chan string
+	alertCancel func()
+	alertSeq    int64
+	// noteStatus is the notification line the status area shows (when it does); pendingNote
+	// waits for the message shown before it to fade.
+	noteStatus   string
+	pendingNote  string
+	pendingLevel common.Level
+
+	// panel is the bridge panel (capacity), opened over any screen.
+	panel     *bridgepanel.Model
+	panelOpen bool
 }
 
 // New builds the root model. Its context lives until the program quits (Close).
@@ -63,6 +82,9 @@ func New(o Options) (*Model, error) {
 		m.status, m.statusLevel = "record: "+strings.Join(notices, "; "), common.Warn
 	}
 	m.stack = []common.Screen{sandboxes.New(c)}
+	m.notes = notify.New(c)
+	m.panel = bridgepanel.New(c)
+	m.subscribeAlerts()
 	return m, nil
 }
 
@@ -71,7 +93,7 @@ func (m *Model) Context() *common.Context { return m.ctx }
 
 // Init starts the sandboxes screen, and the demo scene when asked (offered first on a first run).
 func (m *Model) Init() tea.Cmd {
-	cmd := tea.Batch(m.stack[0].Init(), watchRecordWrites(m.ctx.BaseCtx(), m.ctx.Record, 0))
+	cmd := tea.Batch(m.stack[0].Init(), watchRecordWrites(m.ctx.BaseCtx(), m.ctx.Record, 0), waitAlerts(m.alertCh))
 	if d := m.opts.Demo; d != nil {
 		if d.Offer {
 			m.offerDemo()
@@ -87,6 +109,7 @@ func (m *Model) Init() tea.Cmd {
 func (m *Model) Close() {
 	m.closeScreens()
 	m.cancel()
+	m.unsubscribeAlerts()
 	closeRecord(m.ctx)
 	m.baseCancel()
 }

@@ -15,6 +15,7 @@ import (
 	"sandscope/record"
 	"sandscope/themes"
 	"sandscope/ui/common"
+	"sandscope/ui/notify"
 )
 
 // Options is everything the UI needs from the command line and the config.
@@ -31,6 +32,10 @@ type Options struct {
 
 	// Renderer draws the styles (nil: stdout's renderer, honouring NO_COLOR).
 	Styles *themes.Styles
+	// Notify chooses the terminal signals (bell, desktop notification) per alert kind; Terminal
+	// writes them (nil: the notification list and status line only).
+	Notify   notify.Settings
+	Terminal TerminalWriter
 	// Clipboard copies text on explicit request (nil: OSC 52 to stdout).
 	Clipboard common.ClipboardFunc
 	// Now is the clock (nil: time.Now).

@@ -8,7 +8,9 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
+	"sandscope/ui/bridgepanel"
 	"sandscope/ui/common"
+	"sandscope/ui/notify"
 	"sandscope/ui/sandboxes"
 )
 
@@ -77,7 +79,11 @@ func (m *Model) switchTo(msg contextTargetMsg) tea.Cmd {
 	m.ctx, m.cancel = &c, cancel
 	m.connErr, m.help = msg.target.BridgeProblem, false
 	// the record follows the bridge: the old one is closed, the new bridge's opened
+	m.unsubscribeAlerts()
 	notices := openRecord(m.ctx, msg.target, m.opts.RecordBudget, m.opts.WatchBudget)
+	m.notes, m.notesOpen = notify.New(m.ctx), false
+	m.panel, m.panelOpen = bridgepanel.New(m.ctx), false
+	m.subscribeAlerts()
 	sb := sandboxes.New(m.ctx)
 	w, h := m.bodySize()
 	sb.SetSize(w, h)
@@ -86,5 +92,5 @@ func (m *Model) switchTo(msg contextTargetMsg) tea.Cmd {
 	if len(notices) > 0 {
 		m.status, m.statusLevel = m.status+"; record: "+strings.Join(notices, "; "), common.Warn
 	}
-	return tea.Batch(sb.Init(), watchRecordWrites(m.ctx.BaseCtx(), m.ctx.Record, 0))
+	return tea.Batch(sb.Init(), watchRecordWrites(m.ctx.BaseCtx(), m.ctx.Record, 0), waitAlerts(m.alertCh))
 }

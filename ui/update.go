@@ -8,6 +8,7 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 
+	"sandscope/ui/bridgepanel"
 	"sandscope/ui/common"
 	"sandscope/ui/logview"
 	"sandscope/ui/runs"
@@ -42,6 +43,7 @@ func (m *Model) resize() {
 	for _, c := range m.stack {
 		c.SetSize(w, h)
 	}
+	m.sizeNotes()
 }
 
 // Status messages fade: an info after statusLife, a warning or an error after three times that
@@ -59,14 +61,21 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.resize()
 		}
 	}()
+	var cmd tea.Cmd
 	if e, ok := msg.(statusExpiredMsg); ok {
-		if e.gen == m.statusGen {
-			m.status = ""
-			m.shownStatus = ""
+		if e.gen != m.statusGen {
+			return m, nil
 		}
-		return m, nil
+		m.status, m.shownStatus = "", ""
+		if m.pendingNote == "" {
+			return m, nil
+		}
+		// a notification that waited for the message before it
+		m.showNote(m.pendingNote, m.pendingLevel)
+		m.pendingNote = ""
+	} else {
+		cmd = m.route(msg)
 	}
-	cmd := m.route(msg)
 	if m.status != m.shownStatus {
 		m.shownStatus = m.status
 		m.statusGen++
@@ -93,6 +102,14 @@ func (m *Model) route(msg tea.Msg) tea.Cmd {
 		for _, c := range m.stack {
 			c.SetSize(w, h)
 		}
+		m.sizeNotes()
+		return nil
+	case alertsMsg:
+		return m.takeAlerts(msg)
+	case signalDoneMsg:
+		if msg.err != nil {
+			m.status, m.statusLevel = "notification signal: "+common.SanitizeText(msg.err.Error()), common.Warn
+		}
 		return nil
 	case tea.KeyMsg:
 		if keys := splitRunes(msg); keys != nil && !m.paneFocused() {
@@ -104,7 +121,7 @@ func (m *Model) route(msg tea.Msg) tea.Cmd {
 		}
 		return m.key(msg)
 	case tea.MouseMsg:
-		if m.help || m.confirm != nil || m.dialog != nil {
+		if m.help || m.notesOpen || m.panelOpen || m.confirm != nil || m.dialog != nil {
 			return nil
 		}
 		msg.Y -= headerHeight
@@ -181,6 +198,10 @@ func (m *Model) route(msg tea.Msg) tea.Cmd {
 		return m.attachPane(msg)
 	case common.KnownMsg:
 		_, cmd := m.stack[0].Update(msg)
+		return cmd
+	}
+	if bridgepanel.Owns(msg) {
+		_, cmd := m.panel.Update(msg)
 		return cmd
 	}
 	return m.broadcast(msg)
@@ -268,8 +289,19 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 	if msg.Type == tea.KeyCtrlC && !m.capturing() {
 		return m.quit()
 	}
+	if m.notesOpen {
+		return m.notesKey(msg)
+	}
+	if m.panelOpen {
+		return m.panelKey(msg)
+	}
 	if !m.capturing() {
 		switch {
+		case key.Matches(msg, k.Notifications):
+			m.toggleNotes()
+			return nil
+		case key.Matches(msg, k.BridgePanel):
+			return m.togglePanel()
 		case key.Matches(msg, k.Quit):
 			return m.quit()
 		case key.Matches(msg, k.Help):

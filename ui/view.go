@@ -23,6 +23,12 @@ func (m *Model) View() string {
 	st := m.ctx.Styles
 	_, bh := m.bodySize()
 	body := m.top().View()
+	if m.notesOpen {
+		body = common.Overlay(body, m.notes.View(), m.width, bh)
+	}
+	if m.panelOpen {
+		body = common.Overlay(body, m.panel.View(), m.width, bh)
+	}
 	if m.help {
 		body = common.Overlay(body, m.helpView(), m.width, bh)
 	}
@@ -58,6 +64,9 @@ func (m *Model) header() string {
 		crumbs = append(crumbs, common.SanitizeText(c.Title()))
 	}
 	parts = append(parts, strings.Join(crumbs, " › "))
+	if n := m.notes.Unread(); n > 0 && !m.notesOpen {
+		parts = append(parts, fmt.Sprintf("%s %d new", m.ctx.Keys.Notifications.Help().Key, n))
+	}
 	return st.Header.Render(common.Fit(strings.Join(parts, " │ "), m.width))
 }
 
@@ -77,7 +86,8 @@ func (m *Model) statusView() string {
 		case common.ErrUnreachable:
 			text = "UNREACHABLE: " + common.SanitizeText(m.connErr.Error())
 		case common.ErrCapacity:
-			text = "NO CAPACITY: the bridge could not start a container; try again later"
+			_, rest, _ := strings.Cut(common.CapacityText(m.connErr), ": ")
+			text = "NO CAPACITY: " + rest
 		default:
 			text = "BRIDGE ERROR: " + common.SanitizeText(m.connErr.Error())
 		}
@@ -132,7 +142,14 @@ func (m *Model) helpModel(width int) help.Model {
 // hints is the one-line key help of the top screen (or of the open dialog).
 func (m *Model) hints() string {
 	var bs []key.Binding
-	for _, b := range m.top().ShortHelp() {
+	src := m.top().ShortHelp()
+	if m.notesOpen {
+		src = m.notes.ShortHelp()
+	}
+	if m.panelOpen {
+		src = m.panel.ShortHelp()
+	}
+	for _, b := range src {
 		if b.Enabled() {
 			bs = append(bs, b)
 		}
@@ -148,7 +165,14 @@ func (m *Model) helpView() string {
 	h := m.helpModel(0) // rows are laid out here; nothing is cut
 	var rows []string
 	var cur [][]key.Binding
-	for _, col := range m.top().FullHelp() {
+	cols := m.top().FullHelp()
+	if m.notesOpen {
+		cols = m.notes.FullHelp()
+	}
+	if m.panelOpen {
+		cols = m.panel.FullHelp()
+	}
+	for _, col := range cols {
 		try := append(append([][]key.Binding(nil), cur...), col)
 		if len(cur) > 0 && lipgloss.Width(h.FullHelpView(try)) > maxW {
 			rows = append(rows, h.FullHelpView(cur))

@@ -27,6 +27,9 @@ type Bridge interface {
 	ConnectTerminal(ctx context.Context, sandbox, terminal string, cols, rows int) (TermConn, error)
 	InterruptTerminal(ctx context.Context, sandbox, terminal string) error
 	TerminateTerminal(ctx context.Context, sandbox, terminal string) error
+	// PoolStats reads the container pool (an error matching client.ErrUnsupported where the
+	// bridge has no pool routes).
+	PoolStats(ctx context.Context) (client.PoolStats, error)
 }
 
 // TermConn is a live terminal connection: client.TermConn, the one type that preview terminals
@@ -113,6 +116,10 @@ func (b clientBridge) InterruptTerminal(ctx context.Context, s, t string) error 
 }
 func (b clientBridge) TerminateTerminal(ctx context.Context, s, t string) error {
 	return b.c.TerminateTerminal(ctx, s, t)
+}
+
+func (b clientBridge) PoolStats(ctx context.Context) (client.PoolStats, error) {
+	return b.c.PoolStats(ctx)
 }
 
 // CallTimeout bounds every one-shot bridge call made from the UI.

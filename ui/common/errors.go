@@ -74,6 +74,16 @@ func Classify(err error) ErrKind {
 	return ErrOther
 }
 
+// CapacityText says what a 503 capacity_exceeded means and what the user can do about it, with the
+// numbers the bridge gave ("instance limit reached (N/M)").
+func CapacityText(err error) string {
+	what := "no capacity: the bridge's container pool is at its instance limit (503 capacity_exceeded)"
+	if used, limit, ok := client.CapacityLimit(err); ok {
+		what = fmt.Sprintf("no capacity: the bridge's container pool is at its instance limit, %d of %d containers in use (503 capacity_exceeded)", used, limit)
+	}
+	return what + "; stop or delete sandboxes you no longer need, raise max_instances in the Worker's configuration, or try again later (the bridge panel shows the pool)"
+}
+
 // Describe turns an error into one line for the status area: what happened and what to do. The
 // text is sanitised (bridge messages are untrusted).
 func Describe(op string, err error) string {
@@ -87,7 +97,7 @@ func Describe(op string, err error) string {
 	case ErrUnreachable:
 		s = "bridge unreachable: " + err.Error()
 	case ErrCapacity:
-		s = "no capacity: the bridge could not start a container (503 capacity_exceeded); try again later"
+		s = CapacityText(err)
 	case ErrUnsupported, ErrWrongAPI:
 		s = "not supported by this bridge: " + err.Error()
 	default:

@@ -38,6 +38,9 @@ type Bridge struct {
 	Watches   map[string]chan client.SandboxEvent
 	NextID    string
 	TermConns map[string]*TermConn
+	// Pool answers PoolStats (PoolErr first; neither: client.ErrUnsupported, as the local bridge).
+	Pool    *client.PoolStats
+	PoolErr error
 }
 
 // NewBridge makes an empty fake.
@@ -182,6 +185,20 @@ func (c *TermConn) Written() (string, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return string(c.wrote), c.closed
+}
+
+// PoolStats answers from Pool and PoolErr.
+func (b *Bridge) PoolStats(ctx context.Context) (client.PoolStats, error) {
+	b.rec("pool stats")
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	switch {
+	case b.PoolErr != nil:
+		return client.PoolStats{}, b.PoolErr
+	case b.Pool == nil:
+		return client.PoolStats{}, &client.APIError{Status: 501, Code: "not_supported", Message: "the local bridge does not support the warm pool"}
+	}
+	return *b.Pool, nil
 }
 
 // Called reports whether a call with this prefix was made.
