@@ -9,7 +9,8 @@
 # Screens: sandboxes.png (the list), sandbox.png (processes with a LOST and STALE entries after a
 # container replacement), incarnations.png (the timeline with two incarnations), logs.png (the
 # agent's JSONL with the LOST marker), preview.png (the sandbox screen's preview of the running
-# agent) and terminal.png (the embedded terminal pane).
+# agent), runs.png (every run of every sandbox), notifications.png (the notification list after the
+# replacement) and terminal.png (the embedded terminal pane).
 #
 # It installs what is missing: tmux, librsvg2-bin (rsvg-convert) and fonts-dejavu-core with apt-get
 # when run as root (or with passwordless sudo), and freeze with
@@ -257,6 +258,18 @@ keys Escape
 wait_for "Sandboxes (2)" "nightly" "#2"
 shot sandboxes
 
+# Every run of every sandbox at once, and the notifications the replacement raised.
+keys W
+wait_for "All runs (" "LOST"
+shot runs
+keys Escape
+wait_for "Sandboxes (2)"
+keys M
+wait_for "Notifications (" "LOST"
+shot notifications
+keys Escape
+wait_for "Sandboxes (2)"
+
 # The embedded terminal pane on the new container's shell.
 select_row "demo "
 keys Enter
@@ -290,4 +303,4 @@ until [ "$(tmx display-message -p -t shot '#{pane_dead}' 2>/dev/null || echo 1)"
 	[ $SECONDS -ge $deadline ] && die "sandscope did not quit"
 	sleep 0.2
 done
-log "done: $OUT/{sandboxes,sandbox,preview,incarnations,logs,terminal}.png"
+log "done: $OUT/{sandboxes,sandbox,preview,incarnations,runs,notifications,logs,terminal}.png"
