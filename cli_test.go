@@ -74,6 +74,7 @@ func TestExitStatusesAndHints(t *testing.T) {
 // TestLogsSnapshotUnreachable: without -f, an unreachable bridge is reported within seconds, with
 // exit status 1 and no talk of resuming from a cursor nothing delivered.
 func TestLogsSnapshotUnreachable(t *testing.T) {
+	sandscopeBinary(t) // the build is not the command's time
 	start := time.Now()
 	r := runSandscope(t, []string{"SANDBOX_API_KEY=x"}, "--url", "http://127.0.0.1:1", "logs", "local", "7d56e9e2")
 	took := time.Since(start)

@@ -15,7 +15,8 @@ import (
 const commandRecordQueue = 1024
 
 // commandRecord writes what a command observes (exec, logs -f) to the record from a goroutine of
-// its own: the record is opened there while the command already follows its stream, and events
+// its own: the record is opened there when the first event comes (the command already follows its
+// stream), and events
 // reach it through a bounded queue, so recording never delays or blocks the output. An event that
 // finds the queue full is dropped and counted. Problems (the record could not be opened or
 // written, events dropped) are told on stderr when the command ends, after its output.
@@ -36,9 +37,19 @@ func startCommandRecord(open func() (*record.Record, error), stderr io.Writer) *
 
 func (c *commandRecord) run(open func() (*record.Record, error)) {
 	defer close(c.done)
+	// The record opens when the first event arrives, not before: a command records only its
+	// stream's events (interruptions, gaps, the ending), so a clean replay opens it after the last
+	// byte instead of taking CPU from the stream, and a command that saw nothing opens nothing.
+	first, ok := <-c.q
+	if !ok {
+		return
+	}
 	rec, err := open()
 	if err != nil {
 		c.notes = append(c.notes, "not recording: "+err.Error())
+	}
+	if rec != nil {
+		rec.Add(first)
 	}
 	for ev := range c.q {
 		if rec != nil {
