@@ -170,3 +170,26 @@ func EndTerminalInput(c *Context, sandbox, terminal string, endHint string) tea.
 		}
 	}
 }
+
+// Drain waits for the next value of ch, then takes whatever ch already holds, up to limit values
+// in all, so a stream reaches the UI as one message per frame instead of one per value. closed
+// reports that ch was closed (batch then holds what came before the close, possibly nothing).
+func Drain[T any](ch <-chan T, limit int) (batch []T, closed bool) {
+	v, ok := <-ch
+	if !ok {
+		return nil, true
+	}
+	batch = append(batch, v)
+	for len(batch) < limit {
+		select {
+		case v, ok := <-ch:
+			if !ok {
+				return batch, true
+			}
+			batch = append(batch, v)
+		default:
+			return batch, false
+		}
+	}
+	return batch, false
+}

@@ -103,23 +103,8 @@ func waitForAllWatch(owner *Model, ch <-chan client.SandboxEvent, gen int) tea.C
 		return nil
 	}
 	return func() tea.Msg {
-		ev, ok := <-ch
-		if !ok {
-			return allWatchMsg{owner: owner, gen: gen, closed: true}
-		}
-		batch := []client.SandboxEvent{ev}
-		for len(batch) < 256 {
-			select {
-			case ev, ok := <-ch:
-				if !ok {
-					return allWatchMsg{owner: owner, gen: gen, events: batch, closed: true}
-				}
-				batch = append(batch, ev)
-			default:
-				return allWatchMsg{owner: owner, gen: gen, events: batch}
-			}
-		}
-		return allWatchMsg{owner: owner, gen: gen, events: batch}
+		batch, closed := common.Drain(ch, 256)
+		return allWatchMsg{owner: owner, gen: gen, events: batch, closed: closed}
 	}
 }
 

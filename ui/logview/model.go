@@ -330,23 +330,8 @@ type logBatchMsg struct {
 // one update per frame.
 func waitForLog(owner *Model, ch <-chan client.LogEvent, src, gen int) tea.Cmd {
 	return func() tea.Msg {
-		ev, ok := <-ch
-		if !ok {
-			return logBatchMsg{owner: owner, src: src, gen: gen, closed: true}
-		}
-		batch := []client.LogEvent{ev}
-		for len(batch) < 4096 {
-			select {
-			case ev, ok := <-ch:
-				if !ok {
-					return logBatchMsg{owner: owner, src: src, gen: gen, events: batch, closed: true}
-				}
-				batch = append(batch, ev)
-			default:
-				return logBatchMsg{owner: owner, src: src, gen: gen, events: batch}
-			}
-		}
-		return logBatchMsg{owner: owner, src: src, gen: gen, events: batch}
+		batch, closed := common.Drain(ch, 4096)
+		return logBatchMsg{owner: owner, src: src, gen: gen, events: batch, closed: closed}
 	}
 }
 

@@ -261,23 +261,8 @@ func waitForWatch(ch <-chan client.SandboxEvent, sb string, gen int) tea.Cmd {
 		return nil
 	}
 	return func() tea.Msg {
-		ev, ok := <-ch
-		if !ok {
-			return watchMsg{sb: sb, gen: gen, closed: true}
-		}
-		batch := []client.SandboxEvent{ev}
-		for len(batch) < 1024 {
-			select {
-			case ev, ok := <-ch:
-				if !ok {
-					return watchMsg{sb: sb, gen: gen, events: batch, closed: true}
-				}
-				batch = append(batch, ev)
-			default:
-				return watchMsg{sb: sb, gen: gen, events: batch}
-			}
-		}
-		return watchMsg{sb: sb, gen: gen, events: batch}
+		batch, closed := common.Drain(ch, 1024)
+		return watchMsg{sb: sb, gen: gen, events: batch, closed: closed}
 	}
 }
 

@@ -86,23 +86,8 @@ func (m *Model) previewFollow() tea.Cmd {
 
 func waitForPreview(owner *Model, ch <-chan client.LogEvent, gen int) tea.Cmd {
 	return func() tea.Msg {
-		ev, ok := <-ch
-		if !ok {
-			return previewMsg{owner: owner, gen: gen, closed: true}
-		}
-		batch := []client.LogEvent{ev}
-		for len(batch) < 1024 {
-			select {
-			case ev, ok := <-ch:
-				if !ok {
-					return previewMsg{owner: owner, gen: gen, events: batch, closed: true}
-				}
-				batch = append(batch, ev)
-			default:
-				return previewMsg{owner: owner, gen: gen, events: batch}
-			}
-		}
-		return previewMsg{owner: owner, gen: gen, events: batch}
+		batch, closed := common.Drain(ch, 1024)
+		return previewMsg{owner: owner, gen: gen, events: batch, closed: closed}
 	}
 }
 

@@ -232,23 +232,8 @@ func (m *Model) Init() tea.Cmd {
 
 func waitForStatus(id int64, ch <-chan client.TermEvent) tea.Cmd {
 	return func() tea.Msg {
-		ev, ok := <-ch
-		if !ok {
-			return statusMsg{id: id, closed: true}
-		}
-		batch := []client.TermEvent{ev}
-		for len(batch) < 256 {
-			select {
-			case ev, ok := <-ch:
-				if !ok {
-					return statusMsg{id: id, events: batch, closed: true}
-				}
-				batch = append(batch, ev)
-			default:
-				return statusMsg{id: id, events: batch}
-			}
-		}
-		return statusMsg{id: id, events: batch}
+		batch, closed := common.Drain(ch, 256)
+		return statusMsg{id: id, events: batch, closed: closed}
 	}
 }
 
