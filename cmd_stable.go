@@ -214,16 +214,9 @@ func noteIncarnation(book runBook, bridge, sandbox, marker string, stderr io.Wri
 // runStableLogs prints a run's output from its recorder files (byte for byte); with follow it reads
 // them until the run ends: exit 0 when the recorder confirms the ending, 3 when the run is lost.
 func runStableLogs(ctx context.Context, s *client.Stable, book runBook, bridge, sandbox, id string, follow bool, stdout, stderr io.Writer) error {
-	if err := checkSandboxArg(sandbox); err != nil {
+	run, err := recordedRun(book, bridge, sandbox, id)
+	if err != nil {
 		return err
-	}
-	sb, err := book.Sandbox(bridge, sandbox)
-	if err != nil {
-		return &exitError{code: exitFailure, err: err}
-	}
-	run, err := findRun(sb, id)
-	if err != nil {
-		return &exitError{code: exitUsage, err: fmt.Errorf("run %q: %w (stable bridges have no process list: only runs started here are known; see sandscope ls %s)", id, err, sandbox)}
 	}
 	wakeNotice(book, bridge, sandbox, "reading a run's output", stderr)
 	var outN, errN int64

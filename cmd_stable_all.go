@@ -219,16 +219,9 @@ func runStableLogsAll(ctx context.Context, s *client.Stable, book runBook, bridg
 // files could not be read past the budget, 75 --timeout, 130 Ctrl-C. A run the record already
 // settled is answered from the record, without a request.
 func runStableWait(ctx context.Context, s *client.Stable, book runBook, bridge, sandbox, id string, timeout time.Duration, stderr, bell io.Writer) error {
-	if err := checkSandboxArg(sandbox); err != nil {
+	run, err := recordedRun(book, bridge, sandbox, id)
+	if err != nil {
 		return err
-	}
-	sb, err := book.Sandbox(bridge, sandbox)
-	if err != nil {
-		return &exitError{code: exitFailure, err: err}
-	}
-	run, err := findRun(sb, id)
-	if err != nil {
-		return &exitError{code: exitUsage, err: fmt.Errorf("run %q: %w (stable bridges have no process list: only runs started here are known; see sandscope ls %s)", id, err, sandbox)}
 	}
 	notice := func(format string, a ...any) {
 		fmt.Fprintf(stderr, "sandscope: %s\n", sanitize.Message(fmt.Sprintf(format, a...)))

@@ -96,6 +96,24 @@ func (b *recordBook) Close() error {
 }
 
 // findRun finds a run by ID or unique prefix.
+// recordedRun finds run id (or an ID prefix) of a stable sandbox in the record, for the commands
+// that read a run sandscope started (logs, wait): exit 2 for a bad sandbox ID or an unknown run,
+// 1 when the record cannot be read.
+func recordedRun(book runBook, bridge, sandbox, id string) (bookRun, error) {
+	if err := checkSandboxArg(sandbox); err != nil {
+		return bookRun{}, err
+	}
+	sb, err := book.Sandbox(bridge, sandbox)
+	if err != nil {
+		return bookRun{}, &exitError{code: exitFailure, err: err}
+	}
+	run, err := findRun(sb, id)
+	if err != nil {
+		return bookRun{}, &exitError{code: exitUsage, err: fmt.Errorf("run %q: %w (stable bridges have no process list: only runs started here are known; see sandscope ls %s)", id, err, sandbox)}
+	}
+	return run, nil
+}
+
 func findRun(sb bookSandbox, id string) (bookRun, error) {
 	r, err := sb.FindRun(id)
 	if errors.Is(err, record.ErrNoRun) {
