@@ -123,7 +123,7 @@ func (s *Stable) Run(ctx context.Context, sandbox string, opts ExecOptions) (*Re
 	if len(opts.Argv) == 0 {
 		return nil, fmt.Errorf("run: empty command: %w", ErrInvalidRequest)
 	}
-	id := time.Now().UTC().Format("20060102T150405Z") + "-" + randomHex(4)
+	id := time.Now().UTC().Format(runIDTime) + "-" + randomHex(4)
 	nonce := "\x1esandscope-" + randomHex(8)
 	r := &RecordedRun{ID: id, Sandbox: sandbox, Session: opts.Session, s: s, nonce: nonce,
 		events: make(chan RunEvent, 64), done: make(chan struct{})}
@@ -272,6 +272,10 @@ func (r *RecordedRun) Result() RunResult {
 	return r.result
 }
 
+// runIDTime is the layout of the launch time that starts every run ID (Run writes it,
+// launchedWithin reads it back).
+const runIDTime = "20060102T150405Z"
+
 // recorderStartGrace is how long after launch a run whose recorder has left no files is still
 // taken as starting rather than lost.
 const recorderStartGrace = 20 * time.Second
@@ -283,7 +287,7 @@ func launchedWithin(id string, d time.Duration) bool {
 	if !ok {
 		return false
 	}
-	at, err := time.Parse("20060102T150405Z", stamp)
+	at, err := time.Parse(runIDTime, stamp)
 	if err != nil {
 		return false
 	}
