@@ -33,7 +33,7 @@ mkdir -p "$d" 2>/dev/null
 if [ -s "$m" ]; then inc=$(cat "$m"); else inc=$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n'); printf '%s\n' "$inc" > "$m"; fi
 date +%s > "$d/alive"
 printf '%s\n' "$$" > "$d/pid"
-(while kill -0 $$ 2>/dev/null; do date +%s > "$d/alive"; sleep 1; done) </dev/null >/dev/null 2>&1 & hb=$!
+(while kill -0 $$ 2>/dev/null; do date +%s > "$d/alive.tmp" && mv -f "$d/alive.tmp" "$d/alive"; sleep 1; done) </dev/null >/dev/null 2>&1 & hb=$!
 printf '%s:start:%s:%s\n' "$n" "$$" "$inc"
 exec 4> >(tee -a "$d/out"); p1=$!
 exec 5> >(tee -a "$d/err" >&2); p2=$!
