@@ -26,6 +26,10 @@ type Capabilities struct {
 	Local bool
 	// Extensions lists the paths marked "x-sandscope-extension" (local bridge only).
 	Extensions []string
+	// BridgeID is the persistent identity a sandscope local bridge keeps in its root and announces
+	// as info["x-sandscope-bridge-id"] ("" for other bridges): the same bridge however it is
+	// reached (embedded, serve.json, a URL), across restarts.
+	BridgeID string
 }
 
 // maxOpenAPI bounds the OpenAPI document read (the real ones are ~60 KB).
@@ -133,12 +137,15 @@ func (c *Client) fetchCapabilities(ctx context.Context) (Capabilities, error) {
 // same in both dialects) and finds sandscope extension markers, on a path item or any operation.
 func ParseCapabilities(doc []byte) (Capabilities, error) {
 	var d struct {
+		Info struct {
+			BridgeID string `json:"x-sandscope-bridge-id"`
+		} `json:"info"`
 		Paths map[string]map[string]json.RawMessage `json:"paths"`
 	}
 	if err := json.Unmarshal(doc, &d); err != nil {
 		return Capabilities{}, fmt.Errorf("OpenAPI document: %w", err)
 	}
-	caps := Capabilities{Dialect: DialectUnknown}
+	caps := Capabilities{Dialect: DialectUnknown, BridgeID: validBridgeID(d.Info.BridgeID)}
 	has := func(p string) bool { _, ok := d.Paths[p]; return ok }
 	switch {
 	case has("/v1/sandbox/{id}/processes") || has("/v1/sandbox/{id}/terminals/{terminalId}/connect"):
@@ -184,4 +191,18 @@ func (c *Client) requireLocal(ctx context.Context, what string) error {
 		return fmt.Errorf("%s: %w (a sandscope local bridge extension)", what, ErrUnsupported)
 	}
 	return nil
+}
+
+// validBridgeID keeps a bridge ID only when it is a short token of letters, digits and dashes
+// (it names a record: nothing a hostile document sends may reach a path or the screen).
+func validBridgeID(id string) string {
+	if len(id) < 8 || len(id) > 64 {
+		return ""
+	}
+	for _, r := range id {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-') {
+			return ""
+		}
+	}
+	return id
 }

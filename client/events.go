@@ -175,6 +175,10 @@ func (k SandboxEventKind) String() string {
 type Incarnation struct {
 	Number   int
 	Inferred bool
+	// Started is when the bridge says this container life began, in Unix nanoseconds (0: not
+	// reported; sandscope's local bridge reports it). Two lives under the same number with
+	// different start times are two lives: a restarted bridge may number from 1 again.
+	Started int64 `json:",omitempty"`
 }
 
 // SandboxEvent is one change the watcher saw in a sandbox.

@@ -67,16 +67,21 @@ type TerminalRequest struct {
 type RunningStatus struct {
 	Running     bool `json:"running"`
 	Incarnation int  `json:"incarnation,omitempty"`
+	// IncarnationStarted is when the current container life began (an extension of sandscope's
+	// local bridge; zero when not reported).
+	IncarnationStarted time.Time `json:"incarnationStarted,omitzero"`
 }
 
 // SandboxInfo is one entry of the local bridge's sandbox list (GET /v1/sandbox, an extension the
 // real bridge does not have).
 type SandboxInfo struct {
-	ID           string    `json:"id"`
-	Running      bool      `json:"running"`
-	Incarnation  int       `json:"incarnation,omitempty"`
-	Processes    int       `json:"processes"`
-	Terminals    int       `json:"terminals"`
-	CreatedAt    time.Time `json:"createdAt"`
-	LastActiveAt time.Time `json:"lastActiveAt"`
+	ID          string `json:"id"`
+	Running     bool   `json:"running"`
+	Incarnation int    `json:"incarnation,omitempty"`
+	// IncarnationStarted is when the current container life began (zero when not reported).
+	IncarnationStarted time.Time `json:"incarnationStarted,omitzero"`
+	Processes          int       `json:"processes"`
+	Terminals          int       `json:"terminals"`
+	CreatedAt          time.Time `json:"createdAt"`
+	LastActiveAt       time.Time `json:"lastActiveAt"`
 }

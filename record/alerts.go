@@ -63,7 +63,7 @@ func alertsFor(st *State, ev Event, before entrySnap, since time.Time, seen map[
 	}
 	if before.e == nil {
 		e := st.Find(ev.Entity, ev.EntityID)
-		if e == nil || ev.Source != FromWatch || e.Kind != Process || e.Lost || e.Earlier ||
+		if e == nil || (ev.Source != FromWatch && ev.Source != FromLookup) || e.Kind != Process || e.Lost || e.Earlier ||
 			e.Process.State == "running" || e.Process.State == "" || !e.Process.StartedAt.After(since) {
 			return nil
 		}

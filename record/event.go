@@ -18,6 +18,10 @@ const (
 	FromAction   Source = "action"   // something the user asked sandscope to do
 	FromLaunch   Source = "launch"   // how sandscope launched a process or terminal
 	FromCapture  Source = "capture"  // the background output capture (began, stopped, dropped)
+	// FromLookup is a command's own lookup (ls, exec, logs, wait, shell, attach): the same kinds as
+	// the watcher's events (process appeared or changed, sandbox started or stopped), folded the
+	// same way, so what a command saw is history every screen and report shows.
+	FromLookup Source = "lookup"
 )
 
 // EntityKind tells processes from terminals.

@@ -326,7 +326,7 @@ func reportRow(ev Event) ReportRow {
 	row := ReportRow{Time: ev.Time.UTC(), Entity: entityName(ev), Cursor: label(ev.Cursor), EarlierRun: ev.Earlier}
 	var what, evidence []string
 	switch ev.Source {
-	case FromWatch:
+	case FromWatch, FromLookup:
 		what = append(what, ev.Kind)
 		state := ""
 		switch {
@@ -426,7 +426,7 @@ func reportRow(ev Event) ReportRow {
 
 // incidentKind says whether an event is an incident worth the output before it.
 func incidentKind(ev Event) string {
-	if ev.Source == FromWatch {
+	if ev.Source == FromWatch || ev.Source == FromLookup {
 		if ev.Lost() {
 			return "lost"
 		}

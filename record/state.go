@@ -151,7 +151,7 @@ func (s *State) currentInc() *Inc {
 // It returns a notice worth telling the user now (a new container), or "".
 func (s *State) Apply(ev Event) string {
 	switch ev.Source {
-	case FromWatch:
+	case FromWatch, FromLookup:
 		return s.applyWatch(ev)
 	case FromStream, FromTerminal:
 		s.applyStream(ev)
@@ -306,7 +306,7 @@ func (s *State) upsert(kind EntityKind, id string, ev Event) *Entry {
 	if inc == 0 {
 		inc, inferred = ev.Incarnation.Number, ev.Incarnation.Inferred
 	}
-	if ev.Source != FromWatch && inc == 0 {
+	if ev.Source != FromWatch && ev.Source != FromLookup && inc == 0 {
 		inc, inferred = s.Current.Number, s.Current.Inferred
 	}
 	list := &s.Processes
