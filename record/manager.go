@@ -346,6 +346,10 @@ func (s *State) Resume() *client.WatchResume {
 		return nil
 	}
 	r := &client.WatchResume{Incarnation: s.Current, Running: s.Running != nil && *s.Running}
+	if cur := s.currentInc(); cur != nil && cur.Bridge > 0 {
+		// the watcher compares the bridge's numbers: resume from the bridge's name for this life
+		r.Incarnation = client.Incarnation{Number: cur.Bridge, Started: cur.Started}
+	}
 	for _, e := range s.Processes {
 		if !e.Lost && !e.Gone && e.Incarnation == s.Current.Number && e.Process.State != "" {
 			r.Processes = append(r.Processes, e.Process)

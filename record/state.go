@@ -59,9 +59,15 @@ func (e *Entry) Command() []string {
 	return c
 }
 
-// Inc is one incarnation on a sandbox's timeline.
+// Inc is one incarnation on a sandbox's timeline: one container life. Number is the record's own
+// and never repeats within a sandbox; Bridge is the number the bridge reported for it (0 when
+// sandscope inferred the life). The two agree until a bridge numbers from 1 again (a restarted
+// local bridge of an older version, say): then the record gives the new life the next number of
+// its own, with that as evidence, rather than merging two lives.
 type Inc struct {
 	Number    int
+	Bridge    int   // the bridge's number for this life (0: inferred)
+	Started   int64 // when the bridge says it started (Unix ns; 0 unknown)
 	Inferred  bool
 	FirstSeen time.Time
 	LastSeen  time.Time
@@ -177,20 +183,24 @@ func (s *State) applyWatch(ev Event) string {
 	if kind != client.WatchError.String() {
 		s.Events++
 	}
+	notice := ""
 	if kind != client.WatchError.String() && ev.Incarnation.Number > 0 {
-		if len(s.Incarnations) == 0 {
+		switch {
+		case len(s.Incarnations) == 0:
 			why := "first seen by sandscope (number reported by the bridge)"
 			if ev.Incarnation.Inferred {
 				why = "first seen by sandscope (numbered by sandscope; the bridge reports no identity)"
 			}
-			s.Incarnations = append(s.Incarnations, &Inc{Number: ev.Incarnation.Number, Inferred: ev.Incarnation.Inferred,
+			s.Incarnations = append(s.Incarnations, &Inc{Number: ev.Incarnation.Number, Bridge: bridgeNumber(ev.Incarnation),
+				Started: ev.Incarnation.Started, Inferred: ev.Incarnation.Inferred,
 				FirstSeen: ev.Time, LastSeen: ev.Time, Evidence: []string{why}, Earlier: ev.Earlier})
-		}
-		if kind != client.IncarnationChanged.String() {
-			s.adopt(ev.Incarnation)
+			s.Current = s.currentInc().identity()
+		case !ev.Incarnation.Inferred:
+			notice = s.explicitLife(ev)
+		case kind != client.IncarnationChanged.String():
+			s.Current = ev.Incarnation
 		}
 	}
-	notice := ""
 	switch kind {
 	case client.ProcessAppeared.String(), client.ProcessChanged.String():
 		if ev.Process != nil {
@@ -230,29 +240,28 @@ func (s *State) applyWatch(ev Event) string {
 			inc.Evidence = append(inc.Evidence, "stopped at "+ev.Time.Format("15:04:05")+": "+strings.Join(ev.Evidence, "; "))
 		}
 	case client.IncarnationChanged.String():
+		t := true
+		s.Running = &t
+		if !ev.Incarnation.Inferred {
+			break // explicitLife decided it above
+		}
 		evd := ev.Evidence
 		if len(evd) == 0 {
 			evd = []string{"no evidence given"}
 		}
-		t := true
 		if cur := s.currentInc(); cur != nil && cur.Number == ev.Incarnation.Number {
-			// the same number, now reported by the bridge: keep the evidence on the timeline
-			cur.Inferred = ev.Incarnation.Inferred
 			cur.Evidence = append(cur.Evidence, evd...)
-			s.Current, s.Running = ev.Incarnation, &t
 			break
 		}
+		// sandscope numbers inferred lives itself, from the record's last: never below it
+		num := max(ev.Incarnation.Number, s.lastNumber()+1)
 		if prev := s.currentInc(); prev != nil {
 			prev.LastSeen = ev.Time
 		}
-		s.Incarnations = append(s.Incarnations, &Inc{Number: ev.Incarnation.Number, Inferred: ev.Incarnation.Inferred,
+		s.Incarnations = append(s.Incarnations, &Inc{Number: num, Inferred: true,
 			FirstSeen: ev.Time, LastSeen: ev.Time, Evidence: append([]string(nil), evd...), Earlier: ev.Earlier})
-		s.Current, s.Running = ev.Incarnation, &t
-		how := "reported by the bridge"
-		if ev.Incarnation.Inferred {
-			how = "inferred: " + strings.Join(evd, "; ")
-		}
-		notice = fmt.Sprintf("sandbox %s: new container, incarnation #%d (%s); older entries are STALE", s.Sandbox, ev.Incarnation.Number, how)
+		s.Current = client.Incarnation{Number: num, Inferred: true}
+		notice = fmt.Sprintf("sandbox %s: new container, incarnation #%d (inferred: %s); older entries are STALE", s.Sandbox, num, strings.Join(evd, "; "))
 	case client.WatchError.String():
 		if s.WatchErr == "" {
 			s.ErrSince = ev.Time
@@ -272,25 +281,119 @@ func (s *State) applyWatch(ev Event) string {
 	return notice
 }
 
-// adopt makes inc the current incarnation. When sandscope had numbered the current container
-// itself and the bridge now reports a different number for it (no boundary seen), the entries and
-// the timeline row take the bridge's number.
-func (s *State) adopt(inc client.Incarnation) {
-	if s.Current.Inferred && !inc.Inferred && s.Current.Number > 0 && inc.Number != s.Current.Number {
-		old := s.Current.Number
-		for _, list := range [][]*Entry{s.Processes, s.Terminals} {
-			for _, e := range list {
-				if e.Incarnation == old && e.Inferred {
-					e.Incarnation, e.Inferred = inc.Number, false
-				}
+// bridgeNumber is the bridge's own number in an incarnation it reported (0 when inferred).
+func bridgeNumber(inc client.Incarnation) int {
+	if inc.Inferred {
+		return 0
+	}
+	return inc.Number
+}
+
+// identity is the incarnation as the rest of sandscope names it: the record's number.
+func (i *Inc) identity() client.Incarnation {
+	return client.Incarnation{Number: i.Number, Inferred: i.Inferred, Started: i.Started}
+}
+
+// lastNumber is the highest number the record has given a life of this sandbox.
+func (s *State) lastNumber() int {
+	n := 0
+	for _, inc := range s.Incarnations {
+		n = max(n, inc.Number)
+	}
+	return n
+}
+
+// explicitLife folds a container life the bridge reported by number: the current life again, the
+// first report of a life sandscope had numbered itself, or a new life. A bridge may reuse a number
+// (numbering from 1 again after a restart), so a number is not an identity: a new life is decided
+// by evidence (a different number; the same number with another start time; the watcher's own
+// evidence of a boundary under the same number) and gets a number of the record's own, never one an
+// earlier life had. It returns the new-container notice, or "".
+func (s *State) explicitLife(ev Event) string {
+	n, kind := ev.Incarnation.Number, ev.Kind
+	cur := s.currentInc()
+	boundary := kind == client.IncarnationChanged.String()
+	switch {
+	case cur.Bridge == 0 && !boundary:
+		// sandscope had numbered this life; the bridge now names it: keep the record's number
+		// unless the bridge's is free (the usual case: they agree from then on)
+		cur.Bridge, cur.Inferred, cur.Started = n, false, ev.Incarnation.Started
+		s.renumber(cur, n)
+		cur.Evidence = append(cur.Evidence, fmt.Sprintf("the bridge reports this container as incarnation #%d", n))
+		s.Current = cur.identity()
+		return ""
+	case cur.Bridge == n && !boundary && (ev.Incarnation.Started == 0 || cur.Started == 0 || ev.Incarnation.Started == cur.Started):
+		if cur.Started == 0 {
+			cur.Started = ev.Incarnation.Started
+		}
+		s.Current = cur.identity()
+		return ""
+	case boundary && cur.Bridge == n && ev.Previous.Number != n && len(ev.Evidence) > 0 && cur.Started == ev.Incarnation.Started:
+		// the watcher's first explicit report, with evidence, of the life already recorded
+		cur.Evidence = append(cur.Evidence, ev.Evidence...)
+		s.Current = cur.identity()
+		return ""
+	}
+	var why []string
+	if boundary {
+		why = append(why, ev.Evidence...)
+	} else {
+		why = append(why, fmt.Sprintf("the bridge reports incarnation #%d where the record's current container was its #%d", n, cur.Bridge))
+	}
+	switch {
+	case cur.Bridge > 0 && n < cur.Bridge:
+		why = append(why, fmt.Sprintf("the bridge numbers this container #%d, below the #%d it reported before: its numbering started again (the bridge was restarted)", n, cur.Bridge))
+	case cur.Bridge == n && cur.Started != 0 && ev.Incarnation.Started != 0 && cur.Started != ev.Incarnation.Started:
+		why = append(why, fmt.Sprintf("the bridge reports #%d again, but this container started at %s (the earlier #%d started at %s)",
+			n, time.Unix(0, ev.Incarnation.Started).Format("15:04:05"), n, time.Unix(0, cur.Started).Format("15:04:05")))
+	}
+	num := n
+	if num <= s.lastNumber() {
+		num = s.lastNumber() + 1
+		why = append(why, fmt.Sprintf("recorded as #%d: the record already has a #%d of this sandbox, a different container", num, n))
+	}
+	if len(why) == 0 {
+		why = []string{"no evidence given"}
+	}
+	cur.LastSeen = ev.Time
+	inc := &Inc{Number: num, Bridge: n, Started: ev.Incarnation.Started, FirstSeen: ev.Time, LastSeen: ev.Time,
+		Evidence: why, Earlier: ev.Earlier}
+	s.Incarnations = append(s.Incarnations, inc)
+	s.Current = inc.identity()
+	how := "reported by the bridge"
+	if num != n {
+		how = fmt.Sprintf("the bridge calls it #%d", n)
+	}
+	return fmt.Sprintf("sandbox %s: new container, incarnation #%d (%s); older entries are STALE", s.Sandbox, num, how)
+}
+
+// renumber gives a life sandscope had numbered itself the number the bridge reports for it, when no
+// earlier life has that number (else the record's number stays); its entries are no longer
+// inferred.
+func (s *State) renumber(inc *Inc, n int) {
+	old := inc.Number
+	if n <= s.lastNumber() && n != old {
+		n = old
+	}
+	for _, list := range [][]*Entry{s.Processes, s.Terminals} {
+		for _, e := range list {
+			if e.Incarnation == old && e.Inferred {
+				e.Incarnation, e.Inferred = n, false
 			}
 		}
-		if cur := s.currentInc(); cur != nil && cur.Number == old {
-			cur.Number, cur.Inferred = inc.Number, false
-			cur.Evidence = append(cur.Evidence, fmt.Sprintf("the bridge reports this container as incarnation #%d", inc.Number))
+	}
+	inc.Number = n
+}
+
+// lifeOf is the record's number for a life the bridge reported as n: the newest life it gave that
+// number (n itself when none).
+func (s *State) lifeOf(n int) int {
+	for i := len(s.Incarnations) - 1; i >= 0; i-- {
+		if s.Incarnations[i].Bridge == n {
+			return s.Incarnations[i].Number
 		}
 	}
-	s.Current = inc
+	return n
 }
 
 // upsert finds the entry an event is about (same ID, same incarnation) or adds one.
@@ -305,6 +408,9 @@ func (s *State) upsert(kind EntityKind, id string, ev Event) *Entry {
 	inc, inferred := reported, false
 	if inc == 0 {
 		inc, inferred = ev.Incarnation.Number, ev.Incarnation.Inferred
+	}
+	if inc > 0 && !inferred {
+		inc = s.lifeOf(inc) // the bridge's number, as the record numbers that life
 	}
 	if ev.Source != FromWatch && ev.Source != FromLookup && inc == 0 {
 		inc, inferred = s.Current.Number, s.Current.Inferred

@@ -1,0 +1,153 @@
+package record
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"sandscope/client"
+)
+
+// lives folds watcher events into a fresh state, one second apart.
+type lives struct {
+	t  *testing.T
+	st *State
+	at time.Time
+}
+
+func newLives(t *testing.T) *lives {
+	return &lives{t: t, st: NewState("demo"), at: time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)}
+}
+
+func (l *lives) watch(ev client.SandboxEvent) string {
+	l.at = l.at.Add(time.Second)
+	ev.Sandbox, ev.Time = "demo", l.at
+	return l.st.Apply(FromSandboxEvent(ev))
+}
+
+func (l *lives) process(id, state string, inc client.Incarnation) {
+	l.watch(client.SandboxEvent{Kind: client.ProcessAppeared, Incarnation: inc,
+		Process: &client.Process{ID: id, State: state, Incarnation: inc.Number}})
+}
+
+func (l *lives) numbers() []int {
+	var out []int
+	for _, inc := range l.st.Incarnations {
+		out = append(out, inc.Number)
+	}
+	return out
+}
+
+func sameInts(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// A bridge that numbers from 1 again after a restart starts a new life in the record: the record's
+// number never repeats, the earlier #1's entries stay STALE, and new entries the bridge calls #1
+// belong to the new life.
+func TestBridgeNumberingFromOneAgainIsANewLife(t *testing.T) {
+	l := newLives(t)
+	one, two := client.Incarnation{Number: 1}, client.Incarnation{Number: 2}
+	l.watch(client.SandboxEvent{Kind: client.SandboxStarted, Incarnation: one})
+	l.process("build", "exited", one)
+	l.watch(client.SandboxEvent{Kind: client.IncarnationChanged, Previous: one, Incarnation: two, Evidence: []string{"the bridge reports incarnation 2 (was 1)"}})
+	l.process("agent", "running", two)
+
+	// the bridge restarted and numbers from 1 again
+	notice := l.watch(client.SandboxEvent{Kind: client.IncarnationChanged, Previous: two, Incarnation: one, Evidence: []string{"the bridge reports incarnation 1 (was 2)"}})
+	l.process("echo", "exited", one)
+
+	if got := l.numbers(); !sameInts(got, []int{1, 2, 3}) {
+		t.Fatalf("timeline %v, want [1 2 3]", got)
+	}
+	if l.st.Current.Number != 3 {
+		t.Fatalf("current #%d, want #3", l.st.Current.Number)
+	}
+	if !strings.Contains(notice, "incarnation #3") || !strings.Contains(notice, "calls it #1") {
+		t.Errorf("notice %q", notice)
+	}
+	ev := strings.Join(l.st.Incarnations[2].Evidence, "; ")
+	if !strings.Contains(ev, "numbering started again") || !strings.Contains(ev, "recorded as #3") {
+		t.Errorf("evidence %q", ev)
+	}
+	build, echo := l.st.Find(Process, "build"), l.st.Find(Process, "echo")
+	if build.Incarnation != 1 || !l.st.Stale(build.Incarnation) {
+		t.Errorf("the first container's build: #%d stale=%v, want #1 stale", build.Incarnation, l.st.Stale(build.Incarnation))
+	}
+	if echo.Incarnation != 3 || l.st.Stale(echo.Incarnation) {
+		t.Errorf("the new echo: #%d stale=%v, want #3 current", echo.Incarnation, l.st.Stale(echo.Incarnation))
+	}
+	// the watcher resumes with the bridge's own number for the current life
+	l.st.Running = new(true)
+	if r := l.st.Resume(); r == nil || r.Incarnation.Number != 1 {
+		t.Errorf("resume %+v, want the bridge's #1", r)
+	}
+}
+
+// The same number with another start time is another life.
+func TestSameNumberOtherStartIsANewLife(t *testing.T) {
+	l := newLives(t)
+	a := client.Incarnation{Number: 1, Started: time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC).UnixNano()}
+	b := client.Incarnation{Number: 1, Started: time.Date(2026, 12, 1, 11, 0, 0, 0, time.UTC).UnixNano()}
+	l.watch(client.SandboxEvent{Kind: client.SandboxStarted, Incarnation: a})
+	l.process("old", "running", a)
+	l.watch(client.SandboxEvent{Kind: client.SandboxStarted, Incarnation: a}) // the same life again: nothing new
+	if got := l.numbers(); !sameInts(got, []int{1}) {
+		t.Fatalf("timeline %v, want [1]", got)
+	}
+	notice := l.watch(client.SandboxEvent{Kind: client.ProcessAppeared, Incarnation: b, Process: &client.Process{ID: "new", State: "running", Incarnation: 1}})
+	if got := l.numbers(); !sameInts(got, []int{1, 2}) {
+		t.Fatalf("timeline %v, want [1 2]", got)
+	}
+	if notice == "" || !strings.Contains(strings.Join(l.st.Incarnations[1].Evidence, "; "), "started at") {
+		t.Errorf("notice %q evidence %q", notice, l.st.Incarnations[1].Evidence)
+	}
+	if e := l.st.Find(Process, "new"); e.Incarnation != 2 {
+		t.Errorf("new process in #%d, want #2", e.Incarnation)
+	}
+	if e := l.st.Find(Process, "old"); !l.st.Stale(e.Incarnation) {
+		t.Errorf("old process not stale")
+	}
+}
+
+// The watcher's evidence of a boundary under an unchanged number (a running process vanished) is a
+// new life too.
+func TestWatcherBoundaryUnderTheSameNumber(t *testing.T) {
+	l := newLives(t)
+	one := client.Incarnation{Number: 1}
+	l.watch(client.SandboxEvent{Kind: client.SandboxStarted, Incarnation: one})
+	l.process("agent", "running", one)
+	l.watch(client.SandboxEvent{Kind: client.IncarnationChanged, Previous: one, Incarnation: one,
+		Evidence: []string{"the bridge reports the same incarnation #1, but: process agent was running and is gone"}})
+	if got := l.numbers(); !sameInts(got, []int{1, 2}) {
+		t.Fatalf("timeline %v, want [1 2]", got)
+	}
+}
+
+// Numbers that agree with the bridge stay the bridge's, and a first explicit report renames the
+// life sandscope had numbered itself.
+func TestExplicitNumbersAgreeWithTheBridge(t *testing.T) {
+	l := newLives(t)
+	inferred := client.Incarnation{Number: 1, Inferred: true}
+	l.watch(client.SandboxEvent{Kind: client.SandboxStarted, Incarnation: inferred})
+	l.process("p", "running", inferred)
+	l.watch(client.SandboxEvent{Kind: client.ProcessChanged, Incarnation: client.Incarnation{Number: 4}, Process: &client.Process{ID: "p", State: "running", Incarnation: 4}})
+	if got := l.numbers(); !sameInts(got, []int{4}) {
+		t.Fatalf("timeline %v, want [4]", got)
+	}
+	if e := l.st.Find(Process, "p"); e.Incarnation != 4 || e.Inferred {
+		t.Errorf("entry #%d inferred=%v", e.Incarnation, e.Inferred)
+	}
+	l.watch(client.SandboxEvent{Kind: client.IncarnationChanged, Previous: client.Incarnation{Number: 4}, Incarnation: client.Incarnation{Number: 5}, Evidence: []string{"the bridge reports incarnation 5 (was 4)"}})
+	if got := l.numbers(); !sameInts(got, []int{4, 5}) || l.st.Current.Number != 5 {
+		t.Fatalf("timeline %v current %d, want [4 5] and 5", got, l.st.Current.Number)
+	}
+}
