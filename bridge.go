@@ -121,6 +121,7 @@ func newBridgeClient(g *globalOptions) (*client.Client, bridgeTarget, error) {
 	if err != nil {
 		return nil, t, &exitError{code: 2, err: fmt.Errorf("%s: %w", t.source, err)}
 	}
+	g.bridge, g.target = c, t
 	return c, t, nil
 }
 

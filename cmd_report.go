@@ -16,32 +16,8 @@ import (
 	"sandscope/record"
 )
 
-// recordIdentity is the identity of the bridge commands use, as the record names it, and how a
-// report words its kind: a configured URL is itself; otherwise the local bridge, embedded in the
-// TUI or run by `sandscope serve` over the same sandbox directory, is "local:<root>".
-func recordIdentity(g *globalOptions) (identity, kind, rawURL string, err error) {
-	eff, err := resolveSettings(g)
-	if err != nil {
-		return "", "", "", err
-	}
-	if eff.URL != "" {
-		return eff.URL, "remote", eff.URL, nil
-	}
-	return "local:" + filepath.Join(localbridge.DefaultStateDir(), "sandboxes"), "local (embedded or sandscope serve)", "", nil
-}
-
 // recordDir is where the records live.
 func recordDir() string { return filepath.Join(localbridge.DefaultStateDir(), "record") }
-
-// openCommandRecord opens the record of the bridge a command talks to, for writing (nil, nil when
-// the bridge has no identity to record under).
-func openCommandRecord(g *globalOptions) (*record.Record, error) {
-	id, _, _, err := recordIdentity(g)
-	if err != nil {
-		return nil, nil
-	}
-	return record.Open(record.Options{Dir: recordDir(), Bridge: id, Version: version})
-}
 
 // startRecording starts a command's background record (see commandRecord).
 func startRecording(g *globalOptions, stderr io.Writer) *commandRecord {
@@ -87,15 +63,15 @@ a token never.`,
 }
 
 func runReport(ctx context.Context, g *globalOptions, sandbox, entity string, asJSON, withHost bool, lines int, out string, stdout, stderr io.Writer) error {
-	id, kind, rawURL, err := recordIdentity(g)
+	n, err := readerRecordName(ctx, g)
 	if err != nil {
 		return &exitError{code: exitUsage, err: err}
 	}
-	path := record.FileFor(recordDir(), id)
-	if _, err := os.Stat(path); err != nil {
-		return &exitError{code: exitUsage, err: fmt.Errorf("no record of this bridge at %s: sandscope records what it observes while the TUI, logs or exec run", path)}
+	kind, rawURL := n.kind, n.rawURL
+	if !record.Exists(recordDir(), n.identity, n.legacy) {
+		return &exitError{code: exitUsage, err: fmt.Errorf("no record of this bridge in %s: sandscope records what it observes while the TUI, logs or exec run", recordDir())}
 	}
-	rec, err := record.Open(record.Options{Dir: recordDir(), Bridge: id, Version: version, ReadOnly: true})
+	rec, err := record.Open(record.Options{Dir: recordDir(), Bridge: n.identity, Legacy: n.legacy, Version: version, ReadOnly: true})
 	if err != nil {
 		return &exitError{code: exitFailure, err: err}
 	}

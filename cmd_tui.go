@@ -27,6 +27,7 @@ import (
 	"sandscope/demo"
 	"sandscope/keymap"
 	"sandscope/localbridge"
+	"sandscope/record"
 	"sandscope/ui"
 	"sandscope/ui/notify"
 )
@@ -237,12 +238,16 @@ func remoteTarget(ctx context.Context, eff *config.Effective) (ui.Target, error)
 	if err != nil {
 		return ui.Target{}, fmt.Errorf("bridge %s: %w", safeURL(eff.URL), err)
 	}
-	t := ui.Target{Client: c, BridgeURL: eff.URL, BridgeLabel: safeURL(eff.URL), ContextName: eff.Context}
+	t := ui.Target{Client: c, BridgeURL: eff.URL, BridgeLabel: safeURL(eff.URL), ContextName: eff.Context, RecordLegacy: legacyNames(eff.URL, false)}
 	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	caps, err := c.Capabilities(cctx)
 	cancel()
 	if err == nil {
 		t.Local, t.BridgeProblem = caps.Local, caps.Problem()
+	}
+	// the record's identity: the capabilities just read say it (or the one learned before)
+	if t.RecordID, err = bridgeIdentity(ctx, c, eff.URL); err != nil {
+		t.NoRecord = true
 	}
 	return t, nil
 }
@@ -292,7 +297,11 @@ func (e *embedded) target() (ui.Target, error) {
 	}
 	e.srv = srv
 	// the embedded bridge's port changes every run; its sandboxes live under root
-	e.t = ui.Target{Client: c, BridgeURL: "local:" + root, BridgeLabel: e.labelLocked(), Local: true}
+	e.t = ui.Target{Client: c, BridgeURL: "local:" + root, BridgeLabel: e.labelLocked(), Local: true,
+		RecordID: record.LocalIdentity(srv.ID()), RecordLegacy: []string{"local:" + root}}
+	if srv.ID() == "" {
+		e.t.RecordID = "local:" + root
+	}
 	return e.t, nil
 }
 

@@ -7,6 +7,8 @@
 package main
 
 import (
+	"sandscope/client"
+
 	"errors"
 	"fmt"
 	"os"
@@ -24,6 +26,11 @@ type globalOptions struct {
 	url       string // --url or SANDSCOPE_URL
 	tokenFile string // --token-file
 	context   string // --context
+
+	// the bridge this command resolved (newBridgeClient), kept so that the record asks the same
+	// bridge who it is
+	bridge *client.Client
+	target bridgeTarget
 }
 
 // exitError carries a specific exit status out of a command.

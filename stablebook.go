@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -42,11 +43,11 @@ type recordBook struct {
 // imports the bridge's part of an old stable-book.json once, and tells stderr what the record
 // says about itself. bridgeURL is the bridge's URL, the key of the old file. Close it when done.
 func stableBook(g *globalOptions, bridgeURL string, stderr io.Writer) *recordBook {
-	id, _, _, err := recordIdentity(g)
+	n, err := writerRecordName(context.Background(), g)
 	if err != nil {
 		return &recordBook{err: err}
 	}
-	rec, err := record.Open(record.Options{Dir: recordDir(), Bridge: id, Version: version})
+	rec, err := record.Open(record.Options{Dir: recordDir(), Bridge: n.identity, Legacy: n.legacy, Version: version})
 	if err != nil {
 		fmt.Fprintf(stderr, "sandscope: not recording: %s\n", sanitize.Message(err.Error()))
 		return &recordBook{err: err}

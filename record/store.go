@@ -58,6 +58,9 @@ type Options struct {
 	// Bridge is the bridge's stable identity: its URL, or "local:<root>" for the embedded bridge.
 	// Only a hash of it names the file; the file stores it for `report`.
 	Bridge string
+	// Legacy names the same bridge had in earlier versions (its URL as typed, "local:<root>"): a
+	// record kept under one of them becomes this identity's when it has none yet.
+	Legacy []string
 	// Version is sandscope's version, stored with each run.
 	Version string
 	Budget  Budget
@@ -150,6 +153,10 @@ func Open(o Options) (*Record, error) {
 	if err := os.MkdirAll(o.Dir, 0o700); err != nil {
 		return nil, fmt.Errorf("record: %w", err)
 	}
+	var adopted string
+	if !o.ReadOnly {
+		adopted = adoptLegacy(o.Dir, o.Bridge, o.Legacy)
+	}
 	r := &Record{path: FileFor(o.Dir, o.Bridge), bridge: o.Bridge, budget: o.Budget.withDefaults(), now: o.Now, readOnly: o.ReadOnly,
 		states: map[string]*State{}, capture: map[capKey]*captureMeta{}, subs: map[int]chan string{}, alertSeen: map[string]bool{},
 		kick: make(chan struct{}, 1), failed: make(chan struct{}, 1), done: make(chan struct{}), quit: make(chan struct{}), ack: make(chan chan error)}
@@ -157,6 +164,12 @@ func Open(o Options) (*Record, error) {
 		r.now = time.Now
 	}
 	r.opened = r.now()
+	if adopted != "" {
+		r.notices = append(r.notices, adopted)
+	}
+	if o.ReadOnly {
+		r.path = readablePath(o.Dir, o.Bridge, o.Legacy)
+	}
 	db, err := r.openChecked()
 	if err != nil {
 		return nil, err

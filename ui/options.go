@@ -76,8 +76,14 @@ type Target struct {
 	Bridge      common.Bridge  // a bridge seam (tests); takes precedence over Client
 	BridgeLabel string         // how the header names the bridge (never holds a token)
 	BridgeURL   string         // keys the persisted known-sandbox set
-	Local       bool           // a sandscope local bridge (its extensions are there)
-	ContextName string
+	// RecordID is the bridge's identity in the record (record.Identity): the same however the
+	// bridge was found. Empty: BridgeURL, normalised. NoRecord: sandscope has never reached this
+	// bridge, so it has no identity yet and nothing is recorded.
+	RecordID     string
+	RecordLegacy []string
+	NoRecord     bool
+	Local        bool // a sandscope local bridge (its extensions are there)
+	ContextName  string
 	// BridgeProblem, when set, says why the bridge cannot be used (a bridge speaking the stable
 	// API); the status area shows it from the start.
 	BridgeProblem error
@@ -98,6 +104,13 @@ func applyTarget(c *common.Context, t Target) error {
 	}
 	c.Bridge, c.BridgeLabel, c.BridgeURL = br, common.SanitizeText(label), t.BridgeURL
 	c.Local, c.ContextName = t.Local, common.SanitizeText(t.ContextName)
+	c.RecordID, c.RecordLegacy = t.RecordID, t.RecordLegacy
+	switch {
+	case t.NoRecord:
+		c.RecordID = ""
+	case c.RecordID == "":
+		c.RecordID = record.NormalizeURL(t.BridgeURL)
+	}
 	c.Stable = nil
 	if t.Client != nil && errors.As(t.BridgeProblem, new(*client.StableBridgeError)) {
 		c.Stable = t.Client.Stable()

@@ -23,7 +23,10 @@ func openRecord(c *common.Context, t Target, budget record.Budget, watch record.
 	if c.StateDir == "" || c.Bridge == nil {
 		return nil
 	}
-	rec, err := record.Open(record.Options{Dir: filepath.Join(c.StateDir, "record"), Bridge: c.BridgeURL, Version: c.Version, Budget: budget})
+	if c.RecordID == "" {
+		return []string{"not recording: sandscope has not reached this bridge yet (it records once the bridge has answered; restart or switch to it again then)"}
+	}
+	rec, err := record.Open(record.Options{Dir: filepath.Join(c.StateDir, "record"), Bridge: c.RecordID, Legacy: c.RecordLegacy, Version: c.Version, Budget: budget})
 	if err != nil {
 		return []string{"not recording: " + err.Error()}
 	}

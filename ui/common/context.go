@@ -34,10 +34,14 @@ type Context struct {
 	Stable      *client.Stable
 	BridgeLabel string
 	BridgeURL   string
-	Local       bool // the embedded local bridge (stop/replace and sandbox listing available)
-	ContextName string
-	StateDir    string // persisted sandscope state (known sandboxes)
-	CacheDir    string // log spill files
+	// RecordID is the bridge's identity in the record (see record.Identity; "" with NoRecord);
+	// RecordLegacy are names an earlier sandscope kept its record under.
+	RecordID     string
+	RecordLegacy []string
+	Local        bool // the embedded local bridge (stop/replace and sandbox listing available)
+	ContextName  string
+	StateDir     string // persisted sandscope state (known sandboxes)
+	CacheDir     string // log spill files
 	// Ctx is the program's lifetime; streams started by screens derive from it.
 	Ctx context.Context
 	// Now is the clock (fixed in tests).

@@ -69,17 +69,6 @@ func New(ctx *common.Context) *Model {
 		k := k
 		m.rows = append(m.rows, &row{Known: k})
 	}
-	if ctx.Stable != nil && ctx.Record != nil {
-		// a stable bridge has no list: the sandboxes sandscope ran something in (the record; a
-		// local read, no request)
-		if ids, err := ctx.Record.StableSandboxes(); err == nil {
-			for _, id := range ids {
-				if m.find(id) == nil {
-					m.rows = append(m.rows, &row{Known: Known{ID: id, Source: "recorded", AddedAt: ctx.Clock()}})
-				}
-			}
-		}
-	}
 	m.sortRows()
 	return m
 }
@@ -179,6 +168,13 @@ func (m *Model) remember(id, source string) *row {
 }
 
 func (m *Model) forget(id string) {
+	if m.ctx.Record != nil {
+		// a sandbox with history in the record is listed until the user forgets it
+		m.ctx.Record.Forget(id)
+	}
+	if m.ctx.Watch != nil {
+		m.ctx.Watch.Untrack(id)
+	}
 	for i, r := range m.rows {
 		if r.ID == id {
 			m.rows = append(m.rows[:i], m.rows[i+1:]...)
@@ -210,8 +206,8 @@ func (m *Model) persistLater() tea.Cmd {
 func (m *Model) known() []Known {
 	var ks []Known
 	for _, r := range m.rows {
-		if r.Source == "listed" {
-			continue
+		if r.Source == "listed" || r.Source == "recorded" {
+			continue // the bridge's list and the record say these again on every start
 		}
 		ks = append(ks, r.Known)
 	}
@@ -295,6 +291,8 @@ type refreshMsg struct {
 	at      time.Time
 	listed  []client.SandboxInfo
 	listOK  bool
+	// recorded: the sandboxes with history in the record (not forgotten)
+	recorded []string
 	status  map[string]statusResult
 	connErr error // unauthorized or unreachable: the bridge as a whole
 }

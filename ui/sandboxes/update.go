@@ -237,10 +237,27 @@ func (m *Model) refresh() tea.Cmd {
 	if m.ctx.Watch != nil {
 		rec = m.ctx.Record
 	}
+	history := m.ctx.Record
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(base, common.CallTimeout)
 		defer cancel()
 		res := refreshMsg{owner: m, gen: gen, status: map[string]statusResult{}}
+		if history != nil {
+			// sandboxes with history are listed with their last known state, even on a bridge
+			// that cannot list (a local read, no request)
+			if known, err := history.KnownSandboxes(); err == nil {
+				res.recorded = known
+				have := map[string]bool{}
+				for _, id := range ids {
+					have[id] = true
+				}
+				for _, id := range known {
+					if !have[id] && ValidID(id) {
+						ids = append(ids, id)
+					}
+				}
+			}
+		}
 		listed := map[string]bool{}
 		// The list is an extension of sandscope's local bridge; a remote bridge answers it with
 		// its text 404 — after checking the token, so this also tells unauthorized and
@@ -308,6 +325,7 @@ func (m *Model) applyRefresh(msg refreshMsg) tea.Cmd {
 	}
 	m.inflight = false
 	m.loaded = true
+	m.addRecorded(msg.recorded) // known from the record, reachable or not
 	if msg.connErr != nil {
 		m.connErr = msg.connErr
 		m.failures++
@@ -404,4 +422,18 @@ func (m *Model) applyRefresh(msg refreshMsg) tea.Cmd {
 		cmds = append(cmds, common.Send(common.ConnMsg{}))
 	}
 	return tea.Batch(cmds...)
+}
+
+// addRecorded lists the sandboxes the record has history of that the screen does not show yet.
+func (m *Model) addRecorded(ids []string) {
+	added := false
+	for _, id := range ids {
+		if ValidID(id) && m.find(id) == nil {
+			m.rows = append(m.rows, &row{Known: Known{ID: id, Source: "recorded", AddedAt: m.ctx.Clock()}})
+			added = true
+		}
+	}
+	if added {
+		m.sortRows()
+	}
 }

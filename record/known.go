@@ -1,0 +1,51 @@
+package record
+
+import (
+	"fmt"
+	"sort"
+)
+
+// ForgetKind is the action that takes a sandbox off the lists until it has new history.
+const ForgetKind = "forget"
+
+// Forget records that the user forgot a sandbox: KnownSandboxes leaves it out until something new
+// is recorded about it. Nothing on the bridge changes, and its history stays for reports.
+func (r *Record) Forget(sandbox string) {
+	r.Add(Event{Sandbox: sandbox, Source: FromAction, Kind: ForgetKind, Action: &Action{Kind: ForgetKind, Outcome: "ok"}})
+}
+
+// KnownSandboxes lists, sorted, the sandboxes with history in the record that the user has not
+// forgotten since: the Sandboxes screen and `ls` list them even when the bridge cannot.
+func (r *Record) KnownSandboxes() ([]string, error) {
+	rows, err := r.db.Query(`SELECT sandbox, MAX(id),
+		COALESCE(MAX(CASE WHEN source = 'action' AND kind = ? THEN id END), 0) FROM events GROUP BY sandbox`, ForgetKind)
+	if err != nil {
+		return nil, fmt.Errorf("record: known sandboxes: %w", err)
+	}
+	defer rows.Close()
+	known := map[string]bool{}
+	for rows.Next() {
+		var sb string
+		var last, forgot int64
+		if rows.Scan(&sb, &last, &forgot) == nil {
+			known[sb] = forgot == 0 || last > forgot
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("record: known sandboxes: %w", err)
+	}
+	// what this run added and has not committed yet counts too
+	r.mu.Lock()
+	for _, ev := range r.pending {
+		known[ev.Sandbox] = !(ev.Source == FromAction && ev.Kind == ForgetKind)
+	}
+	r.mu.Unlock()
+	out := make([]string, 0, len(known))
+	for sb, ok := range known {
+		if ok {
+			out = append(out, sb)
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}
