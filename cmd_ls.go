@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"sandscope/client"
+	"sandscope/record"
 	"sandscope/sanitize"
 	"sandscope/ui/common"
 	"sandscope/vocab"
@@ -48,7 +49,7 @@ a container.`,
 				})
 			}
 			if len(args) == 0 {
-				return runLsSandboxes(cmd.Context(), c, asJSON, cmd.OutOrStdout())
+				return runLsSandboxes(cmd.Context(), c, recordedSandboxes(cmd.Context(), g), asJSON, cmd.OutOrStdout(), cmd.ErrOrStderr())
 			}
 			return runLsSandbox(cmd.Context(), c, args[0], asJSON, cmd.OutOrStdout())
 		},
@@ -60,27 +61,107 @@ a container.`,
 // lsExit maps a bridge error to an exit status: 2 for usage/auth/not-found, 1 otherwise.
 func lsExit(err error) error { return bridgeExit("", err, exitFailure) }
 
-func runLsSandboxes(ctx context.Context, c *client.Client, asJSON bool, w io.Writer) error {
+// lsSandbox is one row of `ls`: the bridge's list entry, or what the record last knew of a sandbox
+// the bridge does not list (a bridge that cannot list, or a sandbox it no longer has).
+type lsSandbox struct {
+	client.SandboxInfo
+	// Known says where the row comes from: "listed" by the bridge, or "recorded" (history in the
+	// record; its state is the last known one, as of LastSeen)
+	Known    string     `json:"known"`
+	LastSeen *time.Time `json:"lastSeen,omitempty"`
+}
+
+func runLsSandboxes(ctx context.Context, c *client.Client, recorded []lsSandbox, asJSON bool, w, stderr io.Writer) error {
 	list, err := c.ListSandboxes(ctx)
-	if err != nil {
-		if errors.Is(err, client.ErrUnsupported) {
-			return &exitError{code: exitUsage, err: fmt.Errorf("this bridge cannot list sandboxes (only the local bridge can); name one: sandscope ls SANDBOX")}
-		}
+	cannotList := errors.Is(err, client.ErrUnsupported)
+	if err != nil && !cannotList {
 		return lsExit(err)
 	}
-	if list == nil {
-		list = []client.SandboxInfo{}
+	if cannotList && len(recorded) == 0 {
+		return &exitError{code: exitUsage, err: fmt.Errorf("this bridge cannot list sandboxes (only the local bridge can), and sandscope has no history of any here; name one: sandscope ls SANDBOX")}
+	}
+	rows := make([]lsSandbox, 0, len(list)+len(recorded))
+	listed := map[string]bool{}
+	for _, s := range list {
+		listed[s.ID] = true
+		rows = append(rows, lsSandbox{SandboxInfo: s, Known: "listed"})
+	}
+	for _, r := range recorded {
+		if !listed[r.ID] {
+			rows = append(rows, r)
+		}
+	}
+	if cannotList {
+		fmt.Fprintln(stderr, "sandscope: this bridge cannot list sandboxes: these are the ones sandscope has history of, with their last known state (sandscope report SANDBOX tells more)")
 	}
 	if asJSON {
-		return writeJSON(w, list)
+		return writeJSON(w, rows)
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "SANDBOX\tSTATE\tPROCESSES\tTERMINALS\tLAST ACTIVE")
-	for _, s := range list {
+	for _, s := range rows {
 		state := vocab.Sandbox(s.Running, s.Incarnation)
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\n", safeText(s.ID), state, s.Processes, s.Terminals, ago(s.LastActiveAt))
+		last := ago(s.LastActiveAt)
+		if s.Known == "recorded" {
+			state = "last known: " + state
+			last = "-"
+			if s.LastSeen != nil {
+				last = "seen " + ago(*s.LastSeen)
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\n", safeText(s.ID), state, s.Processes, s.Terminals, last)
 	}
 	return tw.Flush()
+}
+
+// recordedSandboxes is what the record knows of every sandbox with history on this bridge (none
+// when there is no record yet).
+func recordedSandboxes(ctx context.Context, g *globalOptions) []lsSandbox {
+	n, err := readerRecordName(ctx, g)
+	if err != nil || !record.Exists(recordDir(), n.identity, n.legacy) {
+		return nil
+	}
+	rec, err := record.Open(record.Options{Dir: recordDir(), Bridge: n.identity, Legacy: n.legacy, Version: version, ReadOnly: true})
+	if err != nil {
+		return nil
+	}
+	defer rec.Close()
+	ids, err := rec.KnownSandboxes()
+	if err != nil {
+		return nil
+	}
+	out := make([]lsSandbox, 0, len(ids))
+	for _, id := range ids {
+		if checkSandboxArg(id) != nil {
+			continue // only well-formed IDs reach the screen
+		}
+		st := rec.State(id)
+		r := lsSandbox{SandboxInfo: client.SandboxInfo{ID: id, Incarnation: st.Current.Number}, Known: "recorded"}
+		r.Running = st.Running != nil && *st.Running
+		for _, e := range st.Processes {
+			if !e.Gone && !e.Lost && !st.Stale(e.Incarnation) && e.Process.State == "running" {
+				r.Processes++
+			}
+		}
+		for _, e := range st.Terminals {
+			if !e.Gone && !e.Lost && !st.Stale(e.Incarnation) && e.Terminal.Status == "running" {
+				r.Terminals++
+			}
+		}
+		seen := st.LastOK
+		for _, list := range [][]*record.Entry{st.Processes, st.Terminals} {
+			for _, e := range list {
+				if e.LastSeen.After(seen) {
+					seen = e.LastSeen
+				}
+			}
+		}
+		if !seen.IsZero() {
+			r.LastSeen = &seen
+		}
+		out = append(out, r)
+	}
+	return out
 }
 
 // sandboxListing is `ls SANDBOX --json`.

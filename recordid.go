@@ -121,6 +121,14 @@ func readerRecordName(ctx context.Context, g *globalOptions) (recordName, error)
 		return n, nil
 	}
 	n := recordName{kind: kindOf(record.LocalIdentity("")), legacy: legacyNames("", true)}
+	// the `sandscope serve` that commands find through its discovery file (running or not): the
+	// identity it answered with
+	if d, err := localbridge.ReadDiscovery(filepath.Join(localbridge.DefaultStateDir(), "serve.json")); d.URL != "" && (err == nil || errors.Is(err, localbridge.ErrStaleDiscovery)) {
+		if id, ok := record.LookupIdentity(recordDir(), d.URL); ok {
+			n.identity = id
+			return n, nil
+		}
+	}
 	if id, err := localbridge.ReadBridgeID(localRoot()); err == nil && id != "" {
 		n.identity = record.LocalIdentity(id)
 		return n, nil

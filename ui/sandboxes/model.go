@@ -286,15 +286,15 @@ func (m *Model) sortRows() {
 
 // refreshMsg carries one refresh's answers.
 type refreshMsg struct {
-	owner   *Model
-	gen     int
-	at      time.Time
-	listed  []client.SandboxInfo
-	listOK  bool
+	owner  *Model
+	gen    int
+	at     time.Time
+	listed []client.SandboxInfo
+	listOK bool
 	// recorded: the sandboxes with history in the record (not forgotten)
 	recorded []string
-	status  map[string]statusResult
-	connErr error // unauthorized or unreachable: the bridge as a whole
+	status   map[string]statusResult
+	connErr  error // unauthorized or unreachable: the bridge as a whole
 }
 
 type statusResult struct {
