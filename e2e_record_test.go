@@ -129,4 +129,47 @@ func TestE2ERecordSurvivesReplacementAndRestart(t *testing.T) {
 	s.waitFor("the earlier run marked", "seen by an earlier run of sandscope")
 	s.keys("Enter")
 	s.waitFor("the captured log after a restart", "CAPTURE BEGAN", `{"type":"system"`, "LOST: the process is gone")
+
+	// The restarted embedded bridge is a new container life: a process started now runs in
+	// incarnation #3, never in a second #1, and the first container's build stays STALE #1 with its
+	// captured log.
+	s.keys("Escape")
+	s.waitFor("the sandbox screen", "Sandbox demo", "[Processes (")
+	s.keys("e")
+	s.waitFor("the exec prompt", "Run a process in demo")
+	s.typeText("echo hi")
+	s.keys("Enter")
+	sc = s.waitFor("a third container life", "incarnation #3", "new container, incarnation #3")
+	if strings.Contains(sc, "RUNNING · incarnation #1 ") || strings.Contains(sc, "new container, incarnation #1") {
+		t.Fatalf("the new container is numbered #1 again:\n%s", sc)
+	}
+	s.keys("Tab", "Tab")
+	sc = s.waitFor("three lives on the timeline", "Incarnations (3)", "#3")
+	s.keys("Tab")
+	sc = s.waitFor("the processes tab", "[Processes (")
+	// exactly one row for the new process, in #3
+	n := 0
+	for _, l := range lines(sc) {
+		if strings.Contains(l, "echo hi") && strings.Contains(l, "/workspace") {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Fatalf("%d rows for one echo:\n%s", n, sc)
+	}
+	s.selectRow("set -e")
+	sc = s.screen()
+	for _, l := range lines(sc) {
+		if strings.HasPrefix(l, "> ") && !strings.Contains(l, "STALE #1 · EXITED 0") {
+			t.Fatalf("the first container's build is not STALE #1 · EXITED 0: %q\n%s", l, sc)
+		}
+	}
+	s.keys("Enter")
+	sc = s.waitFor("the old build's captured log", "Logs · demo")
+	sc = s.waitUntil("the old build's log from the record", func(sc string) bool {
+		return strings.Contains(sc, "CAPTURE BEGAN") || strings.Contains(sc, "no output was captured")
+	})
+	if strings.Contains(sc, "FOLLOW FAILED") {
+		t.Fatalf("a STALE log shows FOLLOW FAILED:\n%s", sc)
+	}
 }

@@ -151,3 +151,40 @@ func TestExplicitNumbersAgreeWithTheBridge(t *testing.T) {
 		t.Fatalf("timeline %v current %d, want [4 5] and 5", got, l.st.Current.Number)
 	}
 }
+
+// A process launched into a container the record has not seen yet (the bridge restarted and
+// numbers from 1 again; the watcher has not polled since) starts the new life at the launch, and
+// the watcher's later report of the same life adds its evidence rather than a fourth life.
+func TestLaunchIntoANewLifeBeforeTheWatcherSeesIt(t *testing.T) {
+	l := newLives(t)
+	one, two := client.Incarnation{Number: 1}, client.Incarnation{Number: 2}
+	l.watch(client.SandboxEvent{Kind: client.SandboxStarted, Incarnation: one})
+	l.process("build", "exited", one)
+	l.watch(client.SandboxEvent{Kind: client.IncarnationChanged, Previous: one, Incarnation: two, Evidence: []string{"the bridge reports incarnation 2 (was 1)"}})
+	l.at = l.at.Add(time.Second)
+	notice := l.st.Apply(Event{Time: l.at, Sandbox: "demo", Source: FromLaunch, Kind: "launch", Entity: Process, EntityID: "echo",
+		Process: &client.Process{ID: "echo", State: "running", Incarnation: 1}, Launch: &Launch{Argv: []string{"echo", "hi"}}})
+	if !strings.Contains(notice, "incarnation #3") {
+		t.Errorf("launch notice %q", notice)
+	}
+	l.watch(client.SandboxEvent{Kind: client.IncarnationChanged, Previous: two, Incarnation: one, Evidence: []string{"the bridge reports incarnation 1 (was 2)"}})
+	l.process("echo", "exited", one)
+	if got := l.numbers(); !sameInts(got, []int{1, 2, 3}) {
+		t.Fatalf("timeline %v, want [1 2 3]", got)
+	}
+	n := 0
+	for _, e := range l.st.Processes {
+		if e.ID == "echo" {
+			n++
+			if e.Incarnation != 3 {
+				t.Errorf("echo in #%d, want #3", e.Incarnation)
+			}
+		}
+	}
+	if n != 1 {
+		t.Errorf("%d entries for one process, want 1", n)
+	}
+	if e := l.st.Find(Process, "build"); !l.st.Stale(e.Incarnation) {
+		t.Error("the first container's build is not stale")
+	}
+}

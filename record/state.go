@@ -162,6 +162,14 @@ func (s *State) Apply(ev Event) string {
 	case FromStream, FromTerminal:
 		s.applyStream(ev)
 	case FromLaunch:
+		notice := ""
+		if n := reportedNumber(ev); n > 0 && len(s.Incarnations) > 0 {
+			// a process launched now runs in the container the bridge runs now: a number the
+			// record has not seen for the current life is a new life, decided as the watcher's are
+			lev := ev
+			lev.Incarnation = client.Incarnation{Number: n}
+			notice = s.explicitLife(lev)
+		}
 		e := s.upsert(ev.Entity, ev.EntityID, ev)
 		e.Launch = ev.Launch
 		if ev.Process != nil {
@@ -170,6 +178,7 @@ func (s *State) Apply(ev Event) string {
 		if ev.Terminal != nil {
 			e.Terminal, e.LastSeen = *ev.Terminal, ev.Time
 		}
+		return notice
 	case FromAction:
 		s.Actions = append(s.Actions, ev)
 	case FromStable:
@@ -281,6 +290,29 @@ func (s *State) applyWatch(ev Event) string {
 	return notice
 }
 
+// reportedNumber is the incarnation the bridge reported for the process or terminal an event
+// carries (0: none).
+func reportedNumber(ev Event) int {
+	switch {
+	case ev.Process != nil:
+		return ev.Process.Incarnation
+	case ev.Terminal != nil:
+		return ev.Terminal.Incarnation
+	}
+	return 0
+}
+
+// How says how sandscope knows of this container life, for notices and timelines.
+func (i *Inc) How() string {
+	switch {
+	case i.Inferred:
+		return "inferred: " + strings.Join(i.Evidence, "; ")
+	case i.Bridge > 0 && i.Bridge != i.Number:
+		return fmt.Sprintf("the bridge calls it #%d", i.Bridge)
+	}
+	return "reported by the bridge"
+}
+
 // bridgeNumber is the bridge's own number in an incarnation it reported (0 when inferred).
 func bridgeNumber(inc client.Incarnation) int {
 	if inc.Inferred {
@@ -360,11 +392,7 @@ func (s *State) explicitLife(ev Event) string {
 		Evidence: why, Earlier: ev.Earlier}
 	s.Incarnations = append(s.Incarnations, inc)
 	s.Current = inc.identity()
-	how := "reported by the bridge"
-	if num != n {
-		how = fmt.Sprintf("the bridge calls it #%d", n)
-	}
-	return fmt.Sprintf("sandbox %s: new container, incarnation #%d (%s); older entries are STALE", s.Sandbox, num, how)
+	return fmt.Sprintf("sandbox %s: new container, incarnation #%d (%s); older entries are STALE", s.Sandbox, num, inc.How())
 }
 
 // renumber gives a life sandscope had numbered itself the number the bridge reports for it, when no

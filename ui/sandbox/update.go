@@ -49,7 +49,7 @@ func (m *Model) Update(msg tea.Msg) (common.Component, tea.Cmd) {
 		}
 		t := msg.t
 		m.note(record.Event{Source: record.FromLaunch, Kind: "launch", Entity: record.Terminal, EntityID: t.ID, Terminal: &t,
-			Incarnation: m.st.Current, Launch: record.LaunchOf(msg.req.Argv, msg.req.Cwd, msg.req.Env, 0)})
+			Launch: record.LaunchOf(msg.req.Argv, msg.req.Cwd, msg.req.Env, 0)})
 		m.selectLast(TerminalsTab)
 		return m, common.Send(common.OpenTerminalMsg{Sandbox: m.id, Terminal: msg.t})
 	case killMsg:
@@ -403,8 +403,9 @@ func (m *Model) applyExec(msg execMsg) tea.Cmd {
 		inc = m.st.Current.Number
 	}
 	p, req := msg.p, msg.req
+	// the incarnation is the one the bridge reported with the process (else the record's current)
 	m.note(record.Event{Source: record.FromLaunch, Kind: "launch", Entity: record.Process, EntityID: p.ID, Process: &p,
-		Incarnation: m.st.Current, Launch: record.LaunchOf(req.Argv, req.Cwd, req.Env, req.Timeout)})
+		Launch: record.LaunchOf(req.Argv, req.Cwd, req.Env, req.Timeout)})
 	if m.ctx.Record != nil {
 		m.ctx.Record.SetRequest(m.id, p.ID, req)
 		m.st = m.ctx.Record.State(m.id)
@@ -630,11 +631,7 @@ func (m *Model) refresh() tea.Cmd {
 	var cmds []tea.Cmd
 	if n := len(m.st.Incarnations); n > len(old.Incarnations) && len(old.Incarnations) > 0 {
 		inc := m.st.Incarnations[n-1]
-		how := "reported by the bridge"
-		if inc.Inferred {
-			how = "inferred: " + strings.Join(inc.Evidence, "; ")
-		}
-		cmds = append(cmds, common.Status(common.Warn, common.SanitizeText(fmt.Sprintf("sandbox %s: new container, incarnation #%d (%s); older entries are STALE", m.id, inc.Number, how))))
+		cmds = append(cmds, common.Status(common.Warn, common.SanitizeText(fmt.Sprintf("sandbox %s: new container, incarnation #%d (%s); older entries are STALE", m.id, inc.Number, inc.How()))))
 	}
 	switch {
 	case m.st.WatchErr != "" && m.st.WatchErr != old.WatchErr:
