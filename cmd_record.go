@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -44,20 +45,33 @@ func (c *commandRecord) run(open func() (*record.Record, error)) {
 	if !ok {
 		return
 	}
+	// a lock another process holds on the record is waited for: say so while the command goes on
+	slow := time.AfterFunc(commandRecordSlowOpen, func() {
+		fmt.Fprintf(c.stderr, "sandscope: record: waiting for another sandscope process's lock on the record (the command goes on)\n")
+	})
 	rec, err := open()
+	slow.Stop()
 	if err != nil {
 		c.notes = append(c.notes, "not recording: "+err.Error())
 	}
-	if rec != nil {
-		rec.Add(first)
-	}
-	for ev := range c.q {
-		if rec != nil {
-			rec.Add(ev)
-		}
-	}
 	if rec == nil {
+		for range c.q {
+		}
 		return
+	}
+	c.notes = append(c.notes, rec.Notices()...)
+	rec.Add(first)
+	for q := c.q; q != nil; {
+		select {
+		case ev, ok := <-q:
+			if !ok {
+				q = nil
+				continue
+			}
+			rec.Add(ev)
+		case <-rec.NoticeC():
+			c.takeNotices(rec)
+		}
 	}
 	werr := rec.Err()
 	if err := rec.Close(); werr == nil {
@@ -66,8 +80,24 @@ func (c *commandRecord) run(open func() (*record.Record, error)) {
 	if werr == nil {
 		werr = rec.Err()
 	}
+	c.takeNotices(rec)
 	if werr != nil {
 		c.notes = append(c.notes, fmt.Sprintf("the record could not be written (%v); the output above is complete, but this run may be missing from sandscope report", werr))
+	}
+}
+
+// commandRecordSlowOpen is how long opening the record may take before the command says it waits.
+const commandRecordSlowOpen = 3 * time.Second
+
+// takeNotices keeps what the record says happened to it for the end of the command; a wait for
+// another process's lock is told at once.
+func (c *commandRecord) takeNotices(rec *record.Record) {
+	for _, n := range rec.TakeNotices() {
+		if strings.HasPrefix(n, "waiting ") {
+			fmt.Fprintf(c.stderr, "sandscope: record: %s\n", sanitize.Message(n))
+			continue
+		}
+		c.notes = append(c.notes, n)
 	}
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/url"
@@ -14,6 +15,7 @@ import (
 	"sandscope/client"
 	"sandscope/localbridge"
 	"sandscope/record"
+	"sandscope/sanitize"
 )
 
 // recordDir is where the records live.
@@ -76,6 +78,7 @@ func runReport(ctx context.Context, g *globalOptions, sandbox, entity string, as
 		return &exitError{code: exitFailure, err: err}
 	}
 	defer rec.Close()
+	defer tellRecordNotices(rec, stderr)
 	o := record.ReportOptions{Sandbox: sandbox, Entity: entity, Version: version, Kind: kind, Dialect: string(client.DialectPreview), Lines: lines}
 	if rawURL != "" {
 		o.Dialect = dialectOf(ctx, g)
@@ -86,6 +89,11 @@ func runReport(ctx context.Context, g *globalOptions, sandbox, entity string, as
 		}
 	}
 	rep, err := rec.BuildReport(o)
+	if errors.Is(err, record.ErrDamaged) {
+		// the damage it met is repaired first (see Flush); then the record reads
+		_ = rec.Flush()
+		rep, err = rec.BuildReport(o)
+	}
 	if err != nil {
 		// an unknown sandbox or entity, or an ambiguous prefix
 		return &exitError{code: exitUsage, err: err}
@@ -127,4 +135,12 @@ func dialectOf(ctx context.Context, g *globalOptions) string {
 		return string(client.DialectUnknown) + " (the bridge did not answer)"
 	}
 	return string(caps.Dialect)
+}
+
+// tellRecordNotices prints on stderr what the record said happened to it (a lock waited for,
+// damage found and repaired), so that a report built from a repaired record says so.
+func tellRecordNotices(rec *record.Record, stderr io.Writer) {
+	for _, n := range append(rec.Notices(), rec.TakeNotices()...) {
+		fmt.Fprintf(stderr, "sandscope: record: %s\n", sanitize.Message(n))
+	}
 }

@@ -173,3 +173,45 @@ func TestE2ERecordSurvivesReplacementAndRestart(t *testing.T) {
 		t.Fatalf("a STALE log shows FOLLOW FAILED:\n%s", sc)
 	}
 }
+
+// `sandscope serve` restarted on the same root is the same bridge and a new container life: the
+// sandbox it already had is listed without adding it, a process started now runs in the next
+// incarnation, and the earlier one's row is STALE with its log from the record.
+func TestE2EServeRestartIsANewContainerLife(t *testing.T) {
+	tmuxPath := needTmux(t)
+	dir := t.TempDir()
+	env := tuiEnv(t, dir)
+	state := filepath.Join(dir, "state")
+	srv := startServeProc(t, env, state)
+	if out, code := runIn(t, env, "exec", "keep", "--", "sh", "-c", "echo before the restart"); code != 0 {
+		t.Fatalf("exec before the restart: exit %d\n%s", code, out)
+	}
+	srv.stop()
+	srv = startServeProc(t, env, state)
+	if out, code := runIn(t, env, "ls"); code != 0 || !strings.Contains(out, "keep") {
+		t.Fatalf("ls after a restart of serve: exit %d\n%s", code, out)
+	}
+	s := launchTUI(t, tmuxPath, dir, env, "--url", srv.disc.URL, "--token-file", srv.disc.TokenFile)
+	s.waitFor("the sandbox serve already had", "Sandboxes (", "keep")
+	s.selectRow("keep")
+	s.keys("Enter")
+	s.waitFor("its history", "Sandbox keep", "echo before the restart")
+	s.keys("e")
+	s.waitFor("the exec prompt", "Run a process in keep")
+	s.typeText("echo after")
+	s.keys("Enter")
+	sc := s.waitFor("the next container life", "incarnation #2", "echo after")
+	for _, l := range lines(sc) {
+		if strings.Contains(l, "echo before the restart") && !strings.Contains(l, "STALE #1") {
+			t.Fatalf("the earlier life's process is not STALE #1: %q\n%s", l, sc)
+		}
+	}
+	s.selectRow("echo before the restart")
+	s.keys("Enter")
+	sc = s.waitUntil("the earlier process's log from the record", func(sc string) bool {
+		return strings.Contains(sc, "Logs · keep") && (strings.Contains(sc, "CAPTURE BEGAN") || strings.Contains(sc, "no output was captured") || strings.Contains(sc, "before the restart"))
+	})
+	if strings.Contains(sc, "FOLLOW FAILED") {
+		t.Fatalf("a STALE log shows FOLLOW FAILED:\n%s", sc)
+	}
+}

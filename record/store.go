@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -80,10 +81,32 @@ type Record struct {
 	db      *sql.DB
 	path    string
 	bridge  string
-	run     int64
+	version string
+	run     int64 // atomic: a record opened damaged starts its run once repaired
 	budget  Budget
 	now     func() time.Time
-	notices []string
+	notices []string // Open's (guarded by mu after Open)
+	lock    *fileLock
+	gate    *gate
+
+	// damage met by a statement, for the writer to look at (dmu: the hook runs under mu too)
+	damage     atomic.Bool
+	dmu        sync.Mutex
+	damageErr  error
+	sawCorrupt atomic.Bool // this run met damage: no clean mark at Close
+
+	// the writer's own
+	detached     bool      // damaged, waiting for its repair: no connection is made
+	problem      error     // what made it damaged
+	fileIno      uint64    // the file this record opened
+	damagedIno   uint64    // the damaged file (another process's repair puts a new one at the path)
+	lastTry      time.Time // last repair attempt while detached
+	lastMarkLook time.Time
+	markSeen     time.Time // the check mark last looked at
+	busySince    time.Time // a batch has waited for a lock since then
+	toldBusy     bool
+	held         bool          // a batch failed for a lock or damage and waits in pending
+	beginWait    time.Duration // how long the last write waited for the write lock
 
 	mu       sync.Mutex
 	states   map[string]*State // folded sandboxes, loaded on first use
@@ -102,6 +125,9 @@ type Record struct {
 	alertSeq  int64
 	alertSeen map[string]bool
 	opened    time.Time // when this run opened the record
+	opening   bool      // Open is running: notices go to Notices
+	live      []string  // notices since Open, for TakeNotices
+	noticeC   chan struct{}
 
 	kick chan struct{}
 	done chan struct{}
@@ -143,9 +169,13 @@ func FileFor(dir, bridge string) string {
 	return filepath.Join(dir, hex.EncodeToString(sum[:8])+".db")
 }
 
-// Open opens (or creates) the record of a bridge. A damaged file is moved aside and what can be
-// read from it is copied into a new one; Notices says so. Open fails only when no record can be
-// kept at all (the directory is not writable).
+// Open opens (or creates) the record of a bridge. A record another process holds locked is waited
+// for (at most about 30 s; then the error is ErrBusy): a lock is never taken for damage. A file
+// SQLite itself finds damaged is moved aside and what can be read from it is copied into a new
+// one, unless other sandscope processes have it open: then the record opens without writing
+// (ErrDamaged on reads) and is repaired once they close it. Notices says what happened. Open
+// fails only when no record can be kept at all (the directory is not writable, a lock outlasted
+// the wait).
 func Open(o Options) (*Record, error) {
 	if o.Dir == "" {
 		return nil, errors.New("record: no directory")
@@ -158,10 +188,14 @@ func Open(o Options) (*Record, error) {
 		adopted = adoptLegacy(o.Dir, o.Bridge, o.Legacy)
 	}
 	r := &Record{path: FileFor(o.Dir, o.Bridge), bridge: o.Bridge, budget: o.Budget.withDefaults(), now: o.Now, readOnly: o.ReadOnly,
-		states: map[string]*State{}, capture: map[capKey]*captureMeta{}, subs: map[int]chan string{}, alertSeen: map[string]bool{},
-		kick: make(chan struct{}, 1), failed: make(chan struct{}, 1), done: make(chan struct{}), quit: make(chan struct{}), ack: make(chan chan error)}
+		version: o.Version, states: map[string]*State{}, capture: map[capKey]*captureMeta{}, subs: map[int]chan string{}, alertSeen: map[string]bool{},
+		kick: make(chan struct{}, 1), failed: make(chan struct{}, 1), noticeC: make(chan struct{}, 1),
+		done: make(chan struct{}), quit: make(chan struct{}), ack: make(chan chan error)}
 	if r.now == nil {
 		r.now = time.Now
+	}
+	if r.version == "" {
+		r.version = "dev"
 	}
 	r.opened = r.now()
 	if adopted != "" {
@@ -170,20 +204,33 @@ func Open(o Options) (*Record, error) {
 	if o.ReadOnly {
 		r.path = readablePath(o.Dir, o.Bridge, o.Legacy)
 	}
-	db, err := r.openChecked()
+	r.opening = true
+	start := time.Now()
+	lk, err := openLock(r.path + ".lock")
 	if err != nil {
+		return nil, fmt.Errorf("record: %w", err)
+	}
+	r.lock = lk
+	// a shared lock for the record's life; only a repair (exclusive) keeps it from us
+	if waited, ok := lk.wait(syscall.LOCK_SH, openWait); !ok {
+		lk.close()
+		return nil, fmt.Errorf("record: %s: waited %.0f s for another sandscope process to finish repairing it: %w", r.path, waited.Seconds(), ErrBusy)
+	}
+	r.gate = newGate(dsn(r.path, false), r.sawDamage)
+	r.db = sql.OpenDB(r.gate)
+	r.db.SetMaxOpenConns(maxConns)
+	r.db.SetMaxIdleConns(maxConns)
+	if err := r.openChecked(start); err != nil {
+		r.db.Close()
+		lk.close()
 		return nil, err
 	}
-	r.db = db
-	if o.ReadOnly {
-		_ = db.QueryRow("SELECT COALESCE(MAX(id), 0) FROM runs").Scan(&r.run)
-	} else {
-		if err := r.startRun(o.Version); err != nil {
-			db.Close()
-			return nil, err
-		}
+	if !o.ReadOnly && !r.detached {
 		r.prune()
 	}
+	r.mu.Lock()
+	r.opening = false
+	r.mu.Unlock()
 	every := o.FlushEvery
 	if every <= 0 {
 		every = 50 * time.Millisecond
@@ -197,39 +244,48 @@ func dsn(path string, readOnly bool) string {
 	if readOnly {
 		return "file:" + path + q + "&mode=ro"
 	}
-	return "file:" + path + q + "&_pragma=journal_mode(WAL)&_txlock=immediate"
+	// auto_vacuum binds only a new file, and only before it turns to WAL (an existing one ignores
+	// it until a VACUUM: see vacuum)
+	return "file:" + path + q + "&_pragma=auto_vacuum(INCREMENTAL)&_pragma=journal_mode(WAL)&_txlock=immediate"
 }
 
-// openChecked opens the file, checks it, and recovers from damage or a newer schema.
-func (r *Record) openChecked() (*sql.DB, error) {
-	db, problem := r.tryOpen(!r.closedCleanly())
-	if problem == nil {
-		return db, nil
-	}
-	if db != nil {
-		db.Close()
-	}
-	aside := fmt.Sprintf("%s.damaged-%d", r.path, r.now().Unix())
-	var newer *newerSchemaError
-	if errors.As(problem, &newer) {
-		aside = fmt.Sprintf("%s.v%d-%d", r.path, newer.version, r.now().Unix())
-	}
-	for _, suf := range []string{"", "-wal", "-shm"} {
-		if err := os.Rename(r.path+suf, aside+suf); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("record: move damaged %s aside: %w", r.path, err)
+// openChecked opens the file, checks it, and starts this run (unless read only). A lock is
+// waited for; damage or a newer schema moves the file aside, under the exclusive lock.
+func (r *Record) openChecked(start time.Time) error {
+	check := !r.closedCleanly()
+	pause := 50 * time.Millisecond
+	busy := false
+	for {
+		lockWait, problem := r.prepare(check)
+		switch {
+		case problem == nil:
+			r.fileIno = inode(r.path)
+			if waited := time.Since(start); busy || lockWait > time.Second {
+				if busy {
+					lockWait = waited
+				}
+				r.notices = append(r.notices, fmt.Sprintf("waited %.1f s for another process's lock on the record", lockWait.Seconds()))
+			}
+			return nil
+		case isBusy(problem):
+			busy = true
+			if time.Since(start) >= openWait {
+				return fmt.Errorf("record: %s: waited %.0f s for another process's lock on it (%v): %w", r.path, time.Since(start).Seconds(), problem, ErrBusy)
+			}
+			time.Sleep(pause)
+			pause = min(pause*2, time.Second)
+		default:
+			var newer *newerSchemaError
+			if !errors.As(problem, &newer) && !isCorrupt(problem) {
+				return fmt.Errorf("record: open %s: %w", r.path, problem)
+			}
+			r.sawCorrupt.Store(newer == nil)
+			if !r.takeAway(problem, true) {
+				return nil // damaged, and others have it open: nothing is written until it is repaired
+			}
+			check = false
 		}
 	}
-	db, err := r.tryOpen(false)
-	if err != nil {
-		return nil, fmt.Errorf("record: new file after moving %s aside: %w", aside, err)
-	}
-	if newer != nil {
-		r.notices = append(r.notices, fmt.Sprintf("the record %s was written by a newer sandscope (schema %d); moved to %s and started a new one", r.path, newer.version, aside))
-		return db, nil
-	}
-	events, chunks := salvage(aside, db)
-	r.notices = append(r.notices, fmt.Sprintf("the record %s was damaged (%v); moved to %s; recovered %d events and %d output chunks from it", r.path, problem, aside, events, chunks))
-	return db, nil
 }
 
 type newerSchemaError struct{ version int }
@@ -238,50 +294,75 @@ func (e *newerSchemaError) Error() string {
 	return fmt.Sprintf("schema version %d is newer than %d", e.version, SchemaVersion)
 }
 
-// tryOpen opens the file and checks its integrity and schema version; it returns the problem (the
-// database may be non-nil with a problem).
-func (r *Record) tryOpen(check bool) (*sql.DB, error) {
-	db, err := sql.Open("sqlite", dsn(r.path, false))
-	if err != nil {
-		return nil, err
-	}
-	db.SetMaxOpenConns(4)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+// prepare checks the file's integrity (when check) and schema version, creates what is missing
+// and, unless read only, starts this run: all in one transaction on one connection, so that a
+// lock makes it fail whole and it can be tried again. It returns how long the write lock took.
+func (r *Record) prepare(check bool) (time.Duration, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
+	began := time.Now()
+	conn, err := r.db.Conn(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer conn.Close()
 	if check {
+		checked := time.Now()
 		var res string
-		if err := db.QueryRowContext(ctx, "PRAGMA quick_check(1)").Scan(&res); err != nil {
-			return db, err
+		if err := conn.QueryRowContext(ctx, "PRAGMA quick_check(1)").Scan(&res); err != nil {
+			return 0, err
 		}
 		if res != "ok" {
-			return db, fmt.Errorf("integrity check: %s", res)
+			return 0, &dbError{err: fmt.Errorf("integrity check: %s", res), kind: ErrDamaged}
 		}
+		began = began.Add(time.Since(checked)) // reading the file is not waiting for a lock
 	}
 	var v string
-	err = db.QueryRowContext(ctx, "SELECT value FROM meta WHERE key = 'schema_version'").Scan(&v)
-	if err == nil {
-		n, _ := strconv.Atoi(v)
-		if n > SchemaVersion {
-			return db, &newerSchemaError{n}
+	if err := conn.QueryRowContext(ctx, "SELECT value FROM meta WHERE key = 'schema_version'").Scan(&v); err == nil {
+		if n, _ := strconv.Atoi(v); n > SchemaVersion {
+			return 0, &newerSchemaError{n}
 		}
+	} else if isBusy(err) || isCorrupt(err) {
+		return 0, err
 	}
+	tx, err := conn.BeginTx(ctx, nil)
+	lockWait := time.Since(began) // a prepare without a lock in the way takes milliseconds
+	if err != nil {
+		return lockWait, err
+	}
+	defer tx.Rollback()
 	for _, s := range schema {
-		if _, err := db.ExecContext(ctx, s); err != nil {
-			return db, fmt.Errorf("schema: %w", err)
+		if _, err := tx.ExecContext(ctx, s); err != nil {
+			return lockWait, fmt.Errorf("schema: %w", err)
 		}
 	}
-	if _, err := db.ExecContext(ctx, `INSERT INTO meta (key, value) VALUES ('schema_version', ?), ('bridge', ?)
+	if _, err := tx.ExecContext(ctx, `INSERT INTO meta (key, value) VALUES ('schema_version', ?), ('bridge', ?)
 		ON CONFLICT (key) DO UPDATE SET value = excluded.value`, strconv.Itoa(SchemaVersion), r.bridge); err != nil {
-		return db, fmt.Errorf("schema: %w", err)
+		return lockWait, fmt.Errorf("schema: %w", err)
 	}
+	var notes []string
+	var run int64
+	if r.readOnly {
+		_ = tx.QueryRowContext(ctx, "SELECT COALESCE(MAX(id), 0) FROM runs").Scan(&run)
+	} else if notes, run, err = r.startRun(ctx, tx); err != nil {
+		return lockWait, err
+	}
+	if err := tx.Commit(); err != nil {
+		return lockWait, err
+	}
+	atomic.StoreInt64(&r.run, run)
+	r.notices = append(r.notices, notes...)
 	_ = os.Chmod(r.path, 0o600)
-	return db, nil
+	return lockWait, nil
 }
 
 // The clean mark is a file beside the record saying the size and modification time the record had
 // when the last sandscope closed it. When the record still has them, the integrity check (which
 // reads the whole file) is skipped; after a crash, or when something else wrote the file, it runs.
+// A run that met damage never writes it, and a check mark (<db>.check, left by a process that met
+// damage it could not repair) makes the next open check whatever the clean mark says.
 func (r *Record) cleanMark() string { return r.path + ".clean" }
+func (r *Record) checkMark() string { return r.path + ".check" }
 
 func statMark(path string) string {
 	fi, err := os.Stat(path)
@@ -301,29 +382,51 @@ func (r *Record) closedCleanly() bool {
 	if !r.readOnly {
 		_ = os.Remove(r.cleanMark())
 	}
+	if _, err := os.Stat(r.checkMark()); err == nil {
+		return false
+	}
 	return string(mark) == statMark(r.path)
 }
 
-// salvage copies what can be read from a damaged file into db, in ranges of row IDs so that one
-// bad page costs the rows on it, not the rest. It reads a padded copy: SQLite refuses a file
-// shorter than its header says (a torn tail), but reads the pages that are there once the missing
-// ones read as zeros.
+// salvage copies what can be read from a damaged file (and its WAL, when it has one) into db, in
+// ranges of row IDs so that one bad page costs the rows on it, not the rest. It reads a padded
+// copy: SQLite refuses a file shorter than its header says (a torn tail), but reads the pages that
+// are there once the missing ones read as zeros. The copy and its WAL are removed after.
 func salvage(path string, db *sql.DB) (events, chunks int) {
 	tmp := path + ".salvage"
-	defer os.Remove(tmp)
+	defer removeDB(tmp)
 	if err := padCopy(path, tmp); err != nil {
 		return 0, 0
 	}
-	old, err := sql.Open("sqlite", dsn(tmp, true))
+	if _, err := os.Stat(path + "-wal"); err == nil {
+		_ = copyFile(path+"-wal", tmp+"-wal")
+	}
+	old, err := sql.Open("sqlite", "file:"+tmp+"?_pragma=busy_timeout(5000)")
 	if err != nil {
 		return 0, 0
 	}
 	defer old.Close()
+	old.SetMaxOpenConns(1)
 	copyRange := func(table, cols string, n int) int {
+		tx, err := db.Begin()
+		if err != nil {
+			return 0
+		}
+		defer tx.Commit()
+		ins, err := tx.Prepare("INSERT OR IGNORE INTO " + table + " (" + cols + ") VALUES (" + strings.TrimSuffix(strings.Repeat("?, ", n), ", ") + ")")
+		if err != nil {
+			return 0
+		}
+		defer ins.Close()
+		// where the IDs begin and end, when the table's root still reads (pruning leaves no low IDs)
+		var lo, hi int64 = 0, -1
+		var mn, mx sql.NullInt64
+		if old.QueryRow("SELECT MIN(id), MAX(id) FROM "+table).Scan(&mn, &mx) == nil && mn.Valid {
+			lo, hi = mn.Int64, mx.Int64
+		}
 		copied, empty := 0, 0
 		const step = 128
-		marks := strings.TrimSuffix(strings.Repeat("?, ", n), ", ")
-		for lo := int64(0); empty < 64; lo += step {
+		for ; (hi >= 0 && lo <= hi) || (hi < 0 && empty < 64); lo += step {
 			rows, err := old.Query("SELECT "+cols+" FROM "+table+" WHERE id >= ? AND id < ? ORDER BY id", lo, lo+step)
 			if err != nil {
 				empty++
@@ -340,7 +443,7 @@ func salvage(path string, db *sql.DB) (events, chunks int) {
 					break
 				}
 				got++
-				if _, err := db.Exec("INSERT OR IGNORE INTO "+table+" ("+cols+") VALUES ("+marks+")", vals...); err == nil {
+				if _, err := ins.Exec(vals...); err == nil {
 					copied++
 				}
 			}
@@ -354,6 +457,15 @@ func salvage(path string, db *sql.DB) (events, chunks int) {
 		return copied
 	}
 	_ = copyRange("runs", "id, started, ended, version, pid", 5)
+	if rows, err := old.Query("SELECT key, value FROM meta"); err == nil {
+		for rows.Next() {
+			var k, v string
+			if rows.Scan(&k, &v) == nil {
+				_, _ = db.Exec("INSERT OR IGNORE INTO meta (key, value) VALUES (?, ?)", k, v)
+			}
+		}
+		rows.Close()
+	}
 	events = copyRange("events", "id, run, time, sandbox, source, kind, entity, entity_id, incarnation, lost, cursor, body", 12)
 	chunks = copyRange("chunks", "id, sandbox, process, time, cursor, stream, data", 7)
 	rows, err := old.Query("SELECT sandbox, process, began, began_cursor, earlier_gone, gone_reason, dropped, bytes, last_cursor, updated, ended FROM captures")
@@ -372,6 +484,30 @@ func salvage(path string, db *sql.DB) (events, chunks int) {
 		rows.Close()
 	}
 	return events, chunks
+}
+
+// removeDB removes a database file and the files SQLite keeps beside it.
+func removeDB(path string) {
+	for _, suf := range []string{"", "-wal", "-shm", "-journal"} {
+		_ = os.Remove(path + suf)
+	}
+}
+
+func copyFile(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
 }
 
 // padCopy copies a database file, extended with zeros to the size its header states.
@@ -403,13 +539,12 @@ func padCopy(src, dst string) error {
 	return nil
 }
 
-func (r *Record) startRun(version string) error {
-	if version == "" {
-		version = "dev"
-	}
-	rows, err := r.db.Query("SELECT id, started, pid FROM runs WHERE ended IS NULL ORDER BY id")
+// startRun adds this run to the runs table in tx and marks the runs that ended without closing
+// the record; it returns the notices to give once tx commits, and the run's number.
+func (r *Record) startRun(ctx context.Context, tx *sql.Tx) ([]string, int64, error) {
+	rows, err := tx.QueryContext(ctx, "SELECT id, started, pid FROM runs WHERE ended IS NULL ORDER BY id")
 	if err != nil {
-		return fmt.Errorf("record: runs: %w", err)
+		return nil, 0, fmt.Errorf("runs: %w", err)
 	}
 	var unclean []string
 	var ids []int64
@@ -420,22 +555,27 @@ func (r *Record) startRun(version string) error {
 			ids = append(ids, id)
 		}
 	}
+	err = rows.Err()
 	rows.Close()
+	if err != nil {
+		return nil, 0, fmt.Errorf("runs: %w", err)
+	}
+	var notes []string
 	if len(unclean) > 0 {
-		r.notices = append(r.notices, fmt.Sprintf("the run of sandscope started %s ended without closing the record (killed or crashed); its history is kept up to its last complete entry", unclean[len(unclean)-1]))
+		notes = append(notes, fmt.Sprintf("the run of sandscope started %s ended without closing the record (killed or crashed); its history is kept up to its last complete entry", unclean[len(unclean)-1]))
 		// reported once: ended = 0 marks an unclean end
 		for _, id := range ids {
-			if _, err := r.db.Exec("UPDATE runs SET ended = 0 WHERE id = ?", id); err != nil {
-				return fmt.Errorf("record: runs: %w", err)
+			if _, err := tx.ExecContext(ctx, "UPDATE runs SET ended = 0 WHERE id = ?", id); err != nil {
+				return nil, 0, fmt.Errorf("runs: %w", err)
 			}
 		}
 	}
-	res, err := r.db.Exec("INSERT INTO runs (started, version, pid) VALUES (?, ?, ?)", r.now().UnixNano(), version, os.Getpid())
+	res, err := tx.ExecContext(ctx, "INSERT INTO runs (started, version, pid) VALUES (?, ?, ?)", r.now().UnixNano(), r.version, os.Getpid())
 	if err != nil {
-		return fmt.Errorf("record: start run: %w", err)
+		return nil, 0, fmt.Errorf("start run: %w", err)
 	}
-	r.run, err = res.LastInsertId()
-	return err
+	run, err := res.LastInsertId()
+	return notes, run, err
 }
 
 // processAlive reports whether a process with that ID runs (another sandscope using the record
@@ -454,14 +594,19 @@ func (r *Record) Path() string { return r.path }
 func (r *Record) Bridge() string { return r.bridge }
 
 // Run is this run's number; events of other runs are marked Earlier.
-func (r *Record) Run() int64 { return r.run }
+func (r *Record) Run() int64 { return atomic.LoadInt64(&r.run) }
 
 // Budget is the budget in force.
 func (r *Record) Budget() Budget { return r.budget }
 
-// Notices are things the user should be told about the record itself (a damaged file, an unclean
-// end of the previous run).
-func (r *Record) Notices() []string { return append([]string(nil), r.notices...) }
+// Notices are things the user should be told about the record itself that Open found (a lock it
+// waited for, a damaged file and its repair, an unclean end of the previous run). Later ones come
+// through NoticeC and TakeNotices.
+func (r *Record) Notices() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.notices...)
+}
 
 // Err returns the last error the writer met (nil when all writes succeeded), once.
 func (r *Record) Err() error {
@@ -493,7 +638,7 @@ func (r *Record) Add(ev Event) string {
 	if ev.Time.IsZero() {
 		ev.Time = r.now()
 	}
-	ev.Run = r.run
+	ev.Run = atomic.LoadInt64(&r.run)
 	r.mu.Lock()
 	if r.closed {
 		r.mu.Unlock()
@@ -621,7 +766,7 @@ func (r *Record) query(where string, args ...any) ([]Event, error) {
 		if json.Unmarshal([]byte(body), &ev) != nil {
 			continue // an entry that does not decode is skipped, not fatal
 		}
-		ev.ID, ev.Run, ev.Earlier = id, run, run != r.run
+		ev.ID, ev.Run, ev.Earlier = id, run, run != atomic.LoadInt64(&r.run)
 		out = append(out, ev)
 	}
 	if err := rows.Err(); err != nil {
@@ -673,7 +818,8 @@ func notify(subs []chan string, sandbox string) {
 	}
 }
 
-// Flush commits everything queued so far.
+// Flush commits everything queued so far. A lock is waited for (about 30 s at most; then the
+// error is ErrBusy and what was queued stays queued); damage met on the way is repaired first.
 func (r *Record) Flush() error {
 	ch := make(chan error, 1)
 	select {
@@ -684,7 +830,9 @@ func (r *Record) Flush() error {
 	}
 }
 
-// Close commits what is queued, marks the run as ended cleanly and closes the file.
+// Close commits what is queued (waiting for a lock about 30 s at most), marks the run as ended
+// cleanly and closes the file. Unless this run met damage it leaves a clean mark, so that the next
+// open need not check the whole file.
 func (r *Record) Close() error {
 	r.mu.Lock()
 	if r.closed {
@@ -700,22 +848,67 @@ func (r *Record) Close() error {
 	close(r.quit)
 	<-r.done
 	var err error
-	if !r.readOnly {
-		_, err = r.db.Exec("UPDATE runs SET ended = ? WHERE id = ?", r.now().UnixNano(), r.run)
+	if !r.readOnly && !r.detached && atomic.LoadInt64(&r.run) != 0 {
+		err = r.retryBusy(func() error {
+			_, err := r.db.Exec("UPDATE runs SET ended = ? WHERE id = ?", r.now().UnixNano(), atomic.LoadInt64(&r.run))
+			return err
+		})
 	}
 	cerr := r.db.Close()
 	if err == nil {
 		err = cerr
 	}
-	if err == nil && !r.readOnly {
-		if m := statMark(r.path); m != "" {
-			_ = os.WriteFile(r.cleanMark(), []byte(m), 0o600)
+	if !r.detached {
+		r.sweepWAL()
+	}
+	if err == nil && !r.readOnly && !r.detached && !r.sawCorrupt.Load() {
+		if _, cerr := os.Stat(r.checkMark()); cerr != nil {
+			if m := statMark(r.path); m != "" {
+				_ = os.WriteFile(r.cleanMark(), []byte(m), 0o600)
+			}
 		}
 	}
+	r.lock.close()
 	if err != nil {
 		return fmt.Errorf("record: close: %w", err)
 	}
 	return nil
+}
+
+// sweepWAL makes sure a record no other process has open is left without its -wal and -shm
+// (SQLite removes them when the last connection closes, unless something kept it from
+// checkpointing then). It runs after this process closed its connections.
+func (r *Record) sweepWAL() {
+	if _, err := os.Stat(r.path + "-wal"); err != nil {
+		if _, err := os.Stat(r.path + "-shm"); err != nil {
+			return
+		}
+	}
+	if !r.lock.try(syscall.LOCK_EX) {
+		return // others have it open: the last of them cleans up
+	}
+	db, err := sql.Open("sqlite", dsn(r.path, false))
+	if err != nil {
+		return
+	}
+	db.SetMaxOpenConns(1)
+	_, _ = db.Exec("PRAGMA wal_checkpoint(TRUNCATE)")
+	_ = db.Close()
+}
+
+// retryBusy runs f until it succeeds, fails for something other than a lock, or about 30 s
+// have gone.
+func (r *Record) retryBusy(f func() error) error {
+	start := time.Now()
+	pause := 50 * time.Millisecond
+	for {
+		err := f()
+		if !isBusy(err) || time.Since(start) >= openWait {
+			return err
+		}
+		time.Sleep(pause)
+		pause = min(pause*2, time.Second)
+	}
 }
 
 func (r *Record) writer(every time.Duration) {
@@ -724,25 +917,64 @@ func (r *Record) writer(every time.Duration) {
 	defer t.Stop()
 	prune := time.NewTicker(5 * time.Minute)
 	defer prune.Stop()
+	if !r.readOnly && !r.detached {
+		r.vacuum()
+	}
 	dirty := false
 	for {
 		select {
 		case <-r.quit:
-			r.setErr(r.commit())
+			err := r.flushAll()
+			if err != nil {
+				// what still waits cannot be kept
+				r.mu.Lock()
+				r.unsaved += len(r.pending) + len(r.chunks)
+				r.pending, r.chunks = nil, nil
+				r.mu.Unlock()
+			}
+			r.setErr(err)
 			return
 		case ch := <-r.ack:
-			ch <- r.commit()
-			dirty = false
+			ch <- r.flushAll()
+			dirty = r.held
 		case <-r.kick:
 			dirty = true
 		case <-t.C:
-			if dirty {
-				r.setErr(r.commit())
+			r.heal()
+			if dirty || r.held {
+				if err := r.commit(); err != nil && !r.held {
+					r.setErr(err)
+				}
 				dirty = false
 			}
 		case <-prune.C:
-			r.prune()
+			if !r.readOnly && !r.detached {
+				r.prune()
+				r.vacuum()
+			}
 		}
+	}
+}
+
+// flushAll commits what is queued, repairing damage first and waiting for a lock (about 30 s at
+// most). An error leaves what failed for a lock or damage queued.
+func (r *Record) flushAll() error {
+	start := time.Now()
+	pause := 20 * time.Millisecond
+	for {
+		r.heal()
+		err := r.commit()
+		if err == nil {
+			return nil
+		}
+		if r.damage.Load() && !r.detached {
+			continue // looked at (and repaired) by heal before the next try
+		}
+		if !isBusy(err) || time.Since(start) >= openWait {
+			return err
+		}
+		time.Sleep(pause)
+		pause = min(pause*2, time.Second)
 	}
 }
 
@@ -759,7 +991,16 @@ func (r *Record) setErr(err error) {
 	}
 }
 
-// commit writes the queued events and output in one transaction.
+// A batch that fails for a lock or for damage stays queued for the next try, within these bounds
+// (past them the oldest entries are dropped and counted in Unsaved).
+const (
+	maxHeldEvents = 100_000
+	maxHeldBytes  = 64 << 20
+)
+
+// commit writes the queued events and output in one transaction. A batch that failed because
+// another process held a lock, or because the file is damaged, is kept (bounded) and tried again;
+// any other failure loses it, counted in Unsaved.
 func (r *Record) commit() error {
 	r.mu.Lock()
 	evs, chunks := r.pending, r.chunks
@@ -775,21 +1016,78 @@ func (r *Record) commit() error {
 		}
 	}
 	r.mu.Unlock()
+	r.held = false
 	if len(evs) == 0 && len(chunks) == 0 && len(metas) == 0 {
 		return nil
 	}
+	began := time.Now()
 	err := r.write(evs, chunks, metas)
-	if err != nil {
+	if err == nil {
+		wait := r.beginWait
+		if !r.busySince.IsZero() {
+			wait = time.Since(r.busySince)
+			r.busySince, r.toldBusy = time.Time{}, false
+		}
+		if wait > time.Second {
+			r.note(fmt.Sprintf("waited %.1f s for another process's lock on the record", wait.Seconds()))
+		}
+		return nil
+	}
+	if !isBusy(err) && !isCorrupt(err) {
 		r.mu.Lock()
 		r.unsaved += len(evs) + len(chunks)
 		r.mu.Unlock()
+		return err
+	}
+	r.hold(evs, chunks, metas)
+	if isBusy(err) {
+		if r.busySince.IsZero() {
+			r.busySince = began
+		}
+		if waited := time.Since(r.busySince); !r.toldBusy && waited > 3*time.Second {
+			r.toldBusy = true
+			r.note(fmt.Sprintf("waiting for another process's lock on the record (%.0f s so far); what is observed meanwhile is kept and written once it is free", waited.Seconds()))
+		}
 	}
 	return err
 }
 
+// hold puts a batch that could not be written back in front of the queue, within the bounds.
+func (r *Record) hold(evs []Event, chunks []Chunk, metas map[capKey]captureMeta) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.held = true
+	r.pending = append(evs, r.pending...)
+	r.chunks = append(chunks, r.chunks...)
+	for k := range metas {
+		if m := r.capture[k]; m != nil {
+			m.dirty = true
+		}
+	}
+	if over := len(r.pending) - maxHeldEvents; over > 0 {
+		r.pending = append([]Event(nil), r.pending[over:]...)
+		r.unsaved += over
+	}
+	var size int
+	for _, c := range r.chunks {
+		size += len(c.Data)
+	}
+	drop := 0
+	for drop < len(r.chunks) && size > maxHeldBytes {
+		size -= len(r.chunks[drop].Data)
+		drop++
+	}
+	if drop > 0 {
+		r.chunks = append([]Chunk(nil), r.chunks[drop:]...)
+		r.unsaved += drop
+	}
+}
+
 // write writes events, output chunks and capture metadata in one transaction.
 func (r *Record) write(evs []Event, chunks []Chunk, metas map[capKey]captureMeta) error {
+	began := time.Now()
 	tx, err := r.db.Begin()
+	r.beginWait = time.Since(began)
 	if err != nil {
 		return fmt.Errorf("record: write: %w", err)
 	}
@@ -800,8 +1098,12 @@ func (r *Record) write(evs []Event, chunks []Chunk, metas map[capKey]captureMeta
 		if err != nil {
 			return fmt.Errorf("record: write: %w", err)
 		}
+		run := atomic.LoadInt64(&r.run)
 		for i := range evs {
 			ev := &evs[i]
+			if ev.Run == 0 {
+				ev.Run = run // added before a record that opened damaged was repaired
+			}
 			body, err := json.Marshal(ev)
 			if err != nil {
 				continue
@@ -827,13 +1129,15 @@ func (r *Record) write(evs []Event, chunks []Chunk, metas map[capKey]captureMeta
 	return nil
 }
 
-// prune removes what is older than the budget's age and trims events and output to its sizes.
+// prune removes what is older than the budget's age and trims events and output to its sizes,
+// then gives the freed pages back to the file system (incremental auto-vacuum).
 func (r *Record) prune() {
+	run := atomic.LoadInt64(&r.run)
 	cutoff := r.now().Add(-r.budget.MaxAge).UnixNano()
 	_, _ = r.db.Exec("DELETE FROM events WHERE time < ?", cutoff)
 	_, _ = r.db.Exec("DELETE FROM chunks WHERE time < ?", cutoff)
 	_, _ = r.db.Exec("DELETE FROM captures WHERE updated < ?", cutoff)
-	_, _ = r.db.Exec("DELETE FROM runs WHERE started < ? AND id <> ?", cutoff, r.run)
+	_, _ = r.db.Exec("DELETE FROM runs WHERE started < ? AND id <> ?", cutoff, run)
 	var n int
 	if r.db.QueryRow("SELECT COUNT(*) FROM events").Scan(&n) == nil && n > r.budget.MaxEvents {
 		// keep the newest 90% so that pruning is not needed again at the next event
@@ -841,4 +1145,38 @@ func (r *Record) prune() {
 		_, _ = r.db.Exec("DELETE FROM events WHERE id <= (SELECT id FROM events ORDER BY id DESC LIMIT 1 OFFSET ?)", keep)
 	}
 	r.pruneCaptures()
+	// each step frees pages: read it to the end
+	if rows, err := r.db.Query("PRAGMA incremental_vacuum"); err == nil {
+		for rows.Next() {
+		}
+		rows.Close()
+	}
+}
+
+// vacuum converts a file made before incremental auto-vacuum once pruning has left much of it
+// free (over a quarter of its pages and 8 MiB): VACUUM rewrites it whole, and from then on each
+// prune gives freed pages back. It runs in the writer, bounded in time; a lock makes it wait for
+// the next prune.
+func (r *Record) vacuum() {
+	var mode, pages, free, size int64
+	if r.db.QueryRow("PRAGMA auto_vacuum").Scan(&mode) != nil || mode != 0 ||
+		r.db.QueryRow("PRAGMA page_count").Scan(&pages) != nil ||
+		r.db.QueryRow("PRAGMA freelist_count").Scan(&free) != nil ||
+		r.db.QueryRow("PRAGMA page_size").Scan(&size) != nil {
+		return
+	}
+	if free*4 <= pages || free*size <= 8<<20 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	conn, err := r.db.Conn(ctx)
+	if err != nil {
+		return
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, "PRAGMA auto_vacuum = INCREMENTAL"); err != nil {
+		return
+	}
+	_, _ = conn.ExecContext(ctx, "VACUUM")
 }

@@ -188,6 +188,9 @@ func TestPruneByAgeAndCount(t *testing.T) {
 
 // The child writes numbered events, printing each number once it is committed, until killed.
 func TestMain(m *testing.M) {
+	if kind := os.Getenv("SANDSCOPE_RECORD_HELPER"); kind != "" {
+		os.Exit(runHelper(kind))
+	}
 	if dir := os.Getenv("SANDSCOPE_RECORD_CHILD"); dir != "" {
 		r, err := Open(Options{Dir: dir, Bridge: bridgeID, FlushEvery: time.Millisecond})
 		if err != nil {

@@ -72,8 +72,8 @@ type recordFailedMsg struct {
 // recordFailRepeat spaces out status updates while writes keep failing.
 const recordFailRepeat = 5 * time.Second
 
-// watchRecordWrites waits (after delay) for rec's next write failure. It ends with the record or
-// the program.
+// watchRecordWrites waits (after delay) for rec's next write failure or notice (a long wait for
+// another process's lock, damage found and repaired). It ends with the record or the program.
 func watchRecordWrites(ctx context.Context, rec *record.Record, delay time.Duration) tea.Cmd {
 	if rec == nil {
 		return nil
@@ -91,6 +91,8 @@ func watchRecordWrites(ctx context.Context, rec *record.Record, delay time.Durat
 		select {
 		case <-rec.WriteFailed():
 			return recordFailedMsg{rec: rec, err: rec.Err(), unsaved: rec.Unsaved()}
+		case <-rec.NoticeC():
+			return recordNoticeMsg{rec: rec, notices: rec.TakeNotices()}
 		case <-rec.Closed():
 			return nil
 		case <-ctx.Done():
@@ -114,4 +116,23 @@ func (m *Model) recordFailed(msg recordFailedMsg) tea.Cmd {
 	m.status = common.SanitizeText(m.status)
 	m.statusLevel, m.statusAt = common.Warn, m.ctx.Clock()
 	return watchRecordWrites(m.ctx.BaseCtx(), msg.rec, recordFailRepeat)
+}
+
+// recordNoticeMsg carries what the record says happened to it since Open (a long wait for another
+// process's lock, damage found, a repair and what it recovered, damage not repairable yet).
+type recordNoticeMsg struct {
+	rec     *record.Record
+	notices []string
+}
+
+// recordNotice shows the record's latest notice on the status line and waits for the next event.
+func (m *Model) recordNotice(msg recordNoticeMsg) tea.Cmd {
+	if msg.rec != m.ctx.Record {
+		return nil // a record since closed by a context switch
+	}
+	if n := len(msg.notices); n > 0 {
+		m.status = common.SanitizeText("record: " + msg.notices[n-1])
+		m.statusLevel, m.statusAt = common.Warn, m.ctx.Clock()
+	}
+	return watchRecordWrites(m.ctx.BaseCtx(), msg.rec, 0)
 }

@@ -166,6 +166,8 @@ func (m *Model) route(msg tea.Msg) tea.Cmd {
 		return m.switchTo(msg)
 	case recordFailedMsg:
 		return m.recordFailed(msg)
+	case recordNoticeMsg:
+		return m.recordNotice(msg)
 	case demoDoneMsg:
 		m.demoDone(msg)
 		return nil

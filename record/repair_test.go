@@ -1,0 +1,321 @@
+package record
+
+import (
+	"database/sql"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// garble writes garbage over a quarter of the file's pages in the middle, then gives it back its
+// size and modification time and a clean mark that matches them, so that Open does not check it.
+func garble(t *testing.T, path string) {
+	t.Helper()
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	from := fi.Size() * 3 / 8 / 4096 * 4096
+	junk := []byte(strings.Repeat("\xff\x00garbage", (int(fi.Size())/4)/9))
+	if _, err := f.WriteAt(junk, from); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if err := os.Truncate(path, fi.Size()); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(path, fi.ModTime(), fi.ModTime()); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path+".clean", []byte(statMark(path)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// besides lists the files beside the record (names relative to dir).
+func besides(t *testing.T, dir string) []string {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range ents {
+		out = append(out, e.Name())
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Garbage in the middle of a record its clean mark vouches for: the statements that meet it are
+// SQLite's verdict; the record is repaired live (the events waiting are kept), the notice says
+// what was recovered and where the damaged copy went, and afterwards the record opens, records
+// and reports normally, with nothing stray beside it.
+func TestDamageMetByStatementsIsRepaired(t *testing.T) {
+	dir := t.TempDir()
+	path := fill(t, dir, 1000)
+	garble(t, path)
+	r := open(t, dir)
+	if len(r.Notices()) != 0 {
+		t.Fatalf("damage met at Open, not by the statements after it: %v", r.Notices())
+	}
+	_ = r.State("demo")
+	_, _ = r.Events("demo", "")
+	for i := 0; i < 20; i++ {
+		r.Add(Event{Sandbox: "demo", Source: FromAction, Kind: "exec", Cursor: fmt.Sprintf("after-%d", i), Action: &Action{Kind: "exec", Outcome: "ok"}})
+	}
+	if err := r.Flush(); err != nil {
+		t.Fatalf("flush: %v", err)
+	}
+	select {
+	case <-r.NoticeC():
+	default:
+		t.Fatal("NoticeC not signalled")
+	}
+	notices := strings.Join(r.TakeNotices(), "\n")
+	t.Logf("notices:\n%s", notices)
+	if !strings.Contains(notices, "repaired the record") || !strings.Contains(notices, path+".damaged-") || !strings.Contains(notices, "recovered") {
+		t.Fatalf("notices: %q", notices)
+	}
+	if err := r.Close(); err != nil || r.Unsaved() != 0 {
+		t.Fatalf("close: %v, %d unsaved", err, r.Unsaved())
+	}
+	if _, err := os.Stat(path + ".clean"); err == nil {
+		t.Fatal("a run that met damage left a clean mark")
+	}
+	aside := asideFiles(t, path)
+	if len(aside) != 1 {
+		t.Fatalf("aside: %v", aside)
+	}
+	for _, name := range besides(t, dir) {
+		switch {
+		case name == filepath.Base(path), name == filepath.Base(path)+".lock", name == filepath.Base(aside[0]), name == filepath.Base(aside[0])+"-wal":
+		default:
+			t.Errorf("stray file after repair: %s (all: %v)", name, besides(t, dir))
+		}
+	}
+	got := cursors(t, dir)
+	for i := 0; i < 20; i++ {
+		if !got[fmt.Sprintf("after-%d", i)] {
+			t.Fatalf("event after-%d, added before the repair, is missing", i)
+		}
+	}
+	// the next open records normally
+	r2 := open(t, dir)
+	if n := strings.Join(r2.Notices(), "\n"); strings.Contains(n, "damaged") {
+		t.Fatalf("damage again: %q", n)
+	}
+	st := r2.State("demo")
+	if len(st.Processes) == 0 || len(st.Processes) >= 1000 {
+		t.Fatalf("recovered %d of 1000 processes", len(st.Processes))
+	}
+	r2.Add(Event{Sandbox: "demo", Source: FromAction, Kind: "exec", Action: &Action{Kind: "exec", Outcome: "ok"}})
+	if err := r2.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if n := r2.TakeNotices(); len(n) != 0 {
+		t.Fatalf("notices after repair: %v", n)
+	}
+	ro, err := Open(Options{Dir: dir, Bridge: bridgeID, ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ro.BuildReport(ReportOptions{Sandbox: "demo"}); err != nil {
+		t.Fatalf("report: %v", err)
+	}
+	ro.Close()
+	for _, name := range besides(t, dir) {
+		if strings.HasSuffix(name, "-shm") || strings.HasSuffix(name, ".db-wal") || strings.Contains(name, "salvage") {
+			t.Errorf("stray file after close: %s", name)
+		}
+	}
+}
+
+// A report (read only) that meets damage repairs it and reads.
+func TestReadOnlyOpenRepairs(t *testing.T) {
+	dir := t.TempDir()
+	path := fill(t, dir, 1000)
+	garble(t, path)
+	_ = os.Remove(path + ".clean") // as after a crash: Open checks
+	ro, err := Open(Options{Dir: dir, Bridge: bridgeID, ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ro.Close()
+	if n := strings.Join(ro.Notices(), "\n"); !strings.Contains(n, "repaired the record") {
+		t.Fatalf("notices: %q", n)
+	}
+	if _, err := ro.BuildReport(ReportOptions{Sandbox: "demo"}); err != nil {
+		t.Fatalf("report: %v", err)
+	}
+}
+
+// Two processes meet the damage at once: exactly one repairs it, the other goes on with the
+// repaired record, and the events of both are kept.
+func TestTwoProcessesOneRepair(t *testing.T) {
+	dir := t.TempDir()
+	path := fill(t, dir, 1000)
+	garble(t, path)
+	var wg sync.WaitGroup
+	outs := make([]string, 2)
+	for w := range outs {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			out, err := helper(t, "writer", dir, fmt.Sprintf("SANDSCOPE_NAME=w%d", w), "SANDSCOPE_N=40").CombinedOutput()
+			outs[w] = string(out)
+			if err != nil {
+				outs[w] += "\nexit: " + err.Error()
+			}
+		}(w)
+	}
+	wg.Wait()
+	all := strings.Join(outs, "\n----\n")
+	t.Logf("helpers:\n%s", all)
+	if n := strings.Count(all, "repaired the record "); n != 1 {
+		t.Fatalf("%d repairs:\n%s", n, all)
+	}
+	if a := asideFiles(t, path); len(a) != 1 {
+		t.Fatalf("aside: %v\n%s", a, all)
+	}
+	for w, out := range outs {
+		if !strings.Contains(out, "DONE unsaved=0") {
+			t.Fatalf("writer %d:\n%s", w, out)
+		}
+	}
+	got := cursors(t, dir)
+	for w := range outs {
+		for i := 0; i < 40; i++ {
+			if !got[fmt.Sprintf("w%d-%d", w, i)] {
+				t.Fatalf("event w%d-%d missing\n%s", w, i, all)
+			}
+		}
+	}
+}
+
+// A clean close leaves the record, its lock file and its clean mark: no -wal, no -shm.
+func TestNoStrayFilesAfterClose(t *testing.T) {
+	dir := t.TempDir()
+	path := fill(t, dir, 50)
+	want := []string{filepath.Base(path), filepath.Base(path) + ".clean", filepath.Base(path) + ".lock"}
+	if got := besides(t, dir); strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Fatalf("files: %v, want %v", got, want)
+	}
+}
+
+func fileSize(t *testing.T, path string) int64 {
+	t.Helper()
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fi.Size()
+}
+
+// liveSize is the size of a compact copy of the record (VACUUM INTO).
+func liveSize(t *testing.T, path string) int64 {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	cp := filepath.Join(t.TempDir(), "compact.db")
+	if _, err := db.Exec("VACUUM INTO ?", cp); err != nil {
+		t.Fatal(err)
+	}
+	return fileSize(t, cp)
+}
+
+func grow(r *Record, n int, at time.Time) {
+	big := strings.Repeat("e", 4000)
+	for i := 0; i < n; i++ {
+		r.Add(Event{Sandbox: "demo", Source: FromAction, Kind: "exec", Time: at, Cursor: fmt.Sprint(i), Reason: big, Action: &Action{Kind: "exec", Outcome: "ok"}})
+	}
+}
+
+// A record grown and then pruned gives the space back: on disk it is at most 1.25× its live data.
+func TestPrunedRecordShrinks(t *testing.T) {
+	dir := t.TempDir()
+	now := t0
+	clock := func() time.Time { return now }
+	r, err := Open(Options{Dir: dir, Bridge: bridgeID, Now: clock, FlushEvery: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	grow(r, 4000, now)
+	if err := r.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	now = now.Add(15 * 24 * time.Hour)
+	grow(r, 200, now)
+	if err := r.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	big := fileSize(t, r.Path())
+	r.prune()
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	size, live := fileSize(t, r.Path()), liveSize(t, r.Path())
+	t.Logf("grown %d, pruned %d bytes, live %d", big, size, live)
+	if size*4 > live*5 {
+		t.Fatalf("pruned record is %d bytes for %d of live data", size, live)
+	}
+}
+
+// A file made before incremental auto-vacuum, with much of it free, is converted once by the
+// writer, and shrinks.
+func TestOldFileIsConvertedToIncrementalVacuum(t *testing.T) {
+	dir := t.TempDir()
+	path := FileFor(dir, bridgeID)
+	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=journal_mode(WAL)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.SetMaxOpenConns(1)
+	for _, s := range schema {
+		if _, err := db.Exec(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	big := strings.Repeat("x", 4000)
+	tx, _ := db.Begin()
+	for i := 0; i < 5000; i++ {
+		if _, err := tx.Exec("INSERT INTO events (run, time, sandbox, source, kind, body) VALUES (1, ?, 'demo', 'action', 'exec', ?)", i, big); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tx.Commit()
+	if _, err := db.Exec("DELETE FROM events WHERE id > 200"); err != nil {
+		t.Fatal(err)
+	}
+	var mode int
+	db.QueryRow("PRAGMA auto_vacuum").Scan(&mode)
+	db.Close()
+	if mode != 0 {
+		t.Fatalf("auto_vacuum %d in an old-style file", mode)
+	}
+	before := fileSize(t, path)
+	r := open(t, dir)
+	if err := r.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.db.QueryRow("PRAGMA auto_vacuum").Scan(&mode); err != nil || mode != 2 {
+		t.Fatalf("auto_vacuum %d (%v) after the writer started", mode, err)
+	}
+	r.Close()
+	after := fileSize(t, path)
+	if after*4 > before {
+		t.Fatalf("%d bytes before, %d after", before, after)
+	}
+}
