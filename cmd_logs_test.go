@@ -31,6 +31,9 @@ var (
 // directory: tests never write into the developer's own), and removes the binary sandscopeBinary
 // built, once every test has run.
 func TestMain(m *testing.M) {
+	if path := os.Getenv(lockerEnv); path != "" {
+		os.Exit(holdRecordLock(path)) // a helper process of TestCommandsWaitForALockedRecord
+	}
 	home, err := os.MkdirTemp("", "sandscope-test-xdg-")
 	if err != nil {
 		panic(err)

@@ -139,7 +139,7 @@ func TestE2ERecordSurvivesReplacementAndRestart(t *testing.T) {
 	s.waitFor("the exec prompt", "Run a process in demo")
 	s.typeText("echo hi")
 	s.keys("Enter")
-	sc = s.waitFor("a third container life", "incarnation #3", "new container, incarnation #3")
+	sc = s.waitFor("a third container life", "RUNNING · incarnation #3", "echo hi")
 	if strings.Contains(sc, "RUNNING · incarnation #1 ") || strings.Contains(sc, "new container, incarnation #1") {
 		t.Fatalf("the new container is numbered #1 again:\n%s", sc)
 	}
