@@ -10,14 +10,18 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"sandscope/internal/buildinfo"
 	"sandscope/sanitize"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
 )
 
-// version is set at build time with -ldflags "-X main.version=…".
-var version = "dev"
+// version is sandscope's version as internal/buildinfo resolves it (set by the linker at release,
+// else what the Go toolchain stamped; never empty). Every place that names the version uses it: the
+// --version output, the TUI and its reports, the record's runs, `sandscope report`, the user agent.
+var version = buildinfo.Version()
 
 // globalOptions are the flags every subcommand shares.
 type globalOptions struct {
@@ -61,6 +65,9 @@ With no subcommand it opens the terminal UI, on a remote bridge when one is conf
 	pf.StringVar(&g.url, "url", "", "bridge URL (default: $SANDSCOPE_URL, the config's context, or a local bridge)")
 	pf.StringVar(&g.tokenFile, "token-file", "", "read the bridge token from this file (default: $SANDBOX_API_KEY)")
 	pf.StringVar(&g.context, "context", "", "use this context from the config file")
+	// --version: the version, then the commit, date and toolchain (quoted: the text is data, not a
+	// template)
+	root.SetVersionTemplate("{{" + strconv.Quote(buildinfo.Get().String()) + "}}")
 	registerTUIFlags(root)
 	root.AddCommand(
 		newServeCmd(g),
@@ -74,6 +81,7 @@ With no subcommand it opens the terminal UI, on a remote bridge when one is conf
 		newConfigCmd(g),
 		newDemoCmd(g),
 		newReportCmd(g),
+		newManCmd(),
 	)
 	for _, c := range root.Commands() {
 		checkArgsFirst(c, sandboxFirst[c.Name()])

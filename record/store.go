@@ -22,6 +22,7 @@ import (
 	_ "modernc.org/sqlite" // the cgo-free SQLite driver
 
 	"sandscope/client"
+	"sandscope/internal/buildinfo"
 )
 
 // Budget bounds what the record keeps.
@@ -392,7 +393,7 @@ func padCopy(src, dst string) error {
 
 func (r *Record) startRun(version string) error {
 	if version == "" {
-		version = "dev"
+		version = buildinfo.Version()
 	}
 	rows, err := r.db.Query("SELECT id, started, pid FROM runs WHERE ended IS NULL ORDER BY id")
 	if err != nil {
