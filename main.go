@@ -12,7 +12,6 @@ import (
 	"os"
 	"sandscope/internal/buildinfo"
 	"sandscope/sanitize"
-	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -53,7 +52,10 @@ container replacements, stale handles and interrupted streams, never hidden.
 
 With no subcommand it opens the terminal UI, on a remote bridge when one is configured
 (--url, SANDSCOPE_URL or a config context), else on an embedded local bridge.`,
-		Version:       version,
+		// --version prints "sandscope version " and this: the version, then the commit, date and
+		// toolchain on lines of their own. (Not a SetVersionTemplate: a template links text/template,
+		// which stops the linker dropping unused methods and makes the binary 4 MB larger.)
+		Version:       buildinfo.Get().Long(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Args:          cobra.NoArgs,
@@ -65,9 +67,6 @@ With no subcommand it opens the terminal UI, on a remote bridge when one is conf
 	pf.StringVar(&g.url, "url", "", "bridge URL (default: $SANDSCOPE_URL, the config's context, or a local bridge)")
 	pf.StringVar(&g.tokenFile, "token-file", "", "read the bridge token from this file (default: $SANDBOX_API_KEY)")
 	pf.StringVar(&g.context, "context", "", "use this context from the config file")
-	// --version: the version, then the commit, date and toolchain (quoted: the text is data, not a
-	// template)
-	root.SetVersionTemplate("{{" + strconv.Quote(buildinfo.Get().String()) + "}}")
 	registerTUIFlags(root)
 	root.AddCommand(
 		newServeCmd(g),

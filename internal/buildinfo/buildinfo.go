@@ -146,9 +146,12 @@ func isHex(s string) bool {
 	return s != ""
 }
 
-// String is the text of `sandscope --version`: the version on the first line, then the commit,
-// the date (of the release build, or of the commit for a build from a checkout) and the toolchain.
-func (in Info) String() string {
+// String is the text of `sandscope --version`: "sandscope version " and Long.
+func (in Info) String() string { return "sandscope version " + in.Long() + "\n" }
+
+// Long is the version, then on lines of their own the commit, the date (of the release build, or
+// of the commit for a build from a checkout) and the toolchain.
+func (in Info) Long() string {
 	c := in.Commit
 	switch {
 	case c == "":
@@ -160,5 +163,5 @@ func (in Info) String() string {
 	if d == "" {
 		d = "unknown"
 	}
-	return fmt.Sprintf("sandscope version %s\ncommit: %s\ndate:   %s\ngo:     %s %s\n", in.Version, c, d, in.Go, in.Platform)
+	return fmt.Sprintf("%s\ncommit: %s\ndate:   %s\ngo:     %s %s", in.Version, c, d, in.Go, in.Platform)
 }
