@@ -83,6 +83,7 @@ func runTUI(cmd *cobra.Command, g *globalOptions) error {
 		WatchSlow:    eff.PollSlow,
 		LogMemLines:  eff.LogMemoryLines,
 		DetachKey:    eff.DetachKey,
+		Version:      version,
 	}
 	emb := &embedded{stateDir: stateDir, dialect: localbridge.DialectPreview}
 	if f := cmd.Flags().Lookup("dialect"); f != nil {

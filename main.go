@@ -12,14 +12,17 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"sandscope/internal/buildinfo"
 	"sandscope/sanitize"
 	"strings"
 
 	"github.com/spf13/cobra"
 )
 
-// version is set at build time with -ldflags "-X main.version=…".
-var version = "dev"
+// version is sandscope's version as internal/buildinfo resolves it (set by the linker at release,
+// else what the Go toolchain stamped; never empty). Every place that names the version uses it: the
+// --version output, the TUI and its reports, the record's runs, `sandscope report`, the user agent.
+var version = buildinfo.Version()
 
 // globalOptions are the flags every subcommand shares.
 type globalOptions struct {
@@ -56,7 +59,10 @@ container replacements, stale handles and interrupted streams, never hidden.
 
 With no subcommand it opens the terminal UI, on a remote bridge when one is configured
 (--url, SANDSCOPE_URL or a config context), else on an embedded local bridge.`,
-		Version:       version,
+		// --version prints "sandscope version " and this: the version, then the commit, date and
+		// toolchain on lines of their own. (Not a SetVersionTemplate: a template links text/template,
+		// which stops the linker dropping unused methods and makes the binary 4 MB larger.)
+		Version:       buildinfo.Get().Long(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Args:          cobra.NoArgs,
@@ -81,6 +87,7 @@ With no subcommand it opens the terminal UI, on a remote bridge when one is conf
 		newConfigCmd(g),
 		newDemoCmd(g),
 		newReportCmd(g),
+		newManCmd(),
 	)
 	for _, c := range root.Commands() {
 		checkArgsFirst(c, sandboxFirst[c.Name()])

@@ -13,10 +13,13 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"sandscope/internal/buildinfo"
 )
 
-// DefaultUserAgent is sent when no WithUserAgent option is given.
-const DefaultUserAgent = "sandscope/dev"
+// DefaultUserAgent is sent when no WithUserAgent option is given: sandscope/ and this build's
+// version.
+var DefaultUserAgent = "sandscope/" + buildinfo.Version()
 
 // Client is a bridge client. It is safe for concurrent use.
 type Client struct {
@@ -41,7 +44,7 @@ func WithToken(token string) Option { return func(c *Client) { c.token = token }
 // context, not by a whole-body deadline.
 func WithHTTPClient(h *http.Client) Option { return func(c *Client) { c.http = h } }
 
-// WithUserAgent sets the User-Agent header (default "sandscope/dev").
+// WithUserAgent sets the User-Agent header (default DefaultUserAgent).
 func WithUserAgent(ua string) Option { return func(c *Client) { c.userAgent = ua } }
 
 // WithRequestTimeout bounds each non-streaming call (default 30s).

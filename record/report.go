@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"sandscope/client"
+	"sandscope/internal/buildinfo"
 	"sandscope/sanitize"
 )
 
@@ -20,7 +21,7 @@ type ReportOptions struct {
 	Sandbox string
 	// Entity is a process or terminal ID (or a unique prefix of one); "" reports the whole sandbox.
 	Entity  string
-	Version string // sandscope's version
+	Version string // sandscope's version (empty: this build's, from internal/buildinfo)
 	Dialect string // the bridge API ("v1-preview", "stable", "unknown")
 	Kind    string // "local (embedded)", "local (serve)", "remote"
 	Host    string // the bridge URL's host, only when the user asked for it
@@ -149,6 +150,9 @@ func (r *Record) BuildReport(o ReportOptions) (*Report, error) {
 	}
 	if len(events) == 0 {
 		return nil, fmt.Errorf("the record has nothing on sandbox %s", o.Sandbox)
+	}
+	if o.Version == "" {
+		o.Version = buildinfo.Version()
 	}
 	rep := &Report{Schema: ReportSchema, GeneratedAt: o.Now.UTC(), Sandscope: label(o.Version), Sandbox: label(o.Sandbox),
 		Running: st.Running, Incarnation: st.Current.Number, Notices: safeAll(r.Notices())}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"sandscope/client"
+	"sandscope/internal/buildinfo"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -139,5 +140,19 @@ func TestReportWholeSandboxAndBadEntity(t *testing.T) {
 	}
 	if _, err := r.BuildReport(ReportOptions{Sandbox: "nosuchbox"}); err == nil {
 		t.Fatal("report on an unknown sandbox")
+	}
+}
+
+// TestReportVersionNeverEmpty: a report built without a version (as the TUI's were) names this
+// build's version, never "by sandscope " with nothing after it.
+func TestReportVersionNeverEmpty(t *testing.T) {
+	r := scripted(t)
+	rep, err := r.BuildReport(ReportOptions{Sandbox: "demo", Dialect: "v1-preview", Kind: "remote"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "by sandscope " + buildinfo.Version() + "\n"
+	if md := string(rep.Markdown()); rep.Sandscope == "" || !strings.Contains(md, want) {
+		t.Fatalf("report version %q; want %q in:\n%.400s", rep.Sandscope, want, md)
 	}
 }

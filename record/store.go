@@ -23,6 +23,7 @@ import (
 	_ "modernc.org/sqlite" // the cgo-free SQLite driver
 
 	"sandscope/client"
+	"sandscope/internal/buildinfo"
 )
 
 // Budget bounds what the record keeps.
@@ -195,7 +196,7 @@ func Open(o Options) (*Record, error) {
 		r.now = time.Now
 	}
 	if r.version == "" {
-		r.version = "dev"
+		r.version = buildinfo.Version()
 	}
 	r.opened = r.now()
 	if adopted != "" {

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 
 	"sandscope/client"
+	"sandscope/internal/buildinfo"
 	"sandscope/keymap"
 	"sandscope/record"
 	"sandscope/themes"
@@ -59,7 +61,8 @@ type Options struct {
 	// capture (zero values: the record's defaults).
 	RecordBudget record.Budget
 	WatchBudget  record.WatchBudget
-	// Version is sandscope's version (stored with each run in the record, printed in reports).
+	// Version is sandscope's version (stored with each run in the record, printed in reports); empty
+	// is this build's, from internal/buildinfo.
 	Version string
 	// ReportDir is where the report key writes (default: StateDir/reports).
 	ReportDir string
@@ -177,7 +180,7 @@ func newContext(ctx context.Context, o Options) (*common.Context, error) {
 		WatchSlow:   o.WatchSlow,
 		Clipboard:   o.Clipboard,
 		LogMemLines: o.LogMemLines,
-		Version:     o.Version,
+		Version:     cmp.Or(o.Version, buildinfo.Version()),
 		ReportDir:   o.ReportDir,
 	}
 	if c.ReportDir == "" && o.StateDir != "" {
