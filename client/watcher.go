@@ -77,9 +77,10 @@ func (c *Client) Watch(ctx context.Context, sandbox string, opts WatchOptions) *
 	w.slow.Store(int64(opts.SlowInterval))
 	st := &watchState{c: c, ctx: ctx, sandbox: sandbox, w: w}
 	if r := opts.Resume; r != nil {
-		st.prev = &snapshot{running: RunningStatus{Running: r.Running}, processes: map[string]Process{}, terminals: map[string]Terminal{}, incarnation: r.Incarnation.Number}
+		st.prev = &snapshot{running: RunningStatus{Running: r.Running}, processes: map[string]Process{}, terminals: map[string]Terminal{},
+			incarnation: r.Incarnation.Number, started: r.Incarnation.Started}
 		if r.Incarnation.Inferred {
-			st.prev.incarnation = 0
+			st.prev.incarnation, st.prev.started = 0, 0
 		}
 		for _, p := range r.Processes {
 			st.prev.processes[p.ID] = p
@@ -88,7 +89,7 @@ func (c *Client) Watch(ctx context.Context, sandbox string, opts WatchOptions) *
 		for _, t := range r.Terminals {
 			st.prev.terminals[t.ID] = t
 		}
-		st.inc = r.Incarnation
+		st.inc = r.Incarnation // with its start, so a restart under the same number shows on the first poll
 		st.stopped = !r.Running
 	}
 	go st.run(opts)
@@ -100,7 +101,8 @@ type snapshot struct {
 	running     RunningStatus
 	processes   map[string]Process
 	terminals   map[string]Terminal
-	incarnation int // explicit incarnation seen in this poll (0 = none reported)
+	incarnation int   // explicit incarnation seen in this poll (0 = none reported)
+	started     int64 // when the bridge says that incarnation started, Unix ns (0 = not reported)
 }
 
 type watchState struct {
@@ -173,6 +175,9 @@ func (s *watchState) poll() (*snapshot, error) {
 		return nil, err
 	}
 	snap := &snapshot{running: rs, processes: map[string]Process{}, terminals: map[string]Terminal{}, incarnation: rs.Incarnation}
+	if rs.Incarnation > 0 && !rs.IncarnationStarted.IsZero() {
+		snap.started = rs.IncarnationStarted.UnixNano()
+	}
 	for _, p := range ps {
 		snap.processes[p.ID] = p
 		if snap.incarnation == 0 && p.Incarnation > 0 && p.State == "running" {
@@ -225,11 +230,28 @@ func (s *watchState) diff(snap *snapshot) bool {
 			explicit = true
 			evidence = append([]string{fmt.Sprintf("the bridge reports incarnation %d", snap.incarnation)}, inferred...)
 		} else {
-			s.inc = Incarnation{Number: snap.incarnation}
+			s.inc = Incarnation{Number: snap.incarnation, Started: snap.started}
 		}
 	case snap.incarnation != s.inc.Number:
 		explicit = true
 		evidence = append(evidence, fmt.Sprintf("the bridge reports incarnation %d (was %d)", snap.incarnation, s.inc.Number))
+	case snap.started != 0 && s.inc.Started != 0:
+		// The same number from a bridge that numbers from 1 again after a restart: the start
+		// time tells the two container lives apart.
+		if snap.started != s.inc.Started {
+			explicit = true
+			now, before := startTimes(snap.started, s.inc.Started)
+			evidence = append(evidence, fmt.Sprintf("the bridge reports incarnation #%d again, but this container started at %s (the earlier #%d started at %s)",
+				snap.incarnation, now, snap.incarnation, before))
+		}
+	default:
+		// The same number, and a start time unknown on one side: only evidence tells.
+		if inferred := s.inferBoundary(prev, snap); len(inferred) > 0 {
+			explicit = true
+			evidence = append([]string{fmt.Sprintf("the bridge reports the same incarnation #%d, but: %s", snap.incarnation, inferred[0])}, inferred[1:]...)
+		} else if s.inc.Started == 0 {
+			s.inc.Started = snap.started
+		}
 	}
 
 	ok := true
@@ -241,7 +263,7 @@ func (s *watchState) diff(snap *snapshot) bool {
 	if len(evidence) > 0 {
 		old := s.inc
 		if explicit {
-			s.inc = Incarnation{Number: snap.incarnation}
+			s.inc = Incarnation{Number: snap.incarnation, Started: snap.started}
 		} else {
 			s.inc = Incarnation{Number: old.Number + 1, Inferred: true}
 		}
@@ -295,7 +317,7 @@ func (s *watchState) diff(snap *snapshot) bool {
 
 func (s *watchState) initial(snap *snapshot) bool {
 	if snap.incarnation != 0 {
-		s.inc = Incarnation{Number: snap.incarnation}
+		s.inc = Incarnation{Number: snap.incarnation, Started: snap.started}
 	} else {
 		s.inc = Incarnation{Number: 1, Inferred: true}
 	}
@@ -372,6 +394,21 @@ func (s *watchState) inferBoundary(prev, snap *snapshot) []string {
 		}
 	}
 	return ev
+}
+
+// startTimes formats two container start times (Unix ns) in local time, as precisely as needed to
+// tell them apart.
+func startTimes(a, b int64) (string, string) {
+	ta, tb := time.Unix(0, a), time.Unix(0, b)
+	for _, layout := range []string{"15:04:05", "15:04:05.000", "15:04:05.000000000"} {
+		if ta.Format(layout) != tb.Format(layout) {
+			if ta.YearDay() != tb.YearDay() || ta.Year() != tb.Year() {
+				layout = "2006-01-02 " + layout
+			}
+			return ta.Format(layout), tb.Format(layout)
+		}
+	}
+	return ta.Format("2006-01-02 15:04:05.000000000"), tb.Format("2006-01-02 15:04:05.000000000")
 }
 
 func vanishEvidence(list string, wasRunning bool, snap *snapshot) []string {

@@ -2,7 +2,10 @@ package client
 
 import (
 	"context"
+	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -98,4 +101,175 @@ func TestWatchReportsErrors(t *testing.T) {
 	for range w.Events() {
 	}
 	_ = c
+}
+
+// startedBridge is the fake bridge with /running also reporting when the current incarnation
+// started, as sandscope's local bridge does.
+type startedBridge struct {
+	fb      *fakeBridge
+	mu      sync.Mutex
+	started time.Time
+	srv     *httptest.Server
+}
+
+func newStartedBridge(t *testing.T, started time.Time) *startedBridge {
+	sb := &startedBridge{fb: newFakeBridge(t), started: started}
+	sb.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/v1/sandbox/sbx/running" || r.Header.Get("Authorization") != "Bearer s3cret-token" {
+			sb.fb.serve(w, r)
+			return
+		}
+		sb.fb.mu.Lock()
+		rs := RunningStatus{Running: sb.fb.running, Incarnation: sb.fb.incarnation}
+		sb.fb.mu.Unlock()
+		sb.mu.Lock()
+		rs.IncarnationStarted = sb.started
+		sb.mu.Unlock()
+		writeJSONFake(w, 200, rs)
+	}))
+	t.Cleanup(sb.srv.Close)
+	return sb
+}
+
+func (sb *startedBridge) client(t *testing.T) *Client {
+	c, err := New(sb.srv.URL, WithToken("s3cret-token"), WithRequestTimeout(5*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// restart is a bridge restarted with its numbering reset: the same incarnation number, a new
+// start time.
+func (sb *startedBridge) restart(started time.Time) {
+	sb.mu.Lock()
+	sb.started = started
+	sb.mu.Unlock()
+}
+
+// untilKind returns the next event of kind k, failing on an IncarnationChanged met before it.
+func untilKind(t *testing.T, w *Watcher, k SandboxEventKind) SandboxEvent {
+	t.Helper()
+	timeout := time.After(10 * time.Second)
+	for {
+		select {
+		case ev, ok := <-w.Events():
+			if !ok {
+				t.Fatalf("watcher closed while waiting for %v", k)
+			}
+			if ev.Kind == k {
+				return ev
+			}
+			if ev.Kind == IncarnationChanged {
+				t.Fatalf("unexpected %+v", ev)
+			}
+		case <-timeout:
+			t.Fatalf("no %v event", k)
+		}
+	}
+}
+
+// TestWatchSameNumberNewStart: the bridge reports incarnation 1 again, with a later start: a new
+// container life under the same number.
+func TestWatchSameNumberNewStart(t *testing.T) {
+	t1 := time.Date(2026, 3, 4, 15, 1, 2, 0, time.UTC)
+	t2 := t1.Add(3 * time.Minute)
+	b := newStartedBridge(t, t1)
+	b.fb.addProcess("p1")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	w := b.client(t).Watch(ctx, "sbx", WatchOptions{FastInterval: 5 * time.Millisecond})
+	first := Incarnation{Number: 1, Started: t1.UnixNano()}
+	if ev := untilKind(t, w, SandboxStarted); ev.Incarnation != first {
+		t.Fatalf("initial %+v, want %+v", ev.Incarnation, first)
+	}
+	untilKind(t, w, ProcessAppeared)
+	// Same number, same start: the same life, however many polls.
+	b.fb.addProcess("p2")
+	if ev := untilKind(t, w, ProcessAppeared); ev.Process.ID != "p2" || ev.Incarnation != first {
+		t.Fatalf("%+v", ev)
+	}
+	b.restart(t2)
+	ev := nextSandboxEvent(t, w, IncarnationChanged)
+	second := Incarnation{Number: 1, Started: t2.UnixNano()}
+	if ev.Previous != first || ev.Incarnation != second || len(ev.Evidence) != 1 {
+		t.Fatalf("%+v, want %+v after %+v", ev, second, first)
+	}
+	local := func(t time.Time) string { return t.Local().Format("15:04:05") }
+	want := "the bridge reports incarnation #1 again, but this container started at " + local(t2) + " (the earlier #1 started at " + local(t1) + ")"
+	if ev.Evidence[0] != want {
+		t.Fatalf("evidence %q, want %q", ev.Evidence[0], want)
+	}
+	b.fb.addProcess("p3")
+	if ev := untilKind(t, w, ProcessAppeared); ev.Incarnation != second {
+		t.Fatalf("after the change %+v", ev)
+	}
+	cancel()
+	for range w.Events() {
+	}
+}
+
+// TestWatchResumeSeesNewStart: resuming from a record whose incarnation started earlier than the
+// one the bridge now reports under the same number, the first poll reports the new life.
+func TestWatchResumeSeesNewStart(t *testing.T) {
+	t1 := time.Date(2026, 3, 4, 15, 1, 2, 0, time.UTC)
+	b := newStartedBridge(t, t1.Add(time.Hour))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	old := Incarnation{Number: 1, Started: t1.UnixNano()}
+	w := b.client(t).Watch(ctx, "sbx", WatchOptions{FastInterval: 5 * time.Millisecond,
+		Resume: &WatchResume{Incarnation: old, Running: true}})
+	ev := <-w.Events()
+	if ev.Kind != IncarnationChanged || ev.Previous != old || ev.Incarnation != (Incarnation{Number: 1, Started: t1.Add(time.Hour).UnixNano()}) {
+		t.Fatalf("first event %+v", ev)
+	}
+	cancel()
+	for range w.Events() {
+	}
+}
+
+// TestWatchSameNumberWithEvidence: a bridge without start times reports incarnation 1 again after
+// its processes vanished: a new life, with the evidence.
+func TestWatchSameNumberWithEvidence(t *testing.T) {
+	fb := newFakeBridge(t)
+	fb.addProcess("p1")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	w := fb.client(t).Watch(ctx, "sbx", WatchOptions{FastInterval: 5 * time.Millisecond})
+	untilKind(t, w, ProcessAppeared)
+	// A restart that numbers from 1 again: a fresh process table, same number.
+	fb.mu.Lock()
+	fb.procs = map[string]*fakeProc{}
+	fb.mu.Unlock()
+	fb.addProcess("p9")
+	ev := nextSandboxEvent(t, w, IncarnationChanged)
+	if ev.Previous != (Incarnation{Number: 1}) || ev.Incarnation != (Incarnation{Number: 1}) || len(ev.Evidence) == 0 ||
+		!strings.HasPrefix(ev.Evidence[0], "the bridge reports the same incarnation #1, but: inferred: process p1 was running and is now absent") {
+		t.Fatalf("%+v", ev)
+	}
+	cancel()
+	for range w.Events() {
+	}
+}
+
+// TestWatchLearnsStart: a resumed incarnation without a start time takes the bridge's when nothing
+// says the container changed.
+func TestWatchLearnsStart(t *testing.T) {
+	t1 := time.Date(2026, 3, 4, 15, 1, 2, 0, time.UTC)
+	b := newStartedBridge(t, t1)
+	b.fb.addProcess("p1")
+	b.fb.mu.Lock()
+	p1 := b.fb.procs["p1"].p
+	b.fb.mu.Unlock()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	w := b.client(t).Watch(ctx, "sbx", WatchOptions{FastInterval: 5 * time.Millisecond,
+		Resume: &WatchResume{Incarnation: Incarnation{Number: 1}, Running: true, Processes: []Process{p1}}})
+	b.fb.addProcess("p2")
+	if ev := untilKind(t, w, ProcessAppeared); ev.Process.ID != "p2" || ev.Incarnation != (Incarnation{Number: 1, Started: t1.UnixNano()}) {
+		t.Fatalf("%+v", ev)
+	}
+	cancel()
+	for range w.Events() {
+	}
 }

@@ -18,8 +18,8 @@ import (
 // deliberate lists the rows where the local bridge differs on purpose, with the reason. Their
 // answers are not compared.
 var deliberate = map[string]string{
-	"openapi json token query": "the local bridge serves its own OpenAPI document (the published one plus its extensions, marked as such)",
-	"openapi json bearer":      "the local bridge serves its own OpenAPI document (the published one plus its extensions, marked as such)",
+	"openapi json token query": "the local bridge serves its own OpenAPI document (the published one plus its extensions, marked as such, and its bridge ID in info)",
+	"openapi json bearer":      "the local bridge serves its own OpenAPI document (the published one plus its extensions, marked as such, and its bridge ID in info)",
 	"openapi html token query": "the local bridge's HTML page documents its own extensions",
 	"openapi bare token query": "the local bridge's HTML page documents its own extensions",
 	"GET /v1/sandbox list":     "listing sandboxes is a local bridge extension (GET /v1/sandbox); the real bridge has no such route",

@@ -179,9 +179,10 @@ var (
 )
 
 // Normalize makes a response comparable: JSON bodies are parsed and re-encoded with sorted keys,
-// UUIDs become "<uuid>", timestamps "<time>", "pid" values 0, and the local bridge's explicit
-// "incarnation" extension field is dropped; SSE bodies get the same treatment per event, keeping
-// their framing (anything that is not a `data: ` line stays as it is).
+// UUIDs become "<uuid>", timestamps "<time>", "pid" values 0, and the local bridge's
+// "incarnation" and "incarnationStarted" extension fields are dropped (the published bridge has
+// no container identity to report); SSE bodies get the same treatment per event, keeping their
+// framing (anything that is not a `data: ` line stays as it is).
 func Normalize(r Response) Response {
 	ct := strings.ToLower(r.ContentType)
 	switch {
@@ -225,7 +226,7 @@ func normalizeValue(key string, v any) any {
 	case map[string]any:
 		out := map[string]any{}
 		for k, val := range x {
-			if k == "incarnation" {
+			if k == "incarnation" || k == "incarnationStarted" {
 				continue
 			}
 			out[k] = normalizeValue(k, val)

@@ -18,7 +18,7 @@ import (
 
 // stableDeliberate lists the stable rows where the local bridge differs on purpose.
 var stableDeliberate = map[string]string{
-	"openapi json":          "the local bridge serves the stable document plus its extensions, marked as such",
+	"openapi json":          "the local bridge serves the stable document plus its extensions, marked as such, and its bridge ID in info",
 	"GET /v1/sandbox list":  "listing sandboxes (with allocation counts) is a local bridge extension; the real bridge has no such route",
 	"pool stats":            "no warm pool locally (501 not_supported)",
 	"pool prime":            "no warm pool locally (501 not_supported)",

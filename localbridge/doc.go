@@ -12,6 +12,11 @@
 // which plays /workspace; it survives stop and replace (unlike a real new container) and is removed
 // by DELETE /v1/sandbox/{id}.
 //
+// A restart over the same root is the same bridge: <Root>/bridge-id holds its identity (ID,
+// ReadBridgeID), and <Root>/<id>/sandbox.json each sandbox's incarnation count and times, so New
+// lists the sandboxes already there as stopped and their next container life continues the
+// numbering. Processes and terminals do not survive: their IDs answer 404 as after a stop.
+//
 // Extensions (marked "x-sandscope-extension" in /v1/openapi.json):
 //   - GET /v1/sandbox lists sandboxes (the JSON of client.SandboxInfo);
 //   - POST /v1/sandbox/{id}/stop ends the incarnation as idle sleep would (204); lookups then
@@ -19,7 +24,9 @@
 //   - POST /v1/sandbox/{id}/replace starts a new incarnation at once (200 {"running":true,
 //     "incarnation":n}); old IDs answer 404, open log streams are aborted, terminal sockets close
 //     with 1012;
-//   - status JSON of processes, terminals and /running carries an integer "incarnation".
+//   - status JSON of processes, terminals and /running carries an integer "incarnation";
+//     /running and the sandbox list also carry "incarnationStarted" (RFC 3339, UTC, nanoseconds);
+//   - info["x-sandscope-bridge-id"] announces the bridge's identity.
 //
 // Not supported: bucket mounts, tunnels and the warm pool routes answer
 // 501 {"error":"the local bridge does not support …","code":"not_supported"} (after the same ID

@@ -17,12 +17,16 @@ const openAPIHTML = `<!doctype html>
 `
 
 // openAPIDocument is the preview document plus the local bridge's extensions, each marked
-// "x-sandscope-extension": true: the sandbox list, stop and replace, the incarnation field on
-// status JSON, and the 501 answers for what the local bridge does not support.
-func openAPIDocument() ([]byte, error) {
+// "x-sandscope-extension": true: the sandbox list, stop and replace, the incarnation fields on
+// status JSON, and the 501 answers for what the local bridge does not support; and the bridge's
+// identity in info (see announceBridgeID).
+func openAPIDocument(bridgeID string) ([]byte, error) {
 	var doc map[string]any
 	if err := json.Unmarshal(openapiPreview, &doc); err != nil {
 		return nil, fmt.Errorf("localbridge: embedded OpenAPI document: %w", err)
+	}
+	if err := announceBridgeID(doc, bridgeID); err != nil {
+		return nil, err
 	}
 	paths, _ := doc["paths"].(map[string]any)
 	comps, _ := doc["components"].(map[string]any)
@@ -39,13 +43,17 @@ func openAPIDocument() ([]byte, error) {
 	unauthorized := map[string]any{"$ref": "#/components/responses/Unauthorized"}
 	incarnation := map[string]any{"type": "integer", "minimum": 1, "x-sandscope-extension": true,
 		"description": "Container incarnation of the sandbox (local bridge extension; counts from 1)."}
+	incarnationStarted := map[string]any{"type": "string", "format": "date-time", "x-sandscope-extension": true,
+		"description": "When the current incarnation (container life) started, RFC 3339 in UTC with nanoseconds " +
+			"(local bridge extension; present while running). A bridge restarted over the same root continues " +
+			"the numbering, and a different start under the same number is a different container life."}
 
 	schemas["SandboxInfo"] = map[string]any{
 		"type": "object", "x-sandscope-extension": true,
 		"required": []any{"id", "running", "processes", "terminals", "createdAt", "lastActiveAt"},
 		"properties": map[string]any{
 			"id": map[string]any{"type": "string"}, "running": map[string]any{"type": "boolean"},
-			"incarnation": incarnation, "processes": map[string]any{"type": "integer"},
+			"incarnation": incarnation, "incarnationStarted": incarnationStarted, "processes": map[string]any{"type": "integer"},
 			"terminals": map[string]any{"type": "integer"}, "createdAt": map[string]any{"type": "string"},
 			"lastActiveAt": map[string]any{"type": "string"},
 		},
@@ -53,6 +61,7 @@ func openAPIDocument() ([]byte, error) {
 	if rr, ok := schemas["RunningResponse"].(map[string]any); ok {
 		if props, ok := rr["properties"].(map[string]any); ok {
 			props["incarnation"] = incarnation
+			props["incarnationStarted"] = incarnationStarted
 		}
 	}
 	if ps, ok := schemas["ProcessStatus"].(map[string]any); ok {
@@ -129,6 +138,17 @@ func openAPIDocument() ([]byte, error) {
 		}
 	}
 	return json.Marshal(doc)
+}
+
+// announceBridgeID puts the bridge's persistent identity in the document's info object as
+// "x-sandscope-bridge-id" (client.ParseCapabilities reads it).
+func announceBridgeID(doc map[string]any, bridgeID string) error {
+	info, ok := doc["info"].(map[string]any)
+	if !ok {
+		return fmt.Errorf("localbridge: embedded OpenAPI document has no info object")
+	}
+	info["x-sandscope-bridge-id"] = bridgeID
+	return nil
 }
 
 func okStatus(ok map[string]any) string {

@@ -62,6 +62,7 @@ type Config struct {
 type Server struct {
 	cfg     Config
 	root    string
+	id      string // persistent identity (<root>/bridge-id)
 	openapi []byte
 
 	mu        sync.Mutex
@@ -81,7 +82,8 @@ type Server struct {
 	serveWG sync.WaitGroup
 }
 
-// sandbox is one sandbox ID: its directory and its current incarnation (nil when stopped).
+// sandbox is one sandbox ID: its directory and its current incarnation (nil when stopped). Its
+// incarnation count and times persist in <dir>/sandbox.json (persist.go).
 type sandbox struct {
 	id         string
 	dir        string
@@ -95,6 +97,7 @@ type sandbox struct {
 // incarnation is one container life of a sandbox: its own process and terminal tables.
 type incarnation struct {
 	number    int
+	started   time.Time // when this container life began
 	sandbox   string
 	workspace string
 	terms     *terminalTable
@@ -138,13 +141,17 @@ func New(cfg Config) (*Server, error) {
 	if root, err = filepath.EvalSymlinks(root); err != nil {
 		return nil, fmt.Errorf("localbridge: root: %w", err)
 	}
+	id, err := loadBridgeID(root)
+	if err != nil {
+		return nil, err
+	}
 	var doc []byte
 	switch cfg.Dialect {
 	case "", DialectPreview:
 		cfg.Dialect = DialectPreview
-		doc, err = openAPIDocument()
+		doc, err = openAPIDocument(id)
 	case DialectStable:
-		doc, err = stableOpenAPIDocument()
+		doc, err = stableOpenAPIDocument(id)
 	default:
 		return nil, fmt.Errorf("localbridge: unknown dialect %q (want %s or %s)", cfg.Dialect, DialectPreview, DialectStable)
 	}
@@ -152,7 +159,8 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &Server{cfg: cfg, root: root, openapi: doc, sandboxes: map[string]*sandbox{}, ctx: ctx, cancel: cancel}
+	s := &Server{cfg: cfg, root: root, id: id, openapi: doc, sandboxes: map[string]*sandbox{}, ctx: ctx, cancel: cancel}
+	s.loadSandboxes()
 	// The namespace probe starts a process (a few tens of milliseconds, more on a busy machine):
 	// it runs in the background, and the first process or terminal started waits for its answer.
 	go DetectIsolation()
@@ -233,6 +241,7 @@ func (s *Server) Close(ctx context.Context) error {
 		if sb.cur != nil {
 			incs = append(incs, sb.cur)
 			sb.cur = nil
+			s.saveStateLocked(sb)
 		}
 	}
 	s.mu.Unlock()
@@ -272,6 +281,9 @@ func (s *Server) StopSandbox(id string) error {
 	var inc *incarnation
 	if sb != nil {
 		inc, sb.cur = sb.cur, nil
+		if inc != nil {
+			s.saveStateLocked(sb)
+		}
 	}
 	s.mu.Unlock()
 	if inc != nil {
@@ -331,11 +343,13 @@ func (s *Server) startIncarnationLocked(sb *sandbox) *incarnation {
 		s.freshWorkspace(sb) // a stable container comes back empty (stable.go)
 	}
 	sb.count++
-	inc := &incarnation{number: sb.count, sandbox: sb.id, workspace: sb.workspace,
+	now := time.Now()
+	inc := &incarnation{number: sb.count, started: now, sandbox: sb.id, workspace: sb.workspace,
 		server: s, procs: map[string]*process{}}
 	inc.terms = newTerminalTable(inc)
 	sb.cur = inc
-	sb.lastActive = time.Now()
+	sb.lastActive = now
+	s.saveStateLocked(sb)
 	s.logf("localbridge: sandbox %s: incarnation %d started", sb.id, inc.number)
 	return inc
 }
@@ -455,14 +469,15 @@ func (s *Server) deleteSandbox(id string) {
 
 // sandboxInfo is one entry of GET /v1/sandbox (an extension).
 type sandboxInfo struct {
-	ID           string    `json:"id"`
-	Running      bool      `json:"running"`
-	Incarnation  int       `json:"incarnation,omitempty"`
-	Processes    int       `json:"processes"`
-	Terminals    int       `json:"terminals"`
-	CreatedAt    time.Time `json:"createdAt"`
-	LastActiveAt time.Time `json:"lastActiveAt"`
-	Allocations  int       `json:"allocations"` // container allocations its requests caused (see Server.Allocations)
+	ID                 string    `json:"id"`
+	Running            bool      `json:"running"`
+	Incarnation        int       `json:"incarnation,omitempty"`
+	IncarnationStarted string    `json:"incarnationStarted,omitempty"` // see startedJSON
+	Processes          int       `json:"processes"`
+	Terminals          int       `json:"terminals"`
+	CreatedAt          time.Time `json:"createdAt"`
+	LastActiveAt       time.Time `json:"lastActiveAt"`
+	Allocations        int       `json:"allocations"` // container allocations its requests caused (see Server.Allocations)
 }
 
 func (s *Server) listSandboxes() []sandboxInfo {
@@ -486,6 +501,7 @@ func (s *Server) listSandboxes() []sandboxInfo {
 		if sn.inc != nil {
 			info.Running = true
 			info.Incarnation = sn.inc.number
+			info.IncarnationStarted = startedJSON(sn.inc.started)
 			info.Processes = sn.inc.runningProcesses()
 			info.Terminals, _ = sn.inc.terms.counts()
 		}
@@ -859,15 +875,22 @@ func (s *Server) serveSandbox(w http.ResponseWriter, r *http.Request, method, id
 // writeRunning answers with the sandbox's current state, as GET /running does.
 func (s *Server) writeRunning(w http.ResponseWriter, id string) {
 	if inc := s.lookupIncarnation(id); inc != nil {
-		writeJSON(w, http.StatusOK, runningJSON{Running: true, Incarnation: inc.number})
+		writeJSON(w, http.StatusOK, runningJSON{Running: true, Incarnation: inc.number, IncarnationStarted: startedJSON(inc.started)})
 		return
 	}
 	writeJSON(w, http.StatusOK, runningJSON{Running: false})
 }
 
-// runningJSON answers GET /running; Incarnation is an extension present only while a container
-// is current.
+// runningJSON answers GET /running; Incarnation and IncarnationStarted are extensions present only
+// while a container is current.
 type runningJSON struct {
-	Running     bool `json:"running"`
-	Incarnation int  `json:"incarnation,omitempty"`
+	Running            bool   `json:"running"`
+	Incarnation        int    `json:"incarnation,omitempty"`
+	IncarnationStarted string `json:"incarnationStarted,omitempty"`
+}
+
+// startedJSON is an incarnation's start as served: RFC 3339 in UTC with all nine digits of
+// nanoseconds (so two lives started in one second still differ).
+func startedJSON(t time.Time) string {
+	return t.UTC().Format("2006-01-02T15:04:05.000000000Z07:00")
 }

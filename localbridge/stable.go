@@ -335,11 +335,14 @@ func sessionDirName(id string) string {
 	return "x-" + base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString([]byte(id))
 }
 
-// stableOpenAPIDocument is the stable document plus the local bridge's extensions.
-func stableOpenAPIDocument() ([]byte, error) {
+// stableOpenAPIDocument is the stable document plus the local bridge's extensions and identity.
+func stableOpenAPIDocument(bridgeID string) ([]byte, error) {
 	var doc map[string]any
 	if err := json.Unmarshal(openapiStable, &doc); err != nil {
 		return nil, fmt.Errorf("localbridge: embedded stable OpenAPI document: %w", err)
+	}
+	if err := announceBridgeID(doc, bridgeID); err != nil {
+		return nil, err
 	}
 	paths, _ := doc["paths"].(map[string]any)
 	if paths == nil {
