@@ -138,14 +138,17 @@ func (c *Client) fetchCapabilities(ctx context.Context) (Capabilities, error) {
 func ParseCapabilities(doc []byte) (Capabilities, error) {
 	var d struct {
 		Info struct {
-			BridgeID string `json:"x-sandscope-bridge-id"`
+			BridgeID json.RawMessage `json:"x-sandscope-bridge-id"`
 		} `json:"info"`
 		Paths map[string]map[string]json.RawMessage `json:"paths"`
 	}
 	if err := json.Unmarshal(doc, &d); err != nil {
 		return Capabilities{}, fmt.Errorf("OpenAPI document: %w", err)
 	}
-	caps := Capabilities{Dialect: DialectUnknown, BridgeID: validBridgeID(d.Info.BridgeID)}
+	// a bridge ID that is not a well-formed string is no ID (the document is still read)
+	var id string
+	_ = json.Unmarshal(d.Info.BridgeID, &id)
+	caps := Capabilities{Dialect: DialectUnknown, BridgeID: validBridgeID(id)}
 	has := func(p string) bool { _, ok := d.Paths[p]; return ok }
 	switch {
 	case has("/v1/sandbox/{id}/processes") || has("/v1/sandbox/{id}/terminals/{terminalId}/connect"):

@@ -47,4 +47,10 @@ func TestParseCapabilitiesBridgeID(t *testing.T) {
 	if err != nil || caps.BridgeID != "" {
 		t.Fatalf("no info: %q %v", caps.BridgeID, err)
 	}
+	for _, raw := range []string{`12345678901`, `{"a":1}`, `["abcdefghij"]`, `null`, `true`} {
+		caps, err := ParseCapabilities([]byte(`{"info":{"x-sandscope-bridge-id":` + raw + `},"paths":{"/v1/sandbox/{id}/processes":{}}}`))
+		if err != nil || caps.BridgeID != "" || caps.Dialect != DialectPreview {
+			t.Fatalf("bridge ID %s: got %q (%s, %v), want no ID and the document read", raw, caps.BridgeID, caps.Dialect, err)
+		}
+	}
 }
