@@ -109,6 +109,12 @@ func runExec(ctx context.Context, c *client.Client, rec *commandRecord, sandbox 
 		return err
 	}
 	p, err := startWithCapacityRetry(ctx, c, sandbox, req, stderr)
+	if err == nil {
+		// the launch's answer says the sandbox runs, in the incarnation the bridge reported
+		if ev, ok := record.LookupRunningProcess(sandbox, p, "the launch"); ok {
+			rec.Lookup(ev)
+		}
+	}
 	if rec != nil {
 		outcome := "ok"
 		if err != nil {
