@@ -16,7 +16,7 @@ import (
 // commandRecordQueue bounds the events a command may queue for its record before it drops them.
 const commandRecordQueue = 1024
 
-// commandRecord writes what a command observes (exec, logs -f) to the record from a goroutine of
+// commandRecord writes what a command observes (exec, logs, wait, shell, attach) to the record from a goroutine of
 // its own: the record is opened there when the first event comes (the command already follows its
 // stream), and events
 // reach it through a bounded queue, so recording never delays or blocks the output. An event that
