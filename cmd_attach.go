@@ -1,13 +1,18 @@
 package main
 
 import (
+	"context"
+
 	"github.com/spf13/cobra"
 
 	"sandscope/attach"
+	"sandscope/client"
+	"sandscope/record"
 )
 
 func newAttachCmd(g *globalOptions) *cobra.Command {
 	var detachKey string
+	var noRecord bool
 	cmd := &cobra.Command{
 		Use:   "attach SANDBOX TERMINAL [--detach-key KEY]",
 		Short: "Attach to an existing terminal (raw, full screen)",
@@ -57,15 +62,50 @@ with its container; 4 when the bridge stayed unreachable; 2 on usage, auth or no
 					return runStableShell(cmd.Context(), s, book, t.url, args[0], session, "", detachKey, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
 				})
 			}
-			tid, err := resolveTerminalID(cmd.Context(), c, args[0], args[1])
+			var rec *commandRecord
+			if !noRecord {
+				rec = startRecording(g, cmd.ErrOrStderr())
+				defer rec.Close()
+			}
+			tid, found, err := lookupTerminal(cmd.Context(), c, args[0], args[1])
 			if err != nil {
 				return err
 			}
-			return attachTerminal(cmd.Context(), c, args[0], tid, detachKey, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
+			if found != nil {
+				if ev, ok := record.LookupRunningTerminal(args[0], *found, "the terminal list"); ok {
+					rec.Lookup(ev)
+				}
+				rec.Lookup(record.LookupTerminal(args[0], *found))
+			}
+			return attachTerminal(cmd.Context(), c, rec, args[0], tid, detachKey, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
+	cmd.Flags().BoolVar(&noRecord, "no-record", false, "do not record the terminal and how the attachment ended in sandscope's record")
 	cmd.Flags().StringVar(&detachKey, "detach-key", attach.DefaultDetachKey, `detach key: "ctrl-]" or a prefix and a key like "ctrl-a d" (prefix twice sends it once)`)
 	return cmd
+}
+
+// lookupTerminal is resolveTerminalID that also returns the terminal as the list showed it (nil
+// when the list failed or did not hold it).
+func lookupTerminal(ctx context.Context, c *client.Client, sandbox, id string) (string, *client.Terminal, error) {
+	ts, err := c.ListTerminals(ctx, sandbox)
+	if err != nil {
+		return id, nil, nil
+	}
+	ids := make([]string, len(ts))
+	for i, t := range ts {
+		ids[i] = t.ID
+	}
+	full, err := expandPrefix("terminal", id, ids)
+	if err != nil {
+		return "", nil, err
+	}
+	for i := range ts {
+		if ts[i].ID == full {
+			return full, &ts[i], nil
+		}
+	}
+	return full, nil, nil
 }
 
 // configuredDetachKey is --detach-key when given, else the config's detachKey (see

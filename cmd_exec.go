@@ -94,7 +94,7 @@ stable session (cwd and environment kept between calls).`,
 			return runExec(ctx, c, rec, args[0], req, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
-	cmd.Flags().BoolVar(&noRecord, "no-record", false, "do not record the launch and the stream's events in sandscope's record")
+	cmd.Flags().BoolVar(&noRecord, "no-record", false, "do not record what this command saw (the launch, the sandbox, the stream's events) in sandscope's record")
 	cmd.Flags().StringVar(&cwd, "cwd", "", "working directory (inside /workspace)")
 	cmd.Flags().StringArrayVar(&env, "env", nil, "environment variable NAME=VALUE (repeatable)")
 	cmd.Flags().DurationVar(&timeout, "timeout", 0, "kill the process after this long (e.g. 30s)")
@@ -109,6 +109,12 @@ func runExec(ctx context.Context, c *client.Client, rec *commandRecord, sandbox 
 		return err
 	}
 	p, err := startWithCapacityRetry(ctx, c, sandbox, req, stderr)
+	if err == nil {
+		// the launch's answer says the sandbox runs, in the incarnation the bridge reported
+		if ev, ok := record.LookupRunningProcess(sandbox, p, "the launch"); ok {
+			rec.Lookup(ev)
+		}
+	}
 	if rec != nil {
 		outcome := "ok"
 		if err != nil {

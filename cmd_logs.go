@@ -81,7 +81,7 @@ followed process ends, is lost or cannot be resumed; with --all, for each follow
 				bell = cmd.ErrOrStderr()
 			}
 			if all {
-				return runLogsAllCommand(cmd, g, args, follow, since, states, pattern, bell)
+				return runLogsAllCommand(cmd, g, args, follow, noRecord, since, states, pattern, bell)
 			}
 			c, t, err := newBridgeClient(g)
 			if err != nil {
@@ -97,7 +97,7 @@ followed process ends, is lost or cannot be resumed; with --all, for each follow
 				})
 			}
 			var rec *commandRecord
-			if follow && !noRecord {
+			if !noRecord {
 				rec = startRecording(g, cmd.ErrOrStderr())
 				defer rec.Close()
 			}
@@ -109,7 +109,7 @@ followed process ends, is lost or cannot be resumed; with --all, for each follow
 		},
 	}
 	cmd.Flags().BoolVar(&notify, "notify", false, "with -f: ring the terminal bell when the process ends or is lost (only when stderr is a terminal)")
-	cmd.Flags().BoolVar(&noRecord, "no-record", false, "do not write the stream's events to sandscope's record")
+	cmd.Flags().BoolVar(&noRecord, "no-record", false, "do not record what this command saw (the process, the sandbox, the stream's events) in sandscope's record")
 	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "follow the log until the process ends")
 	cmd.Flags().StringVar(&since, "since", "", "start strictly after this cursor")
 	cmd.Flags().BoolVar(&all, "all", false, "every process of the sandbox, each line prefixed with its name")
@@ -118,16 +118,18 @@ followed process ends, is lost or cannot be resumed; with --all, for each follow
 	return cmd
 }
 
-// runLogs prints a process's log; with a record, the stream's events (not its output) are
-// recorded as the TUI would record them.
+// runLogs prints a process's log; with a record, what it saw (the process as its lookup found
+// it, the sandbox running in that process's incarnation, the stream's events but not its output)
+// is recorded as the TUI would record it.
 func runLogs(ctx context.Context, c *client.Client, rec *commandRecord, sandbox, process, since string, follow bool, stdout, stderr io.Writer) error {
 	if err := checkSandboxArg(sandbox); err != nil {
 		return err
 	}
-	process, err := resolveProcessID(ctx, c, sandbox, process)
+	process, found, err := lookupProcess(ctx, c, sandbox, process)
 	if err != nil {
 		return err
 	}
+	rec.lookedUpProcess(sandbox, found, "the process list")
 	fctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	opts := client.FollowOptions{Since: since, NoFollow: !follow, ReuseData: true, Buffer: 8}
@@ -168,6 +170,29 @@ func runLogs(ctx context.Context, c *client.Client, rec *commandRecord, sandbox,
 		}
 		return &exitError{code: code}
 	}
+}
+
+// lookupProcess is resolveProcessID that also returns the process as the list showed it (nil
+// when the list failed or did not hold it: the follower's own lookup then reports the trouble).
+func lookupProcess(ctx context.Context, c *client.Client, sandbox, id string) (string, *client.Process, error) {
+	ps, err := c.ListProcesses(ctx, sandbox)
+	if err != nil {
+		return id, nil, nil
+	}
+	ids := make([]string, len(ps))
+	for i, p := range ps {
+		ids[i] = p.ID
+	}
+	full, err := expandPrefix("process", id, ids)
+	if err != nil {
+		return "", nil, err
+	}
+	for i := range ps {
+		if ps[i].ID == full {
+			return full, &ps[i], nil
+		}
+	}
+	return full, nil, nil
 }
 
 // ringsAfterFollow says whether logs -f's outcome is worth the bell: an ending (0), a loss (3), a

@@ -19,6 +19,7 @@ import (
 
 	"sandscope/client"
 	"sandscope/followall"
+	"sandscope/record"
 	"sandscope/sanitize"
 	"sandscope/vocab"
 
@@ -41,6 +42,9 @@ type allOptions struct {
 	// poll is the watcher's interval; settle how long after the last followed process ended,
 	// when one was lost, sandscope waits before it looks once more for new ones and exits.
 	poll, settle time.Duration
+	// rec records what the command sees: the sandbox's state, every process its lookups and its
+	// watcher found, each followed stream's events (nil: nothing is recorded).
+	rec *commandRecord
 }
 
 // prefixColors are the SGR colours of the prefixes (no red: it reads as an error).
@@ -174,6 +178,7 @@ func (o *allOut) followOne(ctx context.Context, c *client.Client, sandbox string
 		fopts.RetryBudget, fopts.MaxBackoff = 2, time.Second
 	}
 	f := c.Follow(ctx, sandbox, p.ID, fopts)
+	observe := o.opts.rec.observe(sandbox, p.ID)
 	var outBuf, errBuf lineBuffer
 	// writeOut writes the batched whole lines of both streams (one write each, under the lock).
 	writeOut := func() {
@@ -197,6 +202,9 @@ func (o *allOut) followOne(ctx context.Context, c *client.Client, sandbox string
 	for ev := range events {
 		if ev.Kind != client.Data {
 			writeOut() // the lines before a notice come before it
+			if observe != nil {
+				observe(ev)
+			}
 		}
 		switch ev.Kind {
 		case client.Data:
@@ -317,11 +325,13 @@ func runLogsAll(ctx context.Context, c *client.Client, sandbox string, opts allO
 	if err != nil {
 		return bridgeExit("sandbox "+sandbox, err, exitFailure)
 	}
+	opts.rec.Lookup(record.LookupRunning(sandbox, rs, ""))
 	ps, err := c.ListProcesses(ctx, sandbox)
 	if err != nil {
 		return bridgeExit("list processes of "+sandbox, err, exitFailure)
 	}
 	for _, p := range ps {
+		opts.rec.Lookup(record.LookupProcess(sandbox, p))
 		start(p, false)
 	}
 	if !opts.follow {
@@ -354,6 +364,7 @@ func runLogsAll(ctx context.Context, c *client.Client, sandbox string, opts allO
 				events = nil
 				continue
 			}
+			opts.rec.watched(ev)
 			switch ev.Kind {
 			case client.ProcessAppeared, client.ProcessChanged:
 				if ev.Process != nil {
@@ -407,6 +418,9 @@ func runLogsAll(ctx context.Context, c *client.Client, sandbox string, opts allO
 			ps, err := c.ListProcesses(ctx, sandbox)
 			if err == nil {
 				for _, p := range ps {
+					if !joiner.Seen(p.ID) {
+						opts.rec.Lookup(record.LookupProcess(sandbox, p))
+					}
 					start(p, true)
 				}
 			}
@@ -432,7 +446,7 @@ func colorFor(w io.Writer) (tty, color bool) {
 // terminals the output goes to.
 // stable, when set, runs it instead of the preview follower (a stable bridge). bell receives a
 // BEL for each followed ending (--notify; nil: none).
-func runLogsAllCmd(ctx context.Context, c *client.Client, args []string, follow bool, since string, states []string, pattern string, bell, stdout, stderr io.Writer,
+func runLogsAllCmd(ctx context.Context, c *client.Client, rec *commandRecord, args []string, follow bool, since string, states []string, pattern string, bell, stdout, stderr io.Writer,
 	stable func(sandbox string, opts allOptions, stdout, stderr io.Writer) error) error {
 	if len(args) != 1 {
 		return &exitError{code: exitUsage, err: errors.New("logs --all takes the sandbox only (no PROCESS)")}
@@ -440,7 +454,7 @@ func runLogsAllCmd(ctx context.Context, c *client.Client, args []string, follow 
 	if since != "" {
 		return &exitError{code: exitUsage, err: errors.New("logs --all: --since names a cursor of one process; use it without --all")}
 	}
-	opts := allOptions{follow: follow, bell: bell}
+	opts := allOptions{follow: follow, bell: bell, rec: rec}
 	var err error
 	if opts.filter.States, err = followall.ParseStates(states); err != nil {
 		return &exitError{code: exitUsage, err: err}
@@ -459,8 +473,8 @@ func runLogsAllCmd(ctx context.Context, c *client.Client, args []string, follow 
 	return runLogsAll(ctx, c, args[0], opts, stdout, stderr)
 }
 
-// runLogsAllCommand connects and runs logs --all.
-func runLogsAllCommand(cmd *cobra.Command, g *globalOptions, args []string, follow bool, since string, states []string, pattern string, bell io.Writer) error {
+// runLogsAllCommand connects and runs logs --all; unless noRecord, what it sees is recorded.
+func runLogsAllCommand(cmd *cobra.Command, g *globalOptions, args []string, follow, noRecord bool, since string, states []string, pattern string, bell io.Writer) error {
 	c, t, err := newBridgeClient(g)
 	if err != nil {
 		return err
@@ -470,11 +484,16 @@ func runLogsAllCommand(cmd *cobra.Command, g *globalOptions, args []string, foll
 	if s, ok := stableAdapter(ctx, c); ok {
 		// the runs sandscope started, from the record; their output from the recorder's files
 		return withStableBook(g, t.url, cmd.ErrOrStderr(), func(book runBook) error {
-			return runLogsAllCmd(ctx, c, args, follow, since, states, pattern, bell, cmd.OutOrStdout(), cmd.ErrOrStderr(),
+			return runLogsAllCmd(ctx, c, nil, args, follow, since, states, pattern, bell, cmd.OutOrStdout(), cmd.ErrOrStderr(),
 				func(sandbox string, opts allOptions, stdout, stderr io.Writer) error {
 					return runStableLogsAll(ctx, s, book, t.url, sandbox, opts, stdout, stderr)
 				})
 		})
 	}
-	return runLogsAllCmd(ctx, c, args, follow, since, states, pattern, bell, cmd.OutOrStdout(), cmd.ErrOrStderr(), nil)
+	var rec *commandRecord
+	if !noRecord {
+		rec = startRecording(g, cmd.ErrOrStderr())
+		defer rec.Close()
+	}
+	return runLogsAllCmd(ctx, c, rec, args, follow, since, states, pattern, bell, cmd.OutOrStdout(), cmd.ErrOrStderr(), nil)
 }

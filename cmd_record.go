@@ -4,9 +4,11 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
+	"sandscope/attach"
 	"sandscope/client"
 	"sandscope/record"
 	"sandscope/sanitize"
@@ -15,7 +17,7 @@ import (
 // commandRecordQueue bounds the events a command may queue for its record before it drops them.
 const commandRecordQueue = 1024
 
-// commandRecord writes what a command observes (exec, logs -f) to the record from a goroutine of
+// commandRecord writes what a command observes (exec, logs, wait, shell, attach) to the record from a goroutine of
 // its own: the record is opened there when the first event comes (the command already follows its
 // stream), and events
 // reach it through a bounded queue, so recording never delays or blocks the output. An event that
@@ -27,6 +29,8 @@ type commandRecord struct {
 	dropped atomic.Int64
 	stderr  io.Writer
 	notes   []string // written by the goroutine, read after done
+
+	held lookups // what the command's lookups saw, queued with the next event (see Lookup)
 }
 
 // startCommandRecord starts recording for a command; open opens the record (nil: not recording).
@@ -109,6 +113,17 @@ func (c *commandRecord) Add(ev record.Event) {
 	if ev.Time.IsZero() {
 		ev.Time = time.Now()
 	}
+	c.held.mu.Lock()
+	defer c.held.mu.Unlock()
+	if ev.Source == record.FromLaunch {
+		c.lookedLocked(ev) // a launch's answer is a lookup of what it started
+	}
+	c.releaseLocked()
+	c.enqueue(ev)
+}
+
+// enqueue queues ev without waiting, or drops and counts it when the queue is full.
+func (c *commandRecord) enqueue(ev record.Event) {
 	select {
 	case c.q <- ev:
 	default:
@@ -121,6 +136,9 @@ func (c *commandRecord) Close() {
 	if c == nil {
 		return
 	}
+	c.held.mu.Lock()
+	c.releaseLocked()
+	c.held.mu.Unlock()
 	close(c.q)
 	<-c.done
 	if n := c.dropped.Load(); n > 0 {
@@ -138,8 +156,167 @@ func (c *commandRecord) observe(sandbox, process string) func(client.LogEvent) {
 		return nil
 	}
 	return func(ev client.LogEvent) {
-		if ev.Kind != client.Quiet {
-			c.Add(record.FromLogEvent(sandbox, process, ev))
+		if ev.Kind == client.Quiet {
+			return
 		}
+		if ev.Status != nil && !c.lookedUp(sandbox, process) {
+			// no lookup of this process was recorded (its list failed): the status the follower
+			// checked makes the entry the stream's events are about
+			l := record.LookupProcess(sandbox, *ev.Status)
+			l.Incarnation = client.Incarnation{} // the process's, perhaps not the sandbox's now
+			c.Lookup(l)
+		}
+		c.Add(record.FromLogEvent(sandbox, process, ev))
+		if ev.Kind == client.Lost {
+			c.loss(sandbox, "process "+process, ev.Loss, ev.Time)
+		}
+	}
+}
+
+// lookups are the events of a command's own lookups (record.Lookup…, a command's watcher) not
+// yet queued: they go to the queue in front of the next event, or at Close, so a command whose
+// stream has nothing to say still opens the record only when it ends (a clean replay is not
+// slowed by it) and the lookup of a process always comes before its stream's events.
+type lookups struct {
+	mu      sync.Mutex
+	pending []record.Event
+	looked  map[string]bool // "sandbox\x00id" of the processes and terminals looked up
+	incs    map[string]int  // the incarnation of the last boundary recorded per sandbox
+}
+
+// heldMax is how many lookups wait for the next event before they are queued anyway.
+const heldMax = 64
+
+// Lookup records what a lookup saw (record.LookupProcess, LookupRunning, …), queued with the next
+// event. A nil commandRecord records nothing.
+func (c *commandRecord) Lookup(evs ...record.Event) {
+	if c == nil {
+		return
+	}
+	c.held.mu.Lock()
+	defer c.held.mu.Unlock()
+	for _, ev := range evs {
+		if ev.Time.IsZero() {
+			ev.Time = time.Now()
+		}
+		c.lookedLocked(ev)
+		if ev.Kind == client.IncarnationChanged.String() {
+			if !c.newBoundaryLocked(ev.Sandbox, ev.Incarnation) {
+				continue // the same boundary, seen again by another observer of this command
+			}
+		}
+		c.held.pending = append(c.held.pending, ev)
+	}
+	if len(c.held.pending) >= heldMax {
+		c.releaseLocked()
+	}
+}
+
+// releaseLocked queues the held lookups.
+func (c *commandRecord) releaseLocked() {
+	for _, ev := range c.held.pending {
+		c.enqueue(ev)
+	}
+	c.held.pending = c.held.pending[:0]
+}
+
+func (c *commandRecord) lookedLocked(ev record.Event) {
+	if ev.EntityID != "" {
+		if c.held.looked == nil {
+			c.held.looked = map[string]bool{}
+		}
+		c.held.looked[ev.Sandbox+"\x00"+ev.EntityID] = true
+	}
+}
+
+func (c *commandRecord) lookedUp(sandbox, id string) bool {
+	c.held.mu.Lock()
+	defer c.held.mu.Unlock()
+	return c.held.looked[sandbox+"\x00"+id]
+}
+
+// newBoundaryLocked notes a boundary into incarnation inc and reports whether this command had
+// not recorded it yet (the watcher's poll and a follower's loss evidence may both see it).
+func (c *commandRecord) newBoundaryLocked(sandbox string, inc client.Incarnation) bool {
+	if c.held.incs == nil {
+		c.held.incs = map[string]int{}
+	}
+	if inc.Number > 0 && c.held.incs[sandbox] == inc.Number {
+		return false
+	}
+	c.held.incs[sandbox] = inc.Number
+	return true
+}
+
+// loss records what a follower's loss evidence says of the sandbox (stopped, a new incarnation,
+// running), after the loss itself.
+func (c *commandRecord) loss(sandbox, entity string, ev *client.LossEvidence, at time.Time) {
+	evs := record.LookupLoss(sandbox, entity, ev, at)
+	if len(evs) == 0 {
+		return
+	}
+	c.Lookup(evs...)
+	c.held.mu.Lock()
+	c.releaseLocked() // now: a loss is news
+	c.held.mu.Unlock()
+}
+
+// watched records an event of a watcher the command runs (logs --all -f), as the TUI's watcher
+// would, except what is not the sandbox's history (see record.FromCommandWatch).
+func (c *commandRecord) watched(ev client.SandboxEvent) {
+	if c == nil {
+		return
+	}
+	if e, ok := record.FromCommandWatch(ev); ok {
+		c.Lookup(e)
+	}
+}
+
+// lookedUpProcess records a process as a lookup found it (nothing when p is nil) and, when it
+// runs, that its sandbox runs in its incarnation. lookup names the lookup ("the process list").
+func (c *commandRecord) lookedUpProcess(sandbox string, p *client.Process, lookup string) {
+	if c == nil || p == nil {
+		return
+	}
+	if ev, ok := record.LookupRunningProcess(sandbox, *p, lookup); ok {
+		c.Lookup(ev)
+	}
+	c.Lookup(record.LookupProcess(sandbox, *p))
+}
+
+// launchedTerminal records a terminal the command created (shell): the action and its outcome,
+// and on success the sandbox running in the terminal's incarnation and the terminal's launch.
+func (c *commandRecord) launchedTerminal(sandbox string, t client.Terminal, argv []string, cwd string, err error) {
+	if c == nil {
+		return
+	}
+	outcome := "ok"
+	if err != nil {
+		outcome = err.Error()
+	}
+	if err == nil {
+		if ev, ok := record.LookupRunningTerminal(sandbox, t, "the new terminal"); ok {
+			c.Lookup(ev)
+		}
+	}
+	// held like lookups: the record opens when the attachment ends, not while it starts
+	c.Lookup(record.Event{Sandbox: sandbox, Source: record.FromAction, Kind: "terminal", Entity: record.Terminal, EntityID: t.ID,
+		Action: &record.Action{Kind: "terminal", Detail: record.ShellJoin(argv), Outcome: outcome, Result: t.ID}})
+	if err == nil {
+		tt := t
+		c.Lookup(record.Event{Sandbox: sandbox, Source: record.FromLaunch, Kind: "launch", Entity: record.Terminal, EntityID: t.ID, Terminal: &tt,
+			Incarnation: client.Incarnation{Number: t.Incarnation}, Launch: record.LaunchOf(argv, cwd, nil, 0)})
+	}
+}
+
+// terminalEnded records how an attachment ended when the connection said so (its final event:
+// exited, lost with its evidence, an error); a detach or Ctrl-C says nothing of the terminal.
+func (c *commandRecord) terminalEnded(sandbox, tid string, res attach.Result) {
+	if c == nil || res.Event == nil || res.Event.Kind == client.TermOutput {
+		return
+	}
+	c.Add(record.FromTermEvent(sandbox, tid, *res.Event))
+	if res.Event.Kind == client.TermLost {
+		c.loss(sandbox, "terminal "+tid, res.Event.Loss, res.Event.Time)
 	}
 }

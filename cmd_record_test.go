@@ -4,11 +4,15 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"strings"
 	"testing"
 	"time"
+
+	"sandscope/client"
+	"sandscope/record"
 )
 
 // A record that cannot be written (the file size limit plays a full disk) costs logs -f nothing:
@@ -41,5 +45,54 @@ func TestLogsFollowWithRecordOnFullDisk(t *testing.T) {
 	note := strings.Index(errs, "sandscope: record: ")
 	if end < 0 || note < end {
 		t.Fatalf("stderr should end the follow, then say the record failed: %q", errs)
+	}
+}
+
+// A command's lookups wait for its next event (a clean replay opens no record before its end),
+// come before that event, make the entry a stream's LOST is about, and a boundary the watcher and
+// a follower's loss evidence both saw is recorded once.
+func TestCommandRecordHoldsLookups(t *testing.T) {
+	dir := t.TempDir()
+	opened := make(chan struct{}, 1)
+	var rec *record.Record
+	c := startCommandRecord(func() (*record.Record, error) {
+		opened <- struct{}{}
+		var err error
+		rec, err = record.Open(record.Options{Dir: dir, Bridge: "test", Version: "test"})
+		return rec, err
+	}, io.Discard)
+	p := client.Process{ID: "p1", State: "running", Incarnation: 1}
+	c.lookedUpProcess("box", &p, "the process list")
+	time.Sleep(50 * time.Millisecond)
+	select {
+	case <-opened:
+		t.Fatal("a lookup opened the record before any event")
+	default:
+	}
+	loss := &client.LossEvidence{Lookup: "GET process: 404", SandboxRunning: func() *bool { b := true; return &b }(), Incarnation: 2, Previous: 1}
+	c.watched(client.SandboxEvent{Kind: client.IncarnationChanged, Sandbox: "box", Time: time.Now(), Incarnation: client.Incarnation{Number: 2}, Previous: client.Incarnation{Number: 1},
+		Evidence: []string{"the bridge reports incarnation 2 (was 1)"}})
+	c.observe("box", p.ID)(client.LogEvent{Kind: client.Lost, Loss: loss, Status: &p, Reason: client.DescribeLoss(loss)})
+	c.Close()
+	ro, err := record.Open(record.Options{Dir: dir, Bridge: "test", Version: "test", ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ro.Close()
+	evs, err := ro.Events("box", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kinds []string
+	for _, ev := range evs {
+		kinds = append(kinds, string(ev.Source)+" "+ev.Kind)
+	}
+	want := []string{"lookup sandbox started", "lookup process appeared", "watch incarnation changed", "stream lost"}
+	if strings.Join(kinds, ", ") != strings.Join(want, ", ") {
+		t.Fatalf("recorded %q, want %q", kinds, want)
+	}
+	st := ro.State("box")
+	if e := st.Find(record.Process, "p1"); e == nil || !e.Lost || e.Incarnation != 1 || len(st.Incarnations) != 2 {
+		t.Fatalf("entry %+v, incarnations %d", e, len(st.Incarnations))
 	}
 }

@@ -22,6 +22,7 @@ var defaultShellArgv = common.LoginShellArgv
 
 func newShellCmd(g *globalOptions) *cobra.Command {
 	var cwd, detachKey, session string
+	var noRecord bool
 	cmd := &cobra.Command{
 		Use:   "shell SANDBOX [--cwd DIR] [--detach-key KEY] [-- ARGV...]",
 		Short: "Create a terminal in a sandbox and attach to it (raw, full screen)",
@@ -91,13 +92,20 @@ with its container; 4 when the bridge stayed unreachable; 2 on usage, auth or no
 			}
 			cols, rows := localSize()
 			ctx := cmd.Context()
+			var rec *commandRecord
+			if !noRecord {
+				rec = startRecording(g, cmd.ErrOrStderr())
+				defer rec.Close()
+			}
 			tm, err := c.CreateTerminal(ctx, sandbox, client.TerminalRequest{Argv: argv, Cwd: cwd, Cols: cols, Rows: rows})
+			rec.launchedTerminal(sandbox, tm, argv, cwd, err)
 			if err != nil {
 				return setupError(fmt.Errorf("create terminal in %s: %w", sandbox, err))
 			}
-			return attachTerminal(ctx, c, sandbox, tm.ID, detachKey, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
+			return attachTerminal(ctx, c, rec, sandbox, tm.ID, detachKey, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
+	cmd.Flags().BoolVar(&noRecord, "no-record", false, "do not record the terminal, its launch and how the attachment ended in sandscope's record")
 	cmd.Flags().StringVar(&cwd, "cwd", "", "working directory of the terminal (default: the bridge's, /workspace)")
 	cmd.Flags().StringVar(&session, "session", "", "stable bridges: the session whose shell to open (default: the sandbox's session-less shell)")
 	cmd.Flags().StringVar(&detachKey, "detach-key", attach.DefaultDetachKey, `detach key: "ctrl-]" or a prefix and a key like "ctrl-a d" (prefix twice sends it once)`)
@@ -105,8 +113,9 @@ with its container; 4 when the bridge stayed unreachable; 2 on usage, auth or no
 }
 
 // attachTerminal connects to a terminal and runs the full-screen attachment, turning its ending
-// into the command's exit status.
-func attachTerminal(ctx context.Context, c *client.Client, sandbox, tid, detachKey string, stdin io.Reader, stdout, stderr io.Writer) error {
+// into the command's exit status. With a record, the connection's final event (exited, lost with
+// its evidence, an error) is recorded.
+func attachTerminal(ctx context.Context, c *client.Client, rec *commandRecord, sandbox, tid, detachKey string, stdin io.Reader, stdout, stderr io.Writer) error {
 	cols, rows := localSize()
 	conn, err := c.ConnectTerminal(ctx, sandbox, tid, client.ConnectOptions{Cols: cols, Rows: rows})
 	if err != nil {
@@ -119,6 +128,7 @@ func attachTerminal(ctx context.Context, c *client.Client, sandbox, tid, detachK
 		Label:        fmt.Sprintf("sandbox %s terminal %s", sandbox, tid),
 		ReattachHint: fmt.Sprintf("sandscope attach %s %s", sandbox, tid),
 	})
+	rec.terminalEnded(sandbox, tid, res)
 	if err != nil {
 		return &exitError{code: 255, err: fmt.Errorf("attach %s: %w", tid, err)}
 	}

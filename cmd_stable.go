@@ -77,6 +77,10 @@ func runStableExec(ctx context.Context, s *client.Stable, book runBook, bridge, 
 	var outN, errN int64
 	var sawFFFD bool
 	var res client.RunResult
+	// What the stream delivers is kept in the record too: when the run is LOST, its files went
+	// with its container, and this is all that is left of its output (logs SANDBOX RUN prints it).
+	capture := runCapture(book, sandbox, run.ID)
+	capture.begin()
 	for ev := range run.Events() {
 		switch {
 		case ev.Result != nil:
@@ -84,10 +88,12 @@ func runStableExec(ctx context.Context, s *client.Stable, book runBook, bridge, 
 		case ev.Kind == client.ExecStdout:
 			sawFFFD = sawFFFD || bytes.ContainsRune(ev.Text, '\uFFFD')
 			n, _ := stdout.Write(ev.Text)
+			capture.data(client.Stdout, ev.Text[:n])
 			outN += int64(n)
 		case ev.Kind == client.ExecStderr:
 			sawFFFD = sawFFFD || bytes.ContainsRune(ev.Text, '\uFFFD')
 			n, _ := stderr.Write(ev.Text)
+			capture.data(client.Stderr, ev.Text[:n])
 			errN += int64(n)
 		}
 	}
@@ -106,9 +112,16 @@ func runStableExec(ctx context.Context, s *client.Stable, book runBook, bridge, 
 	if res.State != client.RunConfirmed {
 		describeStableEnding(res, stderr)
 		fmt.Fprintf(stderr, "sandscope: reading the recorder's files for run %s (each read is a request to the sandbox)\n", run.ID)
-		res = followRecorder(ctx, s, sandbox, run.ID, run.Incarnation, &outN, &errN, stdout, stderr)
+		res = followRecorder(ctx, s, sandbox, run.ID, run.Incarnation, &outN, &errN, stdout, stderr, capture)
 	}
+	capture.end(res)
 	_ = book.Update(bridge, sandbox, func(sb *bookSandbox) { sb.SetRun(entry, res, time.Now()) })
+	if res.State == client.RunLost {
+		// the run's files went with its container: what was printed above is all there is, and
+		// the record kept it
+		return &exitError{code: exitExecUnsure, err: fmt.Errorf("run %s is LOST (inferred): %s; the output above is all sandscope received (sandscope logs %s %s prints what the record kept)",
+			run.ID, res.Evidence, sandbox, run.ID)}
+	}
 	return stableExit(ctx, res, run.ID, stderr)
 }
 
@@ -150,7 +163,8 @@ func stableExit(ctx context.Context, res client.RunResult, id string, stderr io.
 // followRecorder reads the run's recorder files until they say how it ended (or the container that
 // ran it is gone), printing the output the stream did not deliver, byte for byte. outN and errN
 // are how many bytes were already printed.
-func followRecorder(ctx context.Context, s *client.Stable, sandbox, id, inc string, outN, errN *int64, stdout, stderr io.Writer) client.RunResult {
+// capture (nil: none) keeps what is printed in the record.
+func followRecorder(ctx context.Context, s *client.Stable, sandbox, id, inc string, outN, errN *int64, stdout, stderr io.Writer, capture *stableCapture) client.RunResult {
 	warnedRaw := false
 	for {
 		res, err := s.Recover(ctx, sandbox, id, inc)
@@ -161,12 +175,17 @@ func followRecorder(ctx context.Context, s *client.Stable, sandbox, id, inc stri
 			fmt.Fprintf(stderr, "sandscope: reading run %s: %s\n", id, sanitize.Message(err.Error()))
 		} else {
 			for _, p := range []struct {
-				data []byte
-				n    *int64
-				w    io.Writer
-			}{{res.RecoveredOut, outN, stdout}, {res.RecoveredErr, errN, stderr}} {
+				data   []byte
+				n      *int64
+				w      io.Writer
+				stream client.Stream
+			}{{res.RecoveredOut, outN, stdout, client.Stdout}, {res.RecoveredErr, errN, stderr, client.Stderr}} {
+				if res.State == client.RunLost {
+					break // nothing was read: the files went with the container
+				}
 				if int64(len(p.data)) > *p.n {
 					_, _ = p.w.Write(p.data[*p.n:])
+					capture.data(p.stream, p.data[*p.n:])
 					*p.n = int64(len(p.data))
 				} else if int64(len(p.data)) < *p.n && !warnedRaw {
 					// The stream's text and the file's bytes differ in length (U+FFFD replaced
@@ -218,19 +237,38 @@ func runStableLogs(ctx context.Context, s *client.Stable, book runBook, bridge, 
 	if err != nil {
 		return err
 	}
+	if client.RunState(run.State) == client.RunLost {
+		// The record settled it: its files went with its container, and a request would only
+		// start another one. What sandscope kept of its output is all there is.
+		note := printKeptOutput(book, sandbox, run.ID, stdout, stderr)
+		evidence := run.Evidence
+		if evidence == "" {
+			evidence = "its container is gone"
+		}
+		fmt.Fprintf(stderr, "sandscope: run %s LOST (inferred; from the record, no request sent): %s\n", run.ID, sanitize.Message(evidence))
+		fmt.Fprintf(stderr, "sandscope: %s\n", note)
+		return &exitError{code: exitLost}
+	}
 	wakeNotice(book, bridge, sandbox, "reading a run's output", stderr)
 	var outN, errN int64
 	var res client.RunResult
 	if follow {
-		res = followRecorder(ctx, s, sandbox, run.ID, run.Incarnation, &outN, &errN, stdout, stderr)
+		res = followRecorder(ctx, s, sandbox, run.ID, run.Incarnation, &outN, &errN, stdout, stderr, nil)
 	} else {
 		res, err = s.Recover(ctx, sandbox, run.ID, run.Incarnation)
 		if err != nil {
 			return bridgeExit("logs", err, exitNoResume)
 		}
-		_, _ = stdout.Write(res.RecoveredOut)
-		_, _ = stderr.Write(res.RecoveredErr)
-		fmt.Fprintf(stderr, "sandscope: run %s %s: %s\n", run.ID, res.State, res.Evidence)
+		if res.State == client.RunLost {
+			fmt.Fprintf(stderr, "sandscope: run %s LOST (inferred): %s\n", run.ID, res.Evidence)
+		} else {
+			_, _ = stdout.Write(res.RecoveredOut)
+			_, _ = stderr.Write(res.RecoveredErr)
+			fmt.Fprintf(stderr, "sandscope: run %s %s: %s\n", run.ID, res.State, res.Evidence)
+		}
+	}
+	if res.State == client.RunLost {
+		fmt.Fprintf(stderr, "sandscope: %s\n", printKeptOutput(book, sandbox, run.ID, stdout, stderr))
 	}
 	_ = book.Update(bridge, sandbox, func(sb *bookSandbox) {
 		if res.State != client.RunInterrupted {
@@ -352,3 +390,82 @@ var errStableOnly = errors.New("sessions exist on stable bridges only (this brid
 
 // joinArgv is a command for notices.
 func joinArgv(argv []string) string { return strings.Join(argv, " ") }
+
+// stableCapture keeps a stable run's output in the record as it is printed (the record's
+// per-process budget applies), so a run whose files go with its container still has what the
+// stream delivered. A nil stableCapture keeps nothing.
+type stableCapture struct {
+	rec              *record.Record
+	sandbox, run     string
+	began, anyOutput bool
+}
+
+// runCapture returns the capture of a run in the book's record (nil without one).
+func runCapture(book runBook, sandbox, run string) *stableCapture {
+	rb, ok := book.(interface{ Record() *record.Record })
+	if !ok || rb.Record() == nil {
+		return nil
+	}
+	return &stableCapture{rec: rb.Record(), sandbox: sandbox, run: run}
+}
+
+func (c *stableCapture) begin() {
+	if c != nil && !c.began {
+		c.began = true
+		c.rec.CaptureBegin(c.sandbox, c.run, false, "")
+	}
+}
+
+func (c *stableCapture) data(stream client.Stream, b []byte) {
+	if c == nil || len(b) == 0 {
+		return
+	}
+	c.begin()
+	c.anyOutput = true
+	c.rec.CaptureData(c.sandbox, c.run, client.LogEvent{Kind: client.Data, Stream: stream, Data: b, Time: time.Now()})
+}
+
+func (c *stableCapture) end(res client.RunResult) {
+	if c == nil || !c.began {
+		return
+	}
+	c.rec.CaptureEnd(c.sandbox, c.run, "run "+record.StableStateWord(record.StableRun{State: string(res.State), Code: codeOf(res)}))
+}
+
+func codeOf(res client.RunResult) *int {
+	if res.State != client.RunConfirmed {
+		return nil
+	}
+	c := res.Code
+	return &c
+}
+
+// printKeptOutput prints what the record kept of a LOST run's output (stdout to stdout, stderr to
+// stderr, as sandscope printed it when the stream delivered it) and returns a note that says
+// plainly what that is: its files went with its container, and whether sandscope kept anything.
+func printKeptOutput(book runBook, sandbox, id string, stdout, stderr io.Writer) string {
+	var kept record.Capture
+	if rb, ok := book.(interface{ Record() *record.Record }); ok && rb.Record() != nil {
+		_ = rb.Record().Flush()
+		kept, _ = rb.Record().Captured(sandbox, id)
+	}
+	var n int64
+	for _, ch := range kept.Chunks {
+		w := stdout
+		if ch.Stream == client.Stderr {
+			w = stderr
+		}
+		_, _ = w.Write(ch.Data)
+		n += int64(len(ch.Data))
+	}
+	switch {
+	case n > 0 && kept.Dropped > 0:
+		return fmt.Sprintf("its files went with its container; printed: the last %s sandscope kept of what the stream delivered (%s older were dropped by the record's budget)",
+			vocab.Count(int(n), "byte"), vocab.Count(int(kept.Dropped), "byte"))
+	case n > 0:
+		return fmt.Sprintf("its files went with its container; printed: the %s the stream delivered before the loss, as sandscope kept them", vocab.Count(int(n), "byte"))
+	case kept.Found:
+		return "its files went with its container, and the stream delivered no output before the loss"
+	}
+	return "its files went with its container, and the record holds none of its output (sandscope keeps what its exec received; this run was started elsewhere or before it did)"
+}

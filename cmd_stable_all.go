@@ -16,6 +16,7 @@ import (
 	"sandscope/followall"
 	"sandscope/record"
 	"sandscope/sanitize"
+	"sandscope/vocab"
 )
 
 // stableReadBudget is how many reads of a run's recorder files in a row may fail before
@@ -91,7 +92,9 @@ func runStableLogsAll(ctx context.Context, s *client.Stable, book runBook, bridg
 			followed[r.ID], order = f, append(order, r.ID)
 			o.notice(f.name, r.ID, "run %s %s: %s", r.ID, record.StableStateWord(r), followall.Summary(r.Argv))
 			if client.RunState(r.State) == client.RunLost {
-				// the files went with the container: nothing to read, nothing to ask
+				// the files went with the container: nothing to read, nothing to ask; what the
+				// record kept of the stream's output is all there is
+				o.keptLines(book, sandbox, f)
 				f.done, f.out = true, outLost
 				counts[outLost]++
 			}
@@ -287,4 +290,46 @@ func runStableWait(ctx context.Context, s *client.Stable, book runBook, bridge, 
 		case <-t.C:
 		}
 	}
+}
+
+// keptLines writes, prefixed, what the record kept of a LOST run's output (what sandscope's exec
+// received before the loss), and says what it is.
+func (o *allOut) keptLines(book runBook, sandbox string, f *stableFollowed) {
+	rb, ok := book.(interface{ Record() *record.Record })
+	if !ok || rb.Record() == nil {
+		return
+	}
+	_ = rb.Record().Flush()
+	kept, err := rb.Record().Captured(sandbox, f.run.ID)
+	if err != nil || len(kept.Chunks) == 0 {
+		o.notice(f.name, f.run.ID, "its files went with its container, and the record holds none of its output")
+		return
+	}
+	var n int
+	for _, ch := range kept.Chunks {
+		i, w, clean, col := 0, o.stdout, o.opts.cleanOut, o.opts.colorOut
+		if ch.Stream == client.Stderr {
+			i, w, clean, col = 1, o.stderr, o.opts.cleanErr, o.opts.colorErr
+		}
+		f.lines[i].feed(ch.Data, o.prefix(col, f.name, f.run.ID), clean, o.opts.noSGR, false)
+		n += len(ch.Data)
+		if b := f.lines[i].take(); b != nil {
+			o.mu.Lock()
+			_, _ = w.Write(b)
+			o.mu.Unlock()
+		}
+	}
+	for i, w := range []io.Writer{o.stdout, o.stderr} {
+		clean, col := o.opts.cleanOut, o.opts.colorOut
+		if i == 1 {
+			clean, col = o.opts.cleanErr, o.opts.colorErr
+		}
+		f.lines[i].feed(nil, o.prefix(col, f.name, f.run.ID), clean, o.opts.noSGR, true)
+		if b := f.lines[i].take(); b != nil {
+			o.mu.Lock()
+			_, _ = w.Write(b)
+			o.mu.Unlock()
+		}
+	}
+	o.notice(f.name, f.run.ID, "its files went with its container; above: the %s the stream delivered before the loss, as the record kept them", vocab.Count(n, "byte"))
 }

@@ -25,7 +25,7 @@ const exitWaitTimeout = 75
 
 func newWaitCmd(g *globalOptions) *cobra.Command {
 	var timeout time.Duration
-	var notify bool
+	var notify, noRecord bool
 	cmd := &cobra.Command{
 		Use:   "wait SANDBOX PROCESS",
 		Short: "Block until a process's ending is confirmed; exit with its own exit code",
@@ -70,9 +70,15 @@ not be read 5 times in a row.`,
 					return runStableWait(ctx, s, book, t.url, args[0], args[1], timeout, cmd.ErrOrStderr(), bell)
 				})
 			}
-			return runWait(ctx, c, args[0], args[1], timeout, cmd.ErrOrStderr(), bell)
+			var rec *commandRecord
+			if !noRecord {
+				rec = startRecording(g, cmd.ErrOrStderr())
+				defer rec.Close()
+			}
+			return runWait(ctx, c, rec, args[0], args[1], timeout, cmd.ErrOrStderr(), bell)
 		},
 	}
+	cmd.Flags().BoolVar(&noRecord, "no-record", false, "do not record what this command saw (the process, the sandbox, the stream's events) in sandscope's record")
 	cmd.Flags().DurationVar(&timeout, "timeout", 0, "give up after this long with exit status 75 (0: wait for ever)")
 	cmd.Flags().BoolVar(&notify, "notify", false, "ring the terminal bell when the outcome is known (only when stderr is a terminal)")
 	return cmd
@@ -86,15 +92,18 @@ func isTerminal(w io.Writer) bool {
 
 // runWait follows the process's log without printing it, so its ending is decided exactly as
 // logs -f decides it (a status lookup and the stream's terminal event must agree). bell receives
-// the BEL byte once the outcome is known (io.Discard for none).
-func runWait(ctx context.Context, c *client.Client, sandbox, process string, timeout time.Duration, stderr, bell io.Writer) error {
+// the BEL byte once the outcome is known (io.Discard for none). With a record, what it saw (the
+// process as its lookup found it, the stream's events, the ending) is recorded as logs -f records it.
+func runWait(ctx context.Context, c *client.Client, rec *commandRecord, sandbox, process string, timeout time.Duration, stderr, bell io.Writer) error {
 	if err := checkSandboxArg(sandbox); err != nil {
 		return err
 	}
-	process, err := resolveProcessID(ctx, c, sandbox, process)
+	process, found, err := lookupProcess(ctx, c, sandbox, process)
 	if err != nil {
 		return err
 	}
+	rec.lookedUpProcess(sandbox, found, "the process list")
+	observe := rec.observe(sandbox, process)
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var expired <-chan time.Time
@@ -125,6 +134,9 @@ func runWait(ctx context.Context, c *client.Client, sandbox, process string, tim
 				return &exitError{code: exitInterrupt}
 			}
 			return &exitError{code: exitNoResume, err: fmt.Errorf("wait %s: log stream closed without an ending", process)}
+		}
+		if ev.Kind != client.Data && observe != nil {
+			observe(ev)
 		}
 		switch ev.Kind {
 		case client.Interrupted:

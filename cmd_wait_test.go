@@ -92,7 +92,7 @@ func TestWaitRingsTheBell(t *testing.T) {
 		t.Fatal(err)
 	}
 	var stderr, bell bytes.Buffer
-	err = runWait(context.Background(), c, "local", p.ID, 0, &stderr, &bell)
+	err = runWait(context.Background(), c, nil, "local", p.ID, 0, &stderr, &bell)
 	var ee *exitError
 	if !errors.As(err, &ee) || ee.code != 7 || bell.String() != "\a" || bytes.Contains(stderr.Bytes(), []byte{'\a'}) {
 		t.Fatalf("err %v bell %q stderr %q", err, bell.String(), stderr.String())

@@ -154,8 +154,10 @@ func (r *Record) BuildReport(o ReportOptions) (*Report, error) {
 	if o.Version == "" {
 		o.Version = buildinfo.Version()
 	}
+	// every list is a JSON list, never null: `jq '.incidents[]'` works on a report without any
 	rep := &Report{Schema: ReportSchema, GeneratedAt: o.Now.UTC(), Sandscope: label(o.Version), Sandbox: label(o.Sandbox),
-		Running: st.Running, Incarnation: st.Current.Number, Notices: safeAll(r.Notices())}
+		Running: st.Running, Incarnation: st.Current.Number, Notices: safeAll(r.Notices()),
+		Incarnations: []ReportInc{}, Entities: []ReportEntity{}, Timeline: []ReportRow{}, Incidents: []ReportIncident{}}
 	rep.Bridge.Dialect, rep.Bridge.Kind, rep.Bridge.Host = label(o.Dialect), label(o.Kind), label(o.Host)
 
 	var subject *Entry
@@ -197,6 +199,17 @@ func (r *Record) BuildReport(o ReportOptions) (*Report, error) {
 		rep.Incarnations = append(rep.Incarnations, ReportInc{Number: inc.Number, Inferred: inc.Inferred, FirstSeen: inc.FirstSeen.UTC(),
 			LastSeen: inc.LastSeen.UTC(), Evidence: safeAll(inc.Evidence), EarlierRun: inc.Earlier})
 	}
+	// A stable bridge reports no incarnation: the containers sandscope's marker file told apart
+	// are its incarnations, inferred.
+	markers := stableMarkers(events)
+	if len(st.Incarnations) == 0 {
+		for _, m := range markers {
+			rep.Incarnations = append(rep.Incarnations, m.inc)
+		}
+		if n := len(markers); n > 0 {
+			rep.Incarnation = markers[n-1].inc.Number
+		}
+	}
 	captures := map[string]Capture{}
 	for _, e := range append(append([]*Entry(nil), st.Processes...), st.Terminals...) {
 		re := r.reportEntity(st, e, captures)
@@ -209,6 +222,18 @@ func (r *Record) BuildReport(o ReportOptions) (*Report, error) {
 
 	for _, run := range st.Stable.Runs {
 		re := stableReportEntity(run)
+		if len(st.Incarnations) == 0 {
+			for _, m := range markers {
+				if run.Incarnation != "" && m.marker == run.Incarnation {
+					re.Incarnation = m.inc.Number
+					re.Stale = m.inc.Number < rep.Incarnation && !re.Lost
+				}
+			}
+		}
+		if c, err := r.Captured(st.Sandbox, run.ID); err == nil && c.Found {
+			captures[run.ID] = c
+			re.Capture = &ReportCapture{Began: c.Began.UTC(), EarlierGone: c.EarlierGone, GoneReason: safe(c.GoneReason), Bytes: c.Bytes, Dropped: c.Dropped, Ended: safe(c.Ended)}
+		}
 		if o.Entity != "" && run.ID == o.Entity {
 			s := re
 			rep.Subject = &s
@@ -216,17 +241,26 @@ func (r *Record) BuildReport(o ReportOptions) (*Report, error) {
 		rep.Entities = append(rep.Entities, re)
 	}
 
+	runStates := map[string]string{} // a stable run's state at its last event: an incident is a change
 	for _, ev := range events {
 		if subject != nil && ev.EntityID != "" && ev.EntityID != subject.ID {
 			continue
 		}
 		row := reportRow(ev)
 		rep.Timeline = append(rep.Timeline, row)
-		if kind := incidentKind(ev); kind != "" {
+		kind := incidentKind(ev)
+		if ev.Source == FromStable && ev.Kind == KindStableRun && ev.Stable != nil && ev.Stable.Run != nil {
+			run := ev.Stable.Run
+			if runStates[run.ID] == run.State {
+				kind = ""
+			}
+			runStates[run.ID] = run.State
+		}
+		if kind != "" {
 			inc := ReportIncident{ReportRow: row, Kind: kind, LastLines: []string{}}
 			if ev.EntityID == "" {
 				inc.LinesNote = ""
-			} else if ev.Entity == Process {
+			} else if ev.Entity == Process || ev.Entity == StableRunEntity {
 				c, ok := captures[ev.EntityID]
 				if !ok {
 					c, _ = r.Captured(ev.Sandbox, ev.EntityID)
@@ -332,6 +366,9 @@ func reportRow(ev Event) ReportRow {
 	switch ev.Source {
 	case FromWatch, FromLookup:
 		what = append(what, ev.Kind)
+		if ev.Source == FromLookup {
+			what = []string{"looked up:", lookupWord(ev.Kind)}
+		}
 		state := ""
 		switch {
 		case ev.Process != nil:
@@ -428,13 +465,51 @@ func reportRow(ev Event) ReportRow {
 	return row
 }
 
-// incidentKind says whether an event is an incident worth the output before it.
+// lookupWord names what a lookup found (FromLookup events use the watcher's kinds, but a lookup
+// saw a state, not a change).
+func lookupWord(kind string) string {
+	switch kind {
+	case client.SandboxStarted.String():
+		return "sandbox running"
+	case client.SandboxStopped.String():
+		return "sandbox stopped"
+	case client.ProcessAppeared.String(), client.ProcessChanged.String():
+		return "process"
+	case client.TerminalAppeared.String(), client.TerminalChanged.String():
+		return "terminal"
+	}
+	return kind
+}
+
+// incidentKind says whether an event is an incident worth the output before it. A stable run's
+// ending is one in the preview's words: a confirmed exit "ended", LOST "lost", a reported but
+// unconfirmed exit code or an ending without a status "suspect end", the bridge's error event
+// "error", a stream that broke off "interrupted".
 func incidentKind(ev Event) string {
+	if ev.Source == FromStable {
+		if ev.Kind != KindStableRun || ev.Stable == nil || ev.Stable.Run == nil {
+			return ""
+		}
+		switch client.RunState(ev.Stable.Run.State) {
+		case client.RunConfirmed:
+			return "ended"
+		case client.RunLost:
+			return "lost"
+		case client.RunUnconfirmed:
+			return "suspect end"
+		case client.RunErrored:
+			return "error"
+		case client.RunInterrupted:
+			return "interrupted"
+		}
+		return ""
+	}
 	if ev.Source == FromWatch || ev.Source == FromLookup {
 		if ev.Lost() {
 			return "lost"
 		}
-		if ev.Kind == client.IncarnationChanged.String() || ev.Kind == client.SandboxStopped.String() {
+		// a lookup that finds the sandbox stopped saw a state, not the stop
+		if ev.Kind == client.IncarnationChanged.String() || (ev.Kind == client.SandboxStopped.String() && ev.Source == FromWatch) {
 			return "container"
 		}
 		return ""
@@ -670,3 +745,42 @@ func cell(s string) string {
 
 // code makes text safe inside inline code.
 func code(s string) string { return strings.ReplaceAll(s, "`", "'") }
+
+// stableMarker is a container sandscope's marker file told apart, as a report incarnation.
+type stableMarker struct {
+	marker string
+	inc    ReportInc
+}
+
+// stableMarkers are the containers a stable sandbox's marker events and runs name, in the order
+// they were first seen, numbered from 1 (inferred: the bridge reports none).
+func stableMarkers(events []Event) []stableMarker {
+	var out []stableMarker
+	seen := map[string]int{}
+	note := func(marker string, t time.Time, earlier bool, why string) {
+		if marker == "" {
+			return
+		}
+		if i, ok := seen[marker]; ok {
+			if t.UTC().After(out[i].inc.LastSeen) {
+				out[i].inc.LastSeen = t.UTC()
+			}
+			return
+		}
+		seen[marker] = len(out)
+		out = append(out, stableMarker{marker: marker, inc: ReportInc{Number: len(out) + 1, Inferred: true, FirstSeen: t.UTC(), LastSeen: t.UTC(),
+			Evidence: []string{safe(why)}, EarlierRun: earlier}})
+	}
+	for _, ev := range events {
+		if ev.Source != FromStable || ev.Stable == nil {
+			continue
+		}
+		switch {
+		case ev.Kind == KindStableMarker:
+			note(ev.Stable.Marker, ev.Time, ev.Earlier, "container marker "+label(ev.Stable.Marker)+" printed by sandscope's recorder (inferred container identity)")
+		case ev.Kind == KindStableRun && ev.Stable.Run != nil:
+			note(ev.Stable.Run.Incarnation, ev.Time, ev.Earlier, "container marker "+label(ev.Stable.Run.Incarnation)+" printed by run "+label(ev.Stable.Run.ID)+" (inferred container identity)")
+		}
+	}
+	return out
+}

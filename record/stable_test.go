@@ -163,3 +163,87 @@ func TestImportStableBookDamaged(t *testing.T) {
 		t.Fatal("the damaged file was changed")
 	}
 }
+
+// Stable runs are ordinary history in the report: each run an entity with its ending, each ending
+// (confirmed, LOST) an incident with the output sandscope kept before it, the containers the
+// marker told apart the incarnations (inferred), and every list a JSON list.
+func TestStableRunsInTheReport(t *testing.T) {
+	r := open(t, t.TempDir())
+	defer r.Close()
+	now := time.Now()
+	ok := StableRun{ID: "20260101T000000Z-aaaaaaaa", Argv: []string{"make"}, Started: now, Incarnation: "m1"}
+	lost := StableRun{ID: "20260101T000001Z-bbbbbbbb", Argv: []string{"agent"}, Started: now, Incarnation: "m1"}
+	step := func(f func(sb *StableSandbox)) {
+		t.Helper()
+		if err := r.UpdateStable("box", f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	step(func(sb *StableSandbox) {
+		sb.Incarnation, sb.MarkerSeen = "m1", now
+		sb.SetRun(ok, client.RunResult{State: client.RunRunning, Evidence: "started here"}, now)
+		sb.SetRun(lost, client.RunResult{State: client.RunRunning, Evidence: "started here"}, now)
+	})
+	r.CaptureBegin("box", lost.ID, false, "")
+	r.CaptureData("box", lost.ID, client.LogEvent{Kind: client.Data, Data: []byte("thinking\n"), Time: now})
+	step(func(sb *StableSandbox) {
+		sb.SetRun(ok, client.RunResult{State: client.RunConfirmed, Code: 0, Evidence: "status file"}, now.Add(time.Second))
+	})
+	step(func(sb *StableSandbox) {
+		sb.Incarnation, sb.MarkerSeen = "m2", now.Add(2*time.Second)
+		sb.SetRun(lost, client.RunResult{State: client.RunLost, Inferred: true, Evidence: "the container marker changed"}, now.Add(2*time.Second))
+	})
+	rep, err := r.BuildReport(ReportOptions{Sandbox: "box", Dialect: "stable"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinds := map[string]ReportIncident{}
+	for _, in := range rep.Incidents {
+		kinds[in.Kind+" "+in.Entity] = in
+	}
+	if len(rep.Incidents) != 2 {
+		t.Errorf("incidents %+v", rep.Incidents)
+	}
+	if _, found := kinds["ended run "+ok.ID]; !found {
+		t.Errorf("no ending of %s in %+v", ok.ID, rep.Incidents)
+	}
+	if in, found := kinds["lost run "+lost.ID]; !found || len(in.LastLines) != 1 || in.LastLines[0] != "thinking" {
+		t.Errorf("the LOST run's incident: %+v (all: %+v)", in, rep.Incidents)
+	}
+	states := map[string]ReportEntity{}
+	for _, e := range rep.Entities {
+		states[e.ID] = e
+	}
+	if e := states[ok.ID]; e.State != "EXITED 0" || e.Incarnation != 1 || !e.Stale {
+		t.Errorf("the confirmed run: %+v", e)
+	}
+	if e := states[lost.ID]; e.State != "LOST (inferred)" || !e.Lost || e.Capture == nil || e.Capture.Bytes != 9 {
+		t.Errorf("the LOST run: %+v", e)
+	}
+	if len(rep.Incarnations) != 2 || !rep.Incarnations[1].Inferred || rep.Incarnation != 2 {
+		t.Errorf("incarnations %+v (current %d)", rep.Incarnations, rep.Incarnation)
+	}
+	if md := string(rep.Markdown()); !strings.Contains(md, "### ") || !strings.Contains(md, "LOST · run "+lost.ID) {
+		t.Errorf("markdown:\n%s", md)
+	}
+
+	// A sandbox with runs and no ending yet: incidents is an empty list, not null.
+	step(func(sb *StableSandbox) {
+		sb.SetRun(StableRun{ID: "20260101T000002Z-cccccccc", Argv: []string{"true"}, Started: now}, client.RunResult{State: client.RunRunning}, now)
+	})
+	quiet := open(t, t.TempDir())
+	defer quiet.Close()
+	if err := quiet.UpdateStable("calm", func(sb *StableSandbox) {
+		sb.SetRun(StableRun{ID: "20260101T000003Z-dddddddd", Argv: []string{"sleep", "9"}, Started: now}, client.RunResult{State: client.RunRunning}, now)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	rep, err = quiet.BuildReport(ReportOptions{Sandbox: "calm", Dialect: "stable"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ := rep.JSON()
+	if !strings.Contains(string(data), `"incidents": []`) || !strings.Contains(string(data), `"incarnations": []`) {
+		t.Errorf("JSON lists: %s", data)
+	}
+}
