@@ -350,6 +350,9 @@ func runLogsAll(ctx context.Context, c *client.Client, sandbox string, opts allO
 		out.plain("no process of %s matches yet; waiting for one to start", sandbox)
 	}
 	resume := &client.WatchResume{Incarnation: client.Incarnation{Number: rs.Incarnation, Inferred: rs.Incarnation == 0}, Running: rs.Running, Processes: ps}
+	if !rs.IncarnationStarted.IsZero() {
+		resume.Incarnation.Started = rs.IncarnationStarted.UnixNano()
+	}
 	w := c.Watch(fctx, sandbox, client.WatchOptions{FastInterval: opts.poll, Resume: resume})
 	events := w.Events()
 	var settle <-chan time.Time

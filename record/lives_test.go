@@ -188,3 +188,15 @@ func TestLaunchIntoANewLifeBeforeTheWatcherSeesIt(t *testing.T) {
 		t.Error("the first container's build is not stale")
 	}
 }
+
+// A terminal's connection that saw it exit ends its entry, as a process's stream ending does.
+func TestTerminalEndingEndsItsEntry(t *testing.T) {
+	l := newLives(t)
+	one := client.Incarnation{Number: 1}
+	l.watch(client.SandboxEvent{Kind: client.TerminalAppeared, Incarnation: one, Terminal: &client.Terminal{ID: "t1", Status: "running", Incarnation: 1}})
+	l.st.Apply(FromTermEvent("demo", "t1", client.TermEvent{Kind: client.TermExited, Exit: &client.Exit{Code: 0}}))
+	e := l.st.Find(Terminal, "t1")
+	if e.Terminal.Status != "exited" || e.Terminal.Exit == nil || e.Terminal.Exit.Code != 0 {
+		t.Fatalf("terminal after its exit: %+v", e.Terminal)
+	}
+}

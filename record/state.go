@@ -469,6 +469,13 @@ func (s *State) upsert(kind EntityKind, id string, ev Event) *Entry {
 
 func (s *State) applyStream(ev Event) {
 	e := s.Find(ev.Entity, ev.EntityID)
+	if e == nil && ev.Status != nil && ev.Entity == Process {
+		// a follower's status lookup is enough to know the process (a command that followed it
+		// without listing it first)
+		st := *ev.Status
+		e = s.upsert(Process, ev.EntityID, Event{Source: FromLookup, Time: ev.Time, Run: ev.Run, Earlier: ev.Earlier, Process: &st})
+		e.Process, e.LastSeen = st, ev.Time
+	}
 	if e == nil {
 		return
 	}
@@ -486,6 +493,21 @@ func (s *State) applyStream(ev Event) {
 	case client.Ended.String():
 		if ev.Status != nil && e.Kind == Process {
 			e.Process = *ev.Status
+			e.LastSeen = ev.Time
+		}
+	case "terminal " + client.TermExited.String(), "terminal " + client.TermError.String():
+		// the terminal's connection saw it end: the entry ends with it, as a process's does
+		if e.Kind == Terminal {
+			if ev.Exit != nil {
+				x := *ev.Exit
+				e.Terminal.Exit, e.Terminal.Status = &x, "exited"
+			}
+			if ev.Kind == "terminal "+client.TermError.String() {
+				e.Terminal.Status = "error"
+				if ev.Err != "" {
+					e.Terminal.Error = &client.RunError{Code: "error", Message: ev.Err}
+				}
+			}
 			e.LastSeen = ev.Time
 		}
 	case client.Lost.String(), "terminal " + client.TermLost.String():
