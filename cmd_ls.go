@@ -51,7 +51,9 @@ a container.`,
 			if len(args) == 0 {
 				return runLsSandboxes(cmd.Context(), c, recordedSandboxes(cmd.Context(), g), asJSON, cmd.OutOrStdout(), cmd.ErrOrStderr())
 			}
-			return runLsSandbox(cmd.Context(), c, args[0], asJSON, cmd.OutOrStdout())
+			rec := startRecording(g, cmd.ErrOrStderr()) // what ls saw is history too
+			defer rec.Close()
+			return runLsSandbox(cmd.Context(), c, rec, args[0], asJSON, cmd.OutOrStdout())
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON instead of a table")
@@ -173,7 +175,7 @@ type sandboxListing struct {
 	Terminals   []client.Terminal `json:"terminals"`
 }
 
-func runLsSandbox(ctx context.Context, c *client.Client, sandbox string, asJSON bool, w io.Writer) error {
+func runLsSandbox(ctx context.Context, c *client.Client, rec *commandRecord, sandbox string, asJSON bool, w io.Writer) error {
 	if err := checkSandboxArg(sandbox); err != nil {
 		return err
 	}
@@ -192,6 +194,13 @@ func runLsSandbox(ctx context.Context, c *client.Client, sandbox string, asJSON 
 	empty := !rs.Running && rs.Incarnation == 0 && len(ps) == 0 && len(ts) == 0
 	if empty && !everSeen(ctx, c, sandbox) {
 		return &exitError{code: exitUsage, err: fmt.Errorf("sandbox %s: never seen by this bridge (no container, process or terminal)", sandbox)}
+	}
+	rec.Lookup(record.LookupRunning(sandbox, rs, ""))
+	for _, p := range ps {
+		rec.Lookup(record.LookupProcess(sandbox, p))
+	}
+	for _, t := range ts {
+		rec.Lookup(record.LookupTerminal(sandbox, t))
 	}
 	if asJSON {
 		return writeJSON(w, sandboxListing{Sandbox: sandbox, Running: rs.Running, Incarnation: rs.Incarnation, Processes: ps, Terminals: ts})

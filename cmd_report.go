@@ -34,7 +34,7 @@ func newReportCmd(g *globalOptions) *cobra.Command {
 		Use:   "report SANDBOX [PROCESS|TERMINAL]",
 		Short: "Write a triage report of what sandscope recorded about a sandbox or one of its processes",
 		Long: `Write a report a developer can paste into a bug report, from what sandscope recorded (the TUI,
-logs and exec feed the record; the bridge is not asked, so a report works after the sandbox is
+every command that talks to the bridge feeds the record; the bridge is not asked, so a report works after the sandbox is
 gone): the sandscope version, the bridge's dialect and kind, the timeline (time, what was seen,
 evidence, cursor), every interruption, gap, suspect end, confirmed ending and loss with the last
 lines of output before it, and the incarnation timeline with its evidence. PROCESS or TERMINAL may
@@ -71,7 +71,7 @@ func runReport(ctx context.Context, g *globalOptions, sandbox, entity string, as
 	}
 	kind, rawURL := n.kind, n.rawURL
 	if !record.Exists(recordDir(), n.identity, n.legacy) {
-		return &exitError{code: exitUsage, err: fmt.Errorf("no record of this bridge in %s: sandscope records what it observes while the TUI, logs or exec run", recordDir())}
+		return &exitError{code: exitUsage, err: fmt.Errorf("no record of this bridge in %s: sandscope records what the TUI and the commands (exec, logs, wait, ls, shell, attach) observe on a bridge once it has answered", recordDir())}
 	}
 	rec, err := record.Open(record.Options{Dir: recordDir(), Bridge: n.identity, Legacy: n.legacy, Version: version, ReadOnly: true})
 	if err != nil {

@@ -39,8 +39,12 @@ func LookupRunning(sandbox string, rs client.RunningStatus, evidence string) Eve
 	if evidence == "" {
 		evidence = fmt.Sprintf("GET running: %v", rs.Running)
 	}
+	inc := client.Incarnation{Number: rs.Incarnation}
+	if rs.Incarnation > 0 && !rs.IncarnationStarted.IsZero() {
+		inc.Started = rs.IncarnationStarted.UnixNano()
+	}
 	return Event{Time: time.Now(), Sandbox: sandbox, Source: FromLookup, Kind: kind.String(),
-		Incarnation: client.Incarnation{Number: rs.Incarnation}, Evidence: []string{evidence}}
+		Incarnation: inc, Evidence: []string{evidence}}
 }
 
 // LookupRunningProcess is what a running process in a lookup's answer says of its sandbox: it
