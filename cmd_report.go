@@ -33,9 +33,9 @@ func newReportCmd(g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "report SANDBOX [PROCESS|TERMINAL]",
 		Short: "Write a triage report of what sandscope recorded about a sandbox or one of its processes",
-		Long: `Write a report a developer can paste into a bug report, from what sandscope recorded (the TUI,
-every command that talks to the bridge feeds the record; the bridge is not asked, so a report works after the sandbox is
-gone): the sandscope version, the bridge's dialect and kind, the timeline (time, what was seen,
+		Long: `Write a report a developer can paste into a bug report, from what sandscope recorded (the TUI
+and every command that talks to the bridge feed the record; the bridge is not asked, so a report
+works after the sandbox is gone): the sandscope version, the bridge's dialect and kind, the timeline (time, what was seen,
 evidence, cursor), every interruption, gap, suspect end, confirmed ending and loss with the last
 lines of output before it, and the incarnation timeline with its evidence. PROCESS or TERMINAL may
 be a unique prefix of the ID. Markdown by default; --json writes the sandscope.report/v1 schema
