@@ -8,6 +8,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"regexp"
@@ -122,6 +123,26 @@ func TestLogsAllRecordsWhatItSaw(t *testing.T) {
 	}
 	if !lost || len(rep.Incarnations) != 2 || rep.Running == nil || !*rep.Running || rep.Incarnation != rs.Incarnation {
 		t.Errorf("report: running %v incarnation %d incarnations %+v incidents %+v", rep.Running, rep.Incarnation, rep.Incarnations, rep.Incidents)
+	}
+
+	// The TUI opened afterwards lists that run on the all-runs screen, LOST in its incarnation,
+	// and the sandbox without adding it.
+	tmuxPath := needTmux(t)
+	dir := t.TempDir()
+	env := append(tuiEnv(t, dir), "XDG_STATE_HOME="+state)
+	s := launchTUI(t, tmuxPath, dir, env, flags...)
+	s.waitFor("the sandbox the command saw", "Sandboxes (", "local")
+	s.keys("W")
+	sc := s.waitUntil("the LOST run on the all-runs screen", func(sc string) bool {
+		for _, l := range lines(sc) {
+			if strings.Contains(l, beta.ID[:8]) && strings.Contains(l, "LOST") && strings.Contains(l, fmt.Sprintf("#%d", beta.Incarnation)) {
+				return true
+			}
+		}
+		return false
+	})
+	if strings.Contains(sc, "FOLLOW FAILED") {
+		t.Fatalf("all-runs screen:\n%s", sc)
 	}
 }
 
