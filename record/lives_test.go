@@ -200,3 +200,23 @@ func TestTerminalEndingEndsItsEntry(t *testing.T) {
 		t.Fatalf("terminal after its exit: %+v", e.Terminal)
 	}
 }
+
+// A sandbox first seen stopped (a life sandscope numbered itself), then a process launched in it:
+// the launch names the life with the bridge's number, and the watcher's later boundary from its
+// own inferred number to the bridge's is the same container, not a second one.
+func TestFirstLaunchNamesTheLifeTheWatcherThenReports(t *testing.T) {
+	l := newLives(t)
+	inferred, one := client.Incarnation{Number: 1, Inferred: true}, client.Incarnation{Number: 1}
+	l.watch(client.SandboxEvent{Kind: client.SandboxStopped, Incarnation: inferred})
+	l.at = l.at.Add(time.Second)
+	l.st.Apply(Event{Time: l.at, Sandbox: "demo", Source: FromLaunch, Kind: "launch", Entity: Process, EntityID: "p",
+		Process: &client.Process{ID: "p", State: "running", Incarnation: 1}})
+	l.watch(client.SandboxEvent{Kind: client.IncarnationChanged, Previous: inferred, Incarnation: one, Evidence: []string{"running false → true"}})
+	l.process("p", "exited", one)
+	if got := l.numbers(); !sameInts(got, []int{1}) {
+		t.Fatalf("timeline %v, want [1]", got)
+	}
+	if e := l.st.Find(Process, "p"); l.st.Stale(e.Incarnation) || e.Inferred {
+		t.Errorf("the process: #%d stale=%v inferred=%v", e.Incarnation, l.st.Stale(e.Incarnation), e.Inferred)
+	}
+}

@@ -360,8 +360,17 @@ func (s *State) explicitLife(ev Event) string {
 		}
 		s.Current = cur.identity()
 		return ""
-	case boundary && cur.Bridge == n && ev.Previous.Number != n && len(ev.Evidence) > 0 && cur.Started == ev.Incarnation.Started:
-		// the watcher's first explicit report, with evidence, of the life already recorded
+	case boundary && cur.Bridge == 0 && cur.Number == n:
+		// the bridge names, with the same number, the life sandscope had numbered itself: the
+		// same container, now reported (its evidence stays on the timeline)
+		cur.Bridge, cur.Inferred, cur.Started = n, false, ev.Incarnation.Started
+		s.renumber(cur, n)
+		cur.Evidence = append(cur.Evidence, ev.Evidence...)
+		s.Current = cur.identity()
+		return ""
+	case boundary && cur.Bridge == n && (ev.Previous.Number != n || ev.Previous.Inferred) && sameStart(cur.Started, ev.Incarnation.Started):
+		// the watcher's first explicit report, with evidence, of the life the record already
+		// knows by that number (a launch or a command's lookup named it first)
 		cur.Evidence = append(cur.Evidence, ev.Evidence...)
 		s.Current = cur.identity()
 		return ""
@@ -394,6 +403,9 @@ func (s *State) explicitLife(ev Event) string {
 	s.Current = inc.identity()
 	return fmt.Sprintf("sandbox %s: new container, incarnation #%d (%s); older entries are STALE", s.Sandbox, num, inc.How())
 }
+
+// sameStart: two start times that do not tell two lives apart (equal, or one unknown).
+func sameStart(a, b int64) bool { return a == 0 || b == 0 || a == b }
 
 // renumber gives a life sandscope had numbered itself the number the bridge reports for it, when no
 // earlier life has that number (else the record's number stays); its entries are no longer
