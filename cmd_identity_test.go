@@ -94,7 +94,8 @@ func recordFiles(t *testing.T, state string) []string {
 }
 
 func TestOneRecordForOneServeFoundEveryWay(t *testing.T) {
-	sandscopeBinary(t)
+	sandscopeBinary(t) // built before the parallel tests start
+	t.Parallel()
 	dir := t.TempDir()
 	env := identityEnv(t, dir)
 	state := filepath.Join(dir, "state")
@@ -158,7 +159,8 @@ func TestOneRecordForOneServeFoundEveryWay(t *testing.T) {
 }
 
 func TestNoRecordForABridgeNeverReached(t *testing.T) {
-	sandscopeBinary(t)
+	sandscopeBinary(t) // built before the parallel tests start
+	t.Parallel()
 	dir := t.TempDir()
 	env := append(identityEnv(t, dir), "SANDBOX_API_KEY=x")
 	state := filepath.Join(dir, "state")

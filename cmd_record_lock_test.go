@@ -78,7 +78,8 @@ func reportEntities(t *testing.T, env []string, args ...string) map[string]bool 
 }
 
 func TestCommandsWaitForALockedRecord(t *testing.T) {
-	sandscopeBinary(t)
+	sandscopeBinary(t) // built before the parallel tests start
+	t.Parallel()
 	_, args := bridgeArgs(t)
 	dir := t.TempDir()
 	env := identityEnv(t, dir)
@@ -141,7 +142,8 @@ func TestCommandsWaitForALockedRecord(t *testing.T) {
 }
 
 func TestCommandRepairsADamagedRecord(t *testing.T) {
-	sandscopeBinary(t)
+	sandscopeBinary(t) // built before the parallel tests start
+	t.Parallel()
 	b, args := bridgeArgs(t)
 	dir := t.TempDir()
 	env := identityEnv(t, dir)
