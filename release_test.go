@@ -2,7 +2,8 @@ package main
 
 // The release check: .ci/run builds the release archives (scripts/release --snapshot) before the
 // tests and runs them with SANDSCOPE_RELEASE_DIST=dist. This test verifies checksums.txt, unpacks
-// the linux archive for this machine's architecture and runs the binary in it.
+// the linux archive for this machine's architecture and runs the binary in it, and checks that the
+// darwin archives hold the same files and a Mach-O binary for their architecture (they are not run).
 
 import (
 	"archive/tar"
@@ -10,6 +11,7 @@ import (
 	"compress/gzip"
 	"context"
 	"crypto/sha256"
+	"debug/macho"
 	"encoding/hex"
 	"encoding/json"
 	"io"
@@ -61,40 +63,59 @@ func TestReleaseArchive(t *testing.T) {
 		}
 		sums[name] = sum
 	}
-	for _, arch := range []string{"amd64", "arm64"} {
-		name := "sandscope_" + meta.Version + "_linux_" + arch + ".tar.gz"
-		want, ok := sums[name]
-		if !ok {
-			t.Errorf("checksums.txt has no %s (it has %v)", name, sums)
-			continue
-		}
-		data, err := os.ReadFile(filepath.Join(dist, name))
-		if err != nil {
-			t.Error(err)
-			continue
-		}
-		if got := sha256.Sum256(data); hex.EncodeToString(got[:]) != want {
-			t.Errorf("%s: sha256 %x, checksums.txt says %s", name, got, want)
+	for _, goos := range []string{"linux", "darwin"} {
+		for _, arch := range []string{"amd64", "arm64"} {
+			name := "sandscope_" + meta.Version + "_" + goos + "_" + arch + ".tar.gz"
+			want, ok := sums[name]
+			if !ok {
+				t.Errorf("checksums.txt has no %s (it has %v)", name, sums)
+				continue
+			}
+			data, err := os.ReadFile(filepath.Join(dist, name))
+			if err != nil {
+				t.Error(err)
+				continue
+			}
+			if got := sha256.Sum256(data); hex.EncodeToString(got[:]) != want {
+				t.Errorf("%s: sha256 %x, checksums.txt says %s", name, got, want)
+			}
 		}
 	}
 
-	// the archive holds the binary, completions, man pages, README and licences
-	dir := t.TempDir()
-	unpack(t, filepath.Join(dist, "sandscope_"+meta.Version+"_linux_"+runtime.GOARCH+".tar.gz"), dir)
-	for _, p := range []string{"sandscope", "README.md", "completions/sandscope.bash", "completions/_sandscope",
-		"completions/sandscope.fish", "manpages/sandscope.1", "manpages/sandscope-logs.1",
-		"licenses/github.com/charmbracelet/bubbletea/LICENSE", "licenses/go/LICENSE", "licenses/github.com/spf13/cobra/LICENSE.txt"} {
-		if _, err := os.Stat(filepath.Join(dir, p)); err != nil {
-			t.Errorf("the archive lacks %s", p)
+	// every archive holds the binary, completions, man pages, README and licences
+	contents := func(archive string) string {
+		t.Helper()
+		dir := t.TempDir()
+		unpack(t, filepath.Join(dist, archive), dir)
+		for _, p := range []string{"sandscope", "README.md", "completions/sandscope.bash", "completions/_sandscope",
+			"completions/sandscope.fish", "manpages/sandscope.1", "manpages/sandscope-logs.1",
+			"licenses/github.com/charmbracelet/bubbletea/LICENSE", "licenses/go/LICENSE", "licenses/github.com/spf13/cobra/LICENSE.txt"} {
+			if _, err := os.Stat(filepath.Join(dir, p)); err != nil {
+				t.Errorf("%s lacks %s", archive, p)
+			}
 		}
-	}
-	if _, err := os.Stat("LICENSE"); err == nil {
-		if _, err := os.Stat(filepath.Join(dir, "licenses/sandscope/LICENSE")); err != nil {
-			t.Error("the archive lacks sandscope's own LICENSE")
+		if _, err := os.Stat("LICENSE"); err == nil {
+			if _, err := os.Stat(filepath.Join(dir, "licenses/sandscope/LICENSE")); err != nil {
+				t.Errorf("%s lacks sandscope's own LICENSE", archive)
+			}
 		}
+		if man, err := os.ReadFile(filepath.Join(dir, "manpages/sandscope.1")); err == nil && !strings.Contains(string(man), "v"+meta.Version) {
+			t.Errorf("sandscope.1 does not name the version v%s:\n%.300s", meta.Version, man)
+		}
+		return dir
 	}
-	if man, err := os.ReadFile(filepath.Join(dir, "manpages/sandscope.1")); err == nil && !strings.Contains(string(man), "v"+meta.Version) {
-		t.Errorf("sandscope.1 does not name the version v%s:\n%.300s", meta.Version, man)
+	dir := contents("sandscope_" + meta.Version + "_linux_" + runtime.GOARCH + ".tar.gz")
+	for arch, cpu := range map[string]macho.Cpu{"amd64": macho.CpuAmd64, "arm64": macho.CpuArm64} {
+		bin := filepath.Join(contents("sandscope_"+meta.Version+"_darwin_"+arch+".tar.gz"), "sandscope")
+		f, err := macho.Open(bin)
+		if err != nil {
+			t.Errorf("darwin %s: %v", arch, err)
+			continue
+		}
+		if f.Cpu != cpu {
+			t.Errorf("darwin %s: the binary is a Mach-O for %v", arch, f.Cpu)
+		}
+		f.Close()
 	}
 
 	run := func(args ...string) string {

@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -18,10 +17,10 @@ import (
 )
 
 // Every process and terminal of the local bridge starts under a small supervisor: the bridge's own
-// executable run again as "sandscope-sandbox-init" (through /proc/self/exe, so test binaries work
-// too). Where the OS allows it, the supervisor runs in a private mount namespace and a private PID
-// namespace (and, for a bridge that is not root, a user namespace that maps root inside to your
-// user outside):
+// executable run again as "sandscope-sandbox-init" (through /proc/self/exe, or os.Executable on
+// macOS, so test binaries work too). Where the OS allows it, the supervisor runs in a private mount
+// namespace and a private PID namespace (and, for a bridge that is not root, a user namespace that
+// maps root inside to your user outside):
 //
 //   - /workspace is real: the supervisor builds a new root from bind mounts of the host's top-level
 //     directories plus the sandbox's workspace at /workspace, and pivots into it. Paths, HOME and
@@ -33,6 +32,10 @@ import (
 // Without namespaces (a kernel or container that forbids them) the supervisor still runs, as a
 // child subreaper: it notices the bridge's death on its status pipe and kills every descendant.
 // Then /workspace is only a label, which Isolation reports and the serve banner and TUI show.
+//
+// macOS has neither namespaces nor a subreaper: every supervisor runs without namespaces, waits
+// for the command alone, and finds orphans by process group and session when the bridge is gone
+// (isolate_darwin.go). The bridge still keeps a process running until its group is empty.
 //
 // This is a private view, not a security boundary: the rest of the file system is the host's,
 // writable with your user's rights.
@@ -99,50 +102,6 @@ func IsolationKnown() (iso Isolation, ok bool) {
 	return DetectIsolation(), true
 }
 
-func probeIsolation() Isolation {
-	dir, err := os.MkdirTemp("", "sandscope-probe-")
-	if err != nil {
-		return Isolation{Reason: "probe: " + err.Error()}
-	}
-	defer os.RemoveAll(dir)
-	cmd := &exec.Cmd{Path: "/proc/self/exe", Args: []string{initArg0, "probe", dir, "/workspace", "--", "/bin/true", "true"}, Dir: dir}
-	cmd.SysProcAttr = nsAttr()
-	var out strings.Builder
-	cmd.Stderr = &out
-	if err := cmd.Start(); err != nil {
-		return Isolation{Reason: "namespaces unavailable: " + unwrapExecErr(err).Error()}
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err = <-done:
-	case <-time.After(10 * time.Second):
-		_ = cmd.Process.Kill()
-		<-done
-		return Isolation{Reason: "namespace probe did not finish"}
-	}
-	if err != nil {
-		msg := strings.TrimSpace(out.String())
-		if msg == "" {
-			msg = err.Error()
-		}
-		return Isolation{Reason: "namespaces unavailable: " + msg}
-	}
-	return Isolation{Namespaces: true}
-}
-
-// nsAttr is the clone setup of an isolated supervisor: new mount and PID namespaces, and a user
-// namespace mapping root inside to the bridge's user when the bridge is not root.
-func nsAttr() *syscall.SysProcAttr {
-	a := &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNS | syscall.CLONE_NEWPID}
-	if os.Geteuid() != 0 {
-		a.Cloneflags |= syscall.CLONE_NEWUSER
-		a.UidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Geteuid(), Size: 1}}
-		a.GidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getegid(), Size: 1}}
-	}
-	return a
-}
-
 // supervised turns cmd (Path, Args, Dir, Env set for the host) into a supervised start. workspace
 // is the sandbox's workspace on the host and inside the working directory the process sees. It
 // returns the bridge's end of the status pipe (wait for ready after the start, read result after
@@ -158,17 +117,14 @@ func (i Isolation) supervised(cmd *exec.Cmd, workspace, inside string) (status *
 		mode = "iso"
 	}
 	args := append([]string{initArg0, mode, workspace, inside, "--", cmd.Path}, cmd.Args...)
-	cmd.Path = "/proc/self/exe"
+	cmd.Path = selfExe()
 	cmd.Args = args
 	cmd.ExtraFiles = append(cmd.ExtraFiles, w)
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}
 	if i.Namespaces {
-		ns := nsAttr()
-		cmd.SysProcAttr.Cloneflags |= ns.Cloneflags
-		cmd.SysProcAttr.UidMappings = ns.UidMappings
-		cmd.SysProcAttr.GidMappings = ns.GidMappings
+		addNamespaces(cmd.SysProcAttr)
 	}
 	return &statusPipe{f: r}, func() { w.Close() }, nil
 }
@@ -287,9 +243,7 @@ func sandboxInit(args []string) int {
 			return 0
 		}
 	case "plain":
-		if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
-			fmt.Fprintf(os.Stderr, "sandscope: subreaper: %v\n", err)
-		}
+		becomeSubreaper()
 	default:
 		fmt.Fprintln(os.Stderr, "sandscope: sandbox init: unknown mode")
 		return 125
@@ -344,48 +298,28 @@ func sandboxInit(args []string) int {
 	return 0
 }
 
-// watchBridge waits until the bridge is gone (the read end of the status pipe closed: poll says
-// POLLERR on the write end) and then kills everything the supervisor started.
+// watchBridge waits until the bridge is gone (the read end of the status pipe closed) and then
+// kills everything the supervisor started.
 func watchBridge(status *os.File, isolated bool) {
 	if status == nil {
 		return
 	}
-	fd := int(status.Fd())
-	for {
-		fds := []unix.PollFd{{Fd: int32(fd), Events: 0}}
-		_, err := unix.Poll(fds, -1)
-		if errors.Is(err, unix.EINTR) {
-			continue
-		}
-		if err != nil || fds[0].Revents&(unix.POLLERR|unix.POLLHUP|unix.POLLNVAL) != 0 {
-			break
-		}
-	}
+	waitReaderGone(status)
 	if isolated {
 		_ = unix.Kill(-1, unix.SIGKILL) // every process of the namespace but this one
 	} else {
-		for _, pid := range descendants(os.Getpid()) {
+		for _, pid := range plainTree() {
 			_ = unix.Kill(pid, unix.SIGKILL)
 		}
 	}
 	os.Exit(137)
 }
 
-// descendants lists the live descendants of root, read from /proc.
+// descendants lists the live descendants of root.
 func descendants(root int) []int {
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		return nil
-	}
 	parent := map[int]int{}
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		if pi, ok := readProcStat(pid); ok {
-			parent[pid] = pi.ppid
-		}
+	if !eachProc(func(pi procInfo) bool { parent[pi.pid] = pi.ppid; return true }) {
+		return nil
 	}
 	var out []int
 	for pid := range parent {
@@ -403,100 +337,6 @@ func descendants(root int) []int {
 		}
 	}
 	return out
-}
-
-// enterSandboxRoot builds a root whose top-level directories are bind mounts of the host's, with
-// workspace mounted at /workspace and a /proc of the new PID namespace, and pivots into it. It
-// runs in a fresh mount namespace (so nothing here is seen outside).
-func enterSandboxRoot(workspace string) error {
-	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
-		return fmt.Errorf("make mounts private: %w", err)
-	}
-	// A tmpfs becomes the root first, so the host's tree can be bound from /oldroot without the
-	// new root appearing inside it.
-	const base = "/tmp"
-	if err := unix.Mount("tmpfs", base, "tmpfs", 0, "mode=0755"); err != nil {
-		return fmt.Errorf("tmpfs: %w", err)
-	}
-	for _, d := range []string{"newroot", "oldroot"} {
-		if err := os.Mkdir(filepath.Join(base, d), 0o755); err != nil {
-			return err
-		}
-	}
-	if err := unix.PivotRoot(base, filepath.Join(base, "oldroot")); err != nil {
-		return fmt.Errorf("pivot_root: %w", err)
-	}
-	if err := os.Chdir("/"); err != nil {
-		return err
-	}
-	entries, err := os.ReadDir("/oldroot")
-	if err != nil {
-		return err
-	}
-	for _, e := range entries {
-		name := e.Name()
-		if name == "workspace" || name == "proc" {
-			continue
-		}
-		src, dst := "/oldroot/"+name, "/newroot/"+name
-		fi, err := os.Lstat(src)
-		if err != nil {
-			continue
-		}
-		switch {
-		case fi.Mode()&os.ModeSymlink != 0:
-			target, err := os.Readlink(src)
-			if err == nil {
-				_ = os.Symlink(target, dst)
-			}
-			continue
-		case fi.IsDir():
-			if err := os.Mkdir(dst, 0o755); err != nil {
-				return err
-			}
-		default:
-			f, err := os.Create(dst)
-			if err != nil {
-				return err
-			}
-			f.Close()
-		}
-		if err := unix.Mount(src, dst, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
-			return fmt.Errorf("bind %s: %w", name, err)
-		}
-	}
-	if err := os.Mkdir("/newroot/workspace", 0o755); err != nil {
-		return err
-	}
-	if err := unix.Mount("/oldroot"+workspace, "/newroot/workspace", "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
-		return fmt.Errorf("bind /workspace: %w", err)
-	}
-	if err := os.Mkdir("/newroot/proc", 0o555); err != nil {
-		return err
-	}
-	if err := unix.Mount("proc", "/newroot/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
-		// a container may forbid a fresh /proc: the host's shows more PIDs but works
-		if err := unix.Mount("/oldroot/proc", "/newroot/proc", "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
-			return fmt.Errorf("proc: %w", err)
-		}
-	}
-	if err := unix.Mount("/newroot", "/newroot", "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
-		return fmt.Errorf("bind new root: %w", err)
-	}
-	if err := os.Mkdir("/newroot/.oldroot", 0o700); err != nil {
-		return err
-	}
-	if err := unix.PivotRoot("/newroot", "/newroot/.oldroot"); err != nil {
-		return fmt.Errorf("pivot_root: %w", err)
-	}
-	if err := os.Chdir("/"); err != nil {
-		return err
-	}
-	if err := unix.Unmount("/.oldroot", unix.MNT_DETACH); err != nil {
-		return fmt.Errorf("detach old root: %w", err)
-	}
-	_ = os.Remove("/.oldroot")
-	return nil
 }
 
 func oneLine(s string) string { return strings.ReplaceAll(s, "\n", " ") }

@@ -17,8 +17,6 @@ import (
 	"syscall"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"sandscope/localbridge/seqlog"
 )
 
@@ -614,7 +612,7 @@ func groupAlive(pgid int) (bool, error) {
 	if err != nil && !errors.Is(err, syscall.EPERM) {
 		return false, err
 	}
-	// kill also succeeds for zombies no one reaps yet; look at /proc when we can.
+	// kill also succeeds for zombies no one reaps yet; look at the process table when we can.
 	live, ok := liveGroupMembers(pgid)
 	if !ok {
 		return true, nil
@@ -622,28 +620,14 @@ func groupAlive(pgid int) (bool, error) {
 	return live, nil
 }
 
-// liveGroupMembers scans /proc for a member of pgid that is not a zombie. ok is false when /proc
-// cannot be read.
+// liveGroupMembers looks for a member of pgid that is not a zombie. ok is false when the process
+// table cannot be read.
 func liveGroupMembers(pgid int) (live, ok bool) {
-	d, err := os.Open("/proc")
-	if err != nil {
-		return false, false
-	}
-	defer d.Close()
-	names, err := d.Readdirnames(-1)
-	if err != nil {
-		return false, false
-	}
-	for _, n := range names {
-		pid, err := strconv.Atoi(n)
-		if err != nil {
-			continue
-		}
-		if pi, ok := readProcStat(pid); ok && pi.pgrp == pgid && pi.state != 'Z' && pi.state != 'X' {
-			return true, true
-		}
-	}
-	return false, true
+	ok = eachProc(func(pi procInfo) bool {
+		live = pi.pgrp == pgid && pi.state != 'Z' && pi.state != 'X'
+		return !live
+	})
+	return live, ok
 }
 
 // handleListProcesses: GET /processes (lookup).
@@ -731,16 +715,4 @@ func readLimited(r *http.Request, limit int64) ([]byte, error) {
 		return nil, errors.New("body too large")
 	}
 	return b, nil
-}
-
-// growPipe raises a pipe's capacity (best effort) so a fast writer is read in large chunks, which
-// keeps the event count, and so the per-event cost, low.
-func growPipe(f *os.File) {
-	rc, err := f.SyscallConn()
-	if err != nil {
-		return
-	}
-	_ = rc.Control(func(fd uintptr) {
-		_, _ = unix.FcntlInt(fd, unix.F_SETPIPE_SZ, 1<<20)
-	})
 }

@@ -16,6 +16,9 @@ import (
 // bridge's process ends. Grandchildren are covered where the process runs in its own PID namespace
 // (see isolate.go): the namespace's init is the direct child, and when it dies the kernel kills
 // every process in the namespace.
+//
+// macOS has no parent-death signal (setPdeathsig does nothing there); its supervisors watch for the
+// bridge's end themselves (isolate_darwin.go).
 
 // spawnReq is one fork to run on the spawner thread.
 type spawnReq struct {
@@ -43,7 +46,7 @@ func startChild(cmd *exec.Cmd, start func() error, pdeathsig syscall.Signal) err
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}
-	cmd.SysProcAttr.Pdeathsig = pdeathsig
+	setPdeathsig(cmd.SysProcAttr, pdeathsig)
 	spawnOnce.Do(func() {
 		spawnCh = make(chan spawnReq)
 		go spawnLoop(spawnCh)
