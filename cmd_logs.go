@@ -74,7 +74,7 @@ followed process ends, is lost or cannot be resumed; with --all, for each follow
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if !all && len(args) != 2 {
-				return &exitError{code: exitUsage, err: fmt.Errorf("logs takes SANDBOX PROCESS (or SANDBOX --all), got %d argument(s)", len(args))}
+				return &exitError{code: exitUsage, err: fmt.Errorf("logs takes SANDBOX PROCESS (or SANDBOX --all), got %s", vocab.Count(len(args), "argument"))}
 			}
 			var bell io.Writer
 			if notify && follow && isTerminal(cmd.ErrOrStderr()) {

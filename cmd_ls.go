@@ -269,23 +269,10 @@ func ago(t time.Time) string {
 	return d.String() + " ago"
 }
 
-// commandLine shows argv readably, quoting items with spaces; untrusted text is made safe.
+// commandLine shows argv as every screen shows a command (common.Argv: the wrapper hidden,
+// quoted where needed, controls in caret notation such as "^J"), cut at 80 cells.
 func commandLine(argv []string) string {
-	argv = common.DisplayArgv(argv)
-	parts := make([]string, len(argv))
-	for i, a := range argv {
-		s := safeText(a)
-		if s == "" || strings.ContainsAny(s, " \t'\"") {
-			s = "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-		}
-		parts[i] = s
-	}
-	line := strings.Join(parts, " ")
-	if utf8.RuneCountInString(line) > 80 {
-		r := []rune(line)
-		line = string(r[:79]) + "…"
-	}
-	return line
+	return common.Cut(common.Argv(argv), 80)
 }
 
 // safeText makes untrusted bridge text safe for a terminal: control characters (escape sequences

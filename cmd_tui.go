@@ -30,6 +30,7 @@ import (
 	"sandscope/record"
 	"sandscope/ui"
 	"sandscope/ui/notify"
+	"sandscope/vocab"
 )
 
 // localContextName is how the context switcher names the embedded local bridge.
@@ -166,7 +167,7 @@ func runTUI(cmd *cobra.Command, g *globalOptions) error {
 	defer m.Close()
 	// Closing the terminal window (SIGHUP) or a SIGTERM ends the TUI like quitting does: the program
 	// stops, and the deferred close of the embedded bridge ends every process and terminal it started.
-	ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGHUP, syscall.SIGTERM)
+	ctx, stop, caught := endOnSignal(cmd.Context(), syscall.SIGHUP, syscall.SIGTERM)
 	defer stop()
 	watchdog := endAfterSignal(ctx, cmd.Context(), emb.close)
 	defer watchdog()
@@ -174,13 +175,60 @@ func runTUI(cmd *cobra.Command, g *globalOptions) error {
 	if embeddedRun {
 		go emb.notifyIsolation(p.Send)
 	}
-	if _, err := p.Run(); err != nil && err != tea.ErrProgramKilled {
+	_, err = p.Run()
+	if sig := caught(); sig != nil && cmd.Context().Err() == nil {
+		// the program was stopped by the signal: that, not "program was killed", is the news
+		return &exitError{code: 1, err: errors.New(signalEnding(sig, embeddedRun))}
+	}
+	if err != nil && !errors.Is(err, tea.ErrProgramKilled) {
 		return &exitError{code: 1, err: fmt.Errorf("tui: %w", err)}
 	}
-	if ctx.Err() != nil && cmd.Context().Err() == nil {
-		return &exitError{code: 1, err: errors.New("ended by a signal: every process of the embedded bridge was ended")}
-	}
 	return nil
+}
+
+// endOnSignal is signal.NotifyContext that also tells which signal ended the context (caught is
+// nil until one did).
+func endOnSignal(parent context.Context, sigs ...os.Signal) (ctx context.Context, stop func(), caught func() os.Signal) {
+	ctx, cancel := context.WithCancel(parent)
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, sigs...)
+	var mu sync.Mutex
+	var got os.Signal
+	go func() {
+		select {
+		case s := <-ch:
+			mu.Lock()
+			got = s
+			mu.Unlock()
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	stop = func() {
+		signal.Stop(ch)
+		cancel()
+	}
+	caught = func() os.Signal {
+		mu.Lock()
+		defer mu.Unlock()
+		return got
+	}
+	return ctx, stop, caught
+}
+
+// signalEnding says why the TUI ended after a signal: the terminal went away (SIGHUP, a closed
+// window), or it was asked to stop; and, for the embedded bridge, that its processes ended too.
+func signalEnding(sig os.Signal, embedded bool) string {
+	s := "ended by " + sig.String()
+	if sig == syscall.SIGHUP {
+		s = "the terminal went away (SIGHUP): sandscope ended"
+	} else if n, ok := sig.(syscall.Signal); ok {
+		s = "ended by SIG" + vocab.SignalName(int(n))
+	}
+	if embedded {
+		s += "; every process and terminal of the embedded bridge was ended"
+	}
+	return s
 }
 
 // endAfterSignal guards the shutdown after a signal: if the TUI has not returned 5 s after sig

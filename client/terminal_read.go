@@ -154,7 +154,7 @@ func (t *TerminalConn) readLoop(ws *websocket.Conn, resumedAttempt int) (out rea
 					t.cursor = cursor
 					t.mu.Unlock()
 				}
-				t.emit(TermEvent{Kind: TermExited, Cursor: t.Cursor(), Exit: exit, Reason: ExitReason(exit)})
+				t.emit(TermEvent{Kind: TermExited, Cursor: t.Cursor(), Exit: exit})
 				_ = ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseNormalClosure, ""), time.Now().Add(time.Second))
 				return readOutcome{final: true}
 			case "error":
@@ -367,7 +367,7 @@ func (t *TerminalConn) settle(out readOutcome) readOutcome {
 	}
 	switch term.Status {
 	case "exited":
-		t.emit(TermEvent{Kind: TermExited, Cursor: t.Cursor(), Exit: term.Exit, Reason: ExitReason(term.Exit), CloseCode: out.code})
+		t.emit(TermEvent{Kind: TermExited, Cursor: t.Cursor(), Exit: term.Exit, CloseCode: out.code})
 		out.final = true
 	case "error":
 		reason := "terminal ended in error"
@@ -378,17 +378,4 @@ func (t *TerminalConn) settle(out readOutcome) readOutcome {
 		out.final = true
 	}
 	return out
-}
-
-// ExitReason says how a terminal ended, in the words the UI and the command line show.
-func ExitReason(e *Exit) string {
-	switch {
-	case e == nil:
-		return "exited"
-	case e.TimedOut:
-		return fmt.Sprintf("timed out (exit %d)", e.Code)
-	case e.Signal != 0:
-		return fmt.Sprintf("killed by signal %d (exit %d)", e.Signal, e.Code)
-	}
-	return fmt.Sprintf("exited %d", e.Code)
 }

@@ -131,7 +131,7 @@ func (s *watchState) run(opts WatchOptions) {
 		}
 		if err != nil {
 			s.failures++
-			if !s.emit(SandboxEvent{Kind: WatchError, Err: err, Evidence: []string{fmt.Sprintf("poll failed %d time(s) in a row", s.failures)}}) {
+			if !s.emit(SandboxEvent{Kind: WatchError, Err: err, Evidence: []string{pollFailures(s.failures)}}) {
 				return
 			}
 			interval = interval << min(s.failures, 6)
@@ -451,3 +451,12 @@ func sortedKeys[V any](m map[string]V) []string {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// pollFailures says how many polls in a row failed: "poll failed once", "poll failed 3 times in a
+// row".
+func pollFailures(n int) string {
+	if n == 1 {
+		return "poll failed once"
+	}
+	return fmt.Sprintf("poll failed %d times in a row", n)
+}

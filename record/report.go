@@ -11,6 +11,7 @@ import (
 	"sandscope/client"
 	"sandscope/internal/buildinfo"
 	"sandscope/sanitize"
+	"sandscope/vocab"
 )
 
 // ReportSchema names the JSON report's schema; it changes when a field changes meaning or goes.
@@ -316,24 +317,7 @@ func StateWord(st *State, e *Entry) string {
 	if e.Kind == Terminal {
 		state, exit, rerr = e.Terminal.Status, e.Terminal.Exit, e.Terminal.Error
 	}
-	word := strings.ToUpper(label(state))
-	switch {
-	case state == "running":
-		word = "RUNNING"
-	case state == "error":
-		word = "ERROR"
-		if rerr != nil && rerr.Code != "" {
-			word += " " + label(rerr.Code)
-		}
-	case exit != nil && exit.TimedOut:
-		word = "TIMED OUT"
-	case exit != nil && exit.Signal > 0:
-		word = "KILLED " + signalWord(exit.Signal)
-	case exit != nil:
-		word = fmt.Sprintf("EXITED %d", exit.Code)
-	case word == "":
-		word = "UNKNOWN"
-	}
+	_, word, _ := vocab.State(state, exit, rerr) // the words every screen uses
 	switch {
 	case e.Lost:
 		return "LOST"
@@ -341,15 +325,6 @@ func StateWord(st *State, e *Entry) string {
 		return fmt.Sprintf("STALE #%d · %s", e.Incarnation, word)
 	}
 	return word
-}
-
-var signalWords = map[int]string{1: "HUP", 2: "INT", 3: "QUIT", 6: "ABRT", 9: "KILL", 10: "USR1", 12: "USR2", 13: "PIPE", 14: "ALRM", 15: "TERM"}
-
-func signalWord(n int) string {
-	if s, ok := signalWords[n]; ok {
-		return s
-	}
-	return fmt.Sprintf("SIG%d", n)
 }
 
 func entityName(ev Event) string {
@@ -696,7 +671,7 @@ func (rep *Report) Markdown() []byte {
 			}
 			continue
 		}
-		fmt.Fprintf(&b, "Last %d line(s) of output before it:\n\n", len(in.LastLines))
+		fmt.Fprintf(&b, "Last %s of output before it:\n\n", vocab.Count(len(in.LastLines), "line"))
 		body := strings.Join(in.LastLines, "\n")
 		fence := "```"
 		for strings.Contains(body, fence) {

@@ -23,7 +23,10 @@ type Entry struct {
 	LostAt      time.Time
 	Gone        bool     // absent from the bridge's list (lost, or a finished entry the bridge let go)
 	Evidence    []string // why it is considered lost (or vanished)
-	Launch      *Launch  // how it was launched, when sandscope launched it
+	// Loss is the follower's evidence when it found the entry lost: how it found out (Lookup) and
+	// what the sandbox ran then; nil when the watcher found it absent (Evidence says how).
+	Loss   *client.LossEvidence
+	Launch *Launch // how it was launched, when sandscope launched it
 	// Request is the full launch request (environment values included) when this run of
 	// sandscope launched it; never stored on disk.
 	Request *client.ExecRequest
@@ -526,7 +529,7 @@ func (s *State) applyStream(ev Event) {
 		if !e.Lost {
 			e.Lost, e.LostAt = true, ev.Time
 			if ev.Loss != nil {
-				e.Evidence = []string{client.DescribeLoss(ev.Loss)}
+				e.Evidence, e.Loss = []string{client.DescribeLoss(ev.Loss)}, ev.Loss
 			}
 		}
 	}

@@ -36,6 +36,7 @@ type Model struct {
 	statusAt    time.Time
 	shownStatus string // the text the fade was armed for
 	statusGen   int    // bumps with each new text: only the latest fade clears
+	prompted    bool   // a dialog was open after the last message (opening one clears the status)
 
 	connErr  error
 	retryAt  time.Time

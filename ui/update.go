@@ -15,6 +15,7 @@ import (
 	"sandscope/ui/sandbox"
 	"sandscope/ui/stablebox"
 	"sandscope/ui/termpane"
+	"sandscope/vocab"
 )
 
 const headerHeight = 1
@@ -76,6 +77,14 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	} else {
 		cmd = m.route(msg)
 	}
+	if p := m.prompting(); p != m.prompted {
+		m.prompted = p
+		if p {
+			// a message is about what came before the dialog; the answer brings its own (a
+			// notification waiting for its turn stays in the list and the header's count)
+			m.status, m.pendingNote = "", ""
+		}
+	}
 	if m.status != m.shownStatus {
 		m.shownStatus = m.status
 		m.statusGen++
@@ -89,6 +98,11 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 	}
 	return m, cmd
+}
+
+// prompting reports a dialog open: the root's own (a confirmation, a pick) or the top screen's.
+func (m *Model) prompting() bool {
+	return m.dialog != nil || m.confirm != nil || m.top().Prompting()
 }
 
 // route routes messages: size to every screen, keys and mouse to the top screen (after the
@@ -135,7 +149,11 @@ func (m *Model) route(msg tea.Msg) tea.Cmd {
 			return m.push(stablebox.New(m.ctx, msg.ID))
 		}
 		// history lives in the record: a new screen shows it all
-		return m.push(sandbox.New(m.ctx, msg.ID))
+		s := sandbox.New(m.ctx, msg.ID)
+		if msg.Terminal != "" {
+			s.ShowTerminal(msg.Terminal)
+		}
+		return m.push(s)
 	case common.PushScreenMsg:
 		if msg.Screen == nil {
 			return nil
@@ -330,11 +348,19 @@ func (m *Model) quit() tea.Cmd {
 			after = "This stops the embedded bridge and every process and terminal it runs."
 		}
 		m.confirm = common.NewConfirm("quit", "Quit sandscope?",
-			fmt.Sprintf("%d live stream(s) are attached (log followers, watchers).\n%s", n, after))
+			fmt.Sprintf("%s attached (log followers, watchers).\n%s", attachedStreams(n), after))
 		return nil
 	}
 	m.quitting = true
 	return tea.Quit
+}
+
+// attachedStreams says "1 live stream is" or "3 live streams are".
+func attachedStreams(n int) string {
+	if n == 1 {
+		return vocab.Count(n, "live stream") + " is"
+	}
+	return vocab.Count(n, "live stream") + " are"
 }
 
 func (m *Model) toTop(msg tea.Msg) tea.Cmd {

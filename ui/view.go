@@ -116,7 +116,7 @@ func (m *Model) statusView() string {
 	ls := common.Wrap(m.status, m.width)
 	if n := m.statusLines(); len(ls) > n {
 		ls = ls[:n]
-		ls[n-1] = common.Fit(ls[n-1], m.width-1) + "…"
+		ls[n-1] = common.More(ls[n-1], m.width)
 	}
 	for i, l := range ls {
 		ls[i] = style.Render(common.Fit(l, m.width))

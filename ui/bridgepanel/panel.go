@@ -100,6 +100,9 @@ func (m *Model) Lines() []string {
 		}
 	case m.err != nil:
 		out = append(out, common.Describe("pool stats", m.err))
+		if r := common.Remedy(m.err, m.ctx.Keys.Refresh.Help().Key+" tries again"); r != "" {
+			out = append(out, "", "What to do: "+r+".")
+		}
 	default:
 		s := m.stats
 		limit := "not known yet (the pool learns it from the first refusal)"

@@ -79,3 +79,28 @@ func TestCapacityErrorNamesTheNumbers(t *testing.T) {
 		}
 	}
 }
+
+// TestPanelSaysWhatToDoAboutAFailure: a failed pool call shows the error, sanitised and
+// classified, and what to do.
+func TestPanelSaysWhatToDoAboutAFailure(t *testing.T) {
+	br := uitest.NewBridge()
+	ctx := uitest.Context(t, br, 100, 30)
+	m := New(ctx)
+	m.SetSize(96, 26)
+	br.PoolErr = &client.APIError{Status: 500, Message: "pool \x1b]2;x\x07broke"}
+	load(t, m)
+	v := strings.Join(strings.Fields(m.View()), " ")
+	for _, w := range []string{"pool stats:", "pool", "broke", "What to do:", "ctrl+r tries again"} {
+		if !strings.Contains(v, w) {
+			t.Fatalf("panel lacks %q:\n%s", w, m.View())
+		}
+	}
+	if strings.ContainsAny(v, "\x07") {
+		t.Fatalf("unsanitised: %q", v)
+	}
+	br.PoolErr = &client.TransportError{Op: "GET /v1/pool/stats", Err: errors.New("connection refused")}
+	load(t, m)
+	if v := strings.Join(strings.Fields(m.View()), " "); !strings.Contains(v, "bridge unreachable") || !strings.Contains(v, "check that the bridge is running") {
+		t.Fatalf("unreachable:\n%s", m.View())
+	}
+}

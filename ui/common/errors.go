@@ -51,6 +51,16 @@ func ConnProblem(err error) string {
 	return "bridge not answering"
 }
 
+// WatchFailure is a sandbox watcher's failure as the error screens report (ConnMsg): the cause
+// itself when this run saw it, so every screen classifies the same refused connection alike
+// (UNREACHABLE, not a bare BRIDGE ERROR), else the words the record kept.
+func WatchFailure(sandbox, text string, cause error) error {
+	if cause != nil {
+		return fmt.Errorf("watch %s: %w", sandbox, cause)
+	}
+	return fmt.Errorf("watch %s: %s", sandbox, text)
+}
+
 // Classify sorts an error from the client.
 func Classify(err error) ErrKind {
 	switch {
@@ -82,6 +92,21 @@ func CapacityText(err error) string {
 		what = fmt.Sprintf("no capacity: the bridge's container pool is at its instance limit, %d of %d containers in use (503 capacity_exceeded)", used, limit)
 	}
 	return what + "; stop or delete sandboxes you no longer need, raise max_instances in the Worker's configuration, or try again later (the bridge panel shows the pool)"
+}
+
+// Remedy is what the user can do about err, to show after Describe's line ("" when Describe
+// already says it: a rejected token, no capacity, an unsupported call). retry says how this
+// screen tries again ("ctrl+r tries again", "sandscope retries on its own").
+func Remedy(err error, retry string) string {
+	switch Classify(err) {
+	case ErrUnauthorized, ErrCapacity, ErrUnsupported, ErrWrongAPI:
+		return ""
+	case ErrUnreachable:
+		return "check that the bridge is running and that its URL is right (--url, the context); " + retry
+	case ErrNotFound:
+		return "the bridge no longer knows it; " + retry
+	}
+	return "the bridge failed to answer (its own log says why); " + retry
 }
 
 // Describe turns an error into one line for the status area: what happened and what to do. The

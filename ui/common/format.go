@@ -78,7 +78,7 @@ func Clock(t time.Time) string {
 	return t.Format("15:04:05")
 }
 
-// Fit cuts or pads s (which may hold SGR) to exactly w cells.
+// Fit cuts (as Cut does) or pads s (which may hold SGR) to exactly w cells.
 func Fit(s string, w int) string {
 	if w <= 0 {
 		return ""
@@ -86,9 +86,40 @@ func Fit(s string, w int) string {
 	s = clipCells(s, w+1)
 	n := ansi.StringWidth(s)
 	if n > w {
-		return ansi.Truncate(s, w, "…")
+		return Cut(s, w)
 	}
 	return s + strings.Repeat(" ", w-n)
+}
+
+// Ellipsis is the one mark of text cut short.
+const Ellipsis = "…"
+
+// Cut is the one way text is cut for the screen: s (which may hold SGR) in at most w cells, ending
+// with one "…" when something was cut. The mark is never doubled: text that already ends in "…"
+// where it is cut ("copying…") keeps that one.
+func Cut(s string, w int) string {
+	if w <= 0 {
+		return ""
+	}
+	s = clipCells(s, w+1)
+	if ansi.StringWidth(s) <= w {
+		return s
+	}
+	cut := ansi.Truncate(s, w, Ellipsis)
+	if kept := strings.TrimRight(strings.TrimSuffix(ansi.Strip(cut), Ellipsis), " "); strings.HasSuffix(kept, Ellipsis) {
+		return ansi.Truncate(s, ansi.StringWidth(kept), "") // the text's own "…" at the cut is the mark
+	}
+	return cut
+}
+
+// More marks that text goes on after s (the last line shown of a longer message): s in at most w
+// cells ending with one "…" (s's own, when it already ends with one).
+func More(s string, w int) string {
+	s = strings.TrimRight(s, " ")
+	if strings.HasSuffix(s, Ellipsis) {
+		return Cut(s, w)
+	}
+	return Cut(s+Ellipsis, w)
 }
 
 // FitCells cuts (without a mark) or pads s (which may hold SGR) to exactly w cells: for content

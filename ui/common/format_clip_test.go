@@ -44,3 +44,37 @@ func BenchmarkFitMegabyte(b *testing.B) {
 
 func ansiWidth(s string) int              { return ansi.StringWidth(s) }
 func ansiTruncate(s string, w int) string { return ansi.Truncate(s, w, "…") }
+
+// TestCutNeverDoublesTheEllipsis: text cut where it already has "…" keeps that one mark, and a
+// line marked as going on ends with exactly one.
+func TestCutNeverDoublesTheEllipsis(t *testing.T) {
+	for _, c := range []struct{ s, want string }{
+		{"copying files", "copyin…"},
+		{"copi… more", "copi…"},
+		{"copi…", "copi…"},
+		{"\x1b[31mcopi…\x1b[0m more", "\x1b[31mcopi…"},
+	} {
+		got := Cut(c.s, 7)
+		if strings.Count(ansi.Strip(got), "…") != 1 || ansi.StringWidth(got) > 7 || !strings.HasPrefix(got, c.want) {
+			t.Errorf("Cut(%q, 7) = %q, want %q", c.s, got, c.want)
+		}
+	}
+	for _, c := range []struct {
+		s    string
+		w    int
+		want string
+	}{
+		{"the first line of a long message", 12, "the first l…"},
+		{"short", 12, "short…"},
+		{"copying…", 12, "copying…"},
+		{"copying… ", 8, "copying…"},
+		{"exactly twelve", 14, "exactly twelv…"},
+	} {
+		if got := More(c.s, c.w); got != c.want {
+			t.Errorf("More(%q, %d) = %q, want %q", c.s, c.w, got, c.want)
+		}
+	}
+	if got := Fit("copi……", 6); strings.Count(got, "…") > 2 || got != "copi……" {
+		t.Errorf("Fit of text that fits changed it: %q", got)
+	}
+}

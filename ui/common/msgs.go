@@ -10,8 +10,12 @@ import (
 	"sandscope/client"
 )
 
-// OpenSandboxMsg asks the root to open the sandbox screen.
-type OpenSandboxMsg struct{ ID string }
+// OpenSandboxMsg asks the root to open the sandbox screen; with Terminal set, on the Terminals
+// tab with that terminal selected.
+type OpenSandboxMsg struct {
+	ID       string
+	Terminal string
+}
 
 // LogTarget is one process to follow in the log view.
 type LogTarget struct {

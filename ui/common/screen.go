@@ -17,6 +17,9 @@ type Screen interface {
 	// Capturing reports that the screen takes every key (a prompt, a filter being typed, a focused
 	// terminal pane): the root then does not act on q, ?, esc or C itself.
 	Capturing() bool
+	// Prompting reports that a dialog is open over the screen. The root clears the status area
+	// when one opens: a message is about what came before, and the dialog's answer brings its own.
+	Prompting() bool
 	// Attached counts the live streams the screen holds (the quit confirmation counts them).
 	Attached() int
 	// Back is esc on this screen: it reports whether the screen used it itself (an active filter

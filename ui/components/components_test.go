@@ -231,3 +231,16 @@ func TestLayoutGivesWayByPriority(t *testing.T) {
 		t.Errorf("at 40 cells the first columns stay and TOOK goes: %v", ws)
 	}
 }
+
+// TestLayoutNeverCutsATitle: a column narrower than its title would cut the header mid-word; it
+// gets the title's width, or goes.
+func TestLayoutNeverCutsATitle(t *testing.T) {
+	cols := []Column{{Title: "COMMAND", Min: 4, Flex: true}, {Title: "RUNTIME", Min: 3, Priority: 1}}
+	for w := 5; w < 30; w++ {
+		for i, got := range Layout(cols, w) {
+			if got > 0 && got < len(cols[i].Title) {
+				t.Fatalf("width %d: %s gets %d cells", w, cols[i].Title, got)
+			}
+		}
+	}
+}

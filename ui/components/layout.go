@@ -1,5 +1,7 @@
 package components
 
+import "unicode/utf8"
+
 // Column describes one table column for Layout.
 type Column struct {
 	Title    string
@@ -15,7 +17,11 @@ type Column struct {
 // time, shared within a priority in proportion to what each still wants; then flexible columns
 // share what remains. A flexible column left with less than half of what it wants beyond its
 // Min makes the columns of lower priority go, least important first, until it has it. The widths sum, with separators, to at most width.
+//
+// A column is never narrower than its title: a header is shown whole or its column is dropped,
+// never cut mid-word.
 func Layout(cols []Column, width int) []int {
+	cols = titled(cols)
 	hidden := make([]bool, len(cols))
 	for {
 		out := layout(cols, width, hidden)
@@ -124,6 +130,20 @@ func layout(cols []Column, width int, hidden []bool) []int {
 		share := room / (len(flex) - k)
 		out[i] += share
 		room -= share
+	}
+	return out
+}
+
+// titled raises each column's Min to its title's width (a copy when one changes).
+func titled(cols []Column) []Column {
+	out := cols
+	for i, c := range cols {
+		if w := utf8.RuneCountInString(c.Title); c.Min < w {
+			if &out[0] == &cols[0] {
+				out = append([]Column(nil), cols...)
+			}
+			out[i].Min = w
+		}
 	}
 	return out
 }

@@ -92,19 +92,17 @@ func Describe(ev client.LogEvent) string {
 	return ev.Kind.String()
 }
 
+// endState is a confirmed ending in the words every screen uses (vocab): "EXITED 0",
+// "KILLED TERM (exit 143)", "TIMED OUT (exit 124)", "ERROR spawn_failed: …".
 func endState(p *client.Process) string {
-	if p == nil {
-		return "confirmed"
-	}
 	switch {
+	case p == nil:
+		return "confirmed"
 	case p.Error != nil:
-		return fmt.Sprintf("error %s: %s", p.Error.Code, p.Error.Message)
-	case p.Exit == nil:
-		return p.State
-	case p.Exit.TimedOut:
-		return fmt.Sprintf("timed out (exit %d)", p.Exit.Code)
-	case p.Exit.Signal != 0:
-		return fmt.Sprintf("killed by signal %d", p.Exit.Signal)
+		return vocab.ErrorWord(p.Error) + ": " + vocab.Text(p.Error.Message)
+	case p.State == "exited" || p.Exit != nil:
+		return vocab.EndingDetail(p.Exit)
 	}
-	return fmt.Sprintf("exit %d", p.Exit.Code)
+	_, w, _ := vocab.State(p.State, p.Exit, p.Error)
+	return w
 }

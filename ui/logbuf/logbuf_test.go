@@ -123,7 +123,7 @@ func TestEndedFlushesAndDescribes(t *testing.T) {
 	b.Append("p1", client.LogEvent{Kind: client.Ended, Cursor: "c3", Status: &client.Process{State: "exited", Exit: &client.Exit{Code: 3}}})
 	ls := b.Lines(0, 10)
 	got := texts(ls)
-	want := []string{"no newline", "err partial", "ENDED: exit 3", "other"}
+	want := []string{"no newline", "err partial", "ENDED: EXITED 3", "other"}
 	if strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Fatalf("got %q want %q", got, want)
 	}
@@ -133,7 +133,7 @@ func TestEndedFlushesAndDescribes(t *testing.T) {
 	if d := Describe(client.LogEvent{Kind: client.Lost, Loss: &client.LossEvidence{Lookup: "GET process: 404", Incarnation: 3, Previous: 2, Inferred: true}}); d != "LOST: the process is gone (GET process: 404; sandbox now in incarnation 3 (was 2), inferred)" {
 		t.Errorf("lost: %q", d)
 	}
-	if d := Describe(client.LogEvent{Kind: client.Ended, Status: &client.Process{Exit: &client.Exit{Code: 137, Signal: 9}}}); d != "ENDED: killed by signal 9" {
+	if d := Describe(client.LogEvent{Kind: client.Ended, Status: &client.Process{Exit: &client.Exit{Code: 137, Signal: 9}}}); d != "ENDED: KILLED KILL (exit 137)" {
 		t.Errorf("killed: %q", d)
 	}
 }
@@ -541,8 +541,8 @@ func TestDescribeEveryKind(t *testing.T) {
 		{client.LogEvent{Kind: client.Resumed}, "RESUMED, no gap"},
 		{client.LogEvent{Kind: client.Quiet}, "QUIET: no output; status says running"},
 		{client.LogEvent{Kind: client.SuspectEnd}, "SUSPECT END: the stream ended but status still says running; still following"},
-		{client.LogEvent{Kind: client.Ended, Status: &client.Process{Exit: &client.Exit{Code: 124, TimedOut: true}}}, "ENDED: timed out (exit 124)"},
-		{client.LogEvent{Kind: client.Ended, Status: &client.Process{State: "error", Error: &client.RunError{Code: "spawn_failed", Message: "no such file"}}}, "ENDED: error spawn_failed: no such file"},
+		{client.LogEvent{Kind: client.Ended, Status: &client.Process{Exit: &client.Exit{Code: 124, TimedOut: true}}}, "ENDED: TIMED OUT (exit 124)"},
+		{client.LogEvent{Kind: client.Ended, Status: &client.Process{State: "error", Error: &client.RunError{Code: "spawn_failed", Message: "no such file"}}}, "ENDED: ERROR spawn_failed: no such file"},
 		{client.LogEvent{Kind: client.Lost, Loss: &client.LossEvidence{Lookup: "absent from process list", SandboxRunning: &f}}, "LOST: the process is gone (absent from process list; sandbox stopped)"},
 		{client.LogEvent{Kind: client.Failed, Reason: "bridge unreachable after 10 attempts"}, "FOLLOW FAILED: bridge unreachable after 10 attempts"},
 	} {

@@ -48,7 +48,7 @@ func TestFollowAllJoinsNewProcessesWithStablePrefixes(t *testing.T) {
 		regexp.MustCompile(regexp.QuoteMeta(an) + `\s+── note: joined: following sh -c … agent \(RUNNING, incarnation 1\)`),
 		regexp.MustCompile(regexp.QuoteMeta(bn) + `\s+compiling`),
 		regexp.MustCompile(regexp.QuoteMeta(an) + `\s+thinking`),
-		regexp.MustCompile(regexp.QuoteMeta(bn) + `\s+── ENDED: exit 0`),
+		regexp.MustCompile(regexp.QuoteMeta(bn) + `\s+── ENDED: EXITED 0`),
 		regexp.MustCompile(regexp.QuoteMeta(an) + `\s+── LOST`),
 	} {
 		if !want.MatchString(v) {

@@ -300,6 +300,9 @@ func (m *Model) Back() bool { return false }
 // Capturing reports whether an input field or dialog takes every key.
 func (m *Model) Capturing() bool { return m.inputMode != "" || m.dialog != nil }
 
+// Prompting reports an open dialog.
+func (m *Model) Prompting() bool { return m.dialog != nil }
+
 // Attached counts followers still running.
 func (m *Model) Attached() int {
 	n := 0

@@ -7,6 +7,7 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 
+	"sandscope/themes"
 	"sandscope/ui/common"
 	"sandscope/ui/jsonl"
 	"sandscope/ui/logbuf"
@@ -147,7 +148,37 @@ func (m *Model) statusLine() string {
 		}
 		parts = append(parts, head+" "+st.Faint.Render(strings.Join(facts, " · ")))
 	}
-	return strings.Join(parts, st.Faint.Render(" │ "))
+	line := strings.Join(parts, st.Faint.Render(" │ "))
+	if len(m.sources) > 1 && ansi.StringWidth(line) > m.width {
+		return m.statusSummary()
+	}
+	return line
+}
+
+// statusSummary is the status line of more sources than fit one by one (follow-all of a busy
+// sandbox): how many are in each state, and the bytes of all, so nothing is cut.
+func (m *Model) statusSummary() string {
+	st := m.ctx.Styles
+	var counts [Failed + 1]int
+	var bytes int64
+	for _, s := range m.sources {
+		counts[s.state]++
+		bytes += s.bytes
+	}
+	words := [...]string{Connecting: "CONNECTING", Live: "LIVE", Quiet: "QUIET", Reconnecting: "INTERRUPTED",
+		SuspectEnd: "SUSPECT END", Ended: "ENDED", Lost: "LOST", Failed: "FAILED"}
+	badges := [...]themes.Badge{Connecting: themes.BadgeConnecting, Live: themes.BadgeLive, Quiet: themes.BadgeQuiet,
+		Reconnecting: themes.BadgeReconnecting, SuspectEnd: themes.BadgeSuspectEnd, Ended: themes.BadgeEnded,
+		Lost: themes.BadgeLost, Failed: themes.BadgeFailed}
+	// what needs attention first
+	var parts []string
+	for _, state := range []State{Lost, Failed, SuspectEnd, Reconnecting, Live, Quiet, Connecting, Ended} {
+		if n := counts[state]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%d ", n)+st.Badge(badges[state]).Render(words[state]))
+		}
+	}
+	return st.Faint.Render(vocab.Count(len(m.sources), "source")+": ") + strings.Join(parts, st.Faint.Render(" · ")) +
+		st.Faint.Render(" · "+common.Bytes(bytes)+" in all")
 }
 
 // quietSince is when output last arrived (or when following began).

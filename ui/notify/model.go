@@ -168,7 +168,10 @@ func (m *Model) Update(msg tea.Msg) (*Model, tea.Cmd) {
 // open is the message that shows an item's process: its log view, with what the record knows of
 // it (LOST, STALE), or its sandbox for a terminal.
 func (m *Model) open(it Item) tea.Cmd {
-	if it.Entity == record.Terminal || m.ctx.Record == nil {
+	if it.Entity == record.Terminal {
+		return common.Send(common.OpenSandboxMsg{ID: it.rawSandbox, Terminal: it.rawID})
+	}
+	if m.ctx.Record == nil {
 		return common.Send(common.OpenSandboxMsg{ID: it.rawSandbox})
 	}
 	st := m.ctx.Record.State(it.rawSandbox)

@@ -264,6 +264,9 @@ func (m *Model) SetFocus(bool) {}
 // Capturing reports whether the filter is being typed.
 func (m *Model) Capturing() bool { return m.list.Capturing() }
 
+// Prompting is false: the screen opens no dialog.
+func (m *Model) Prompting() bool { return false }
+
 // Attached is 0: the screen holds no stream of the bridge.
 func (m *Model) Attached() int { return 0 }
 

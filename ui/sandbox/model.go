@@ -138,6 +138,14 @@ func (m *Model) selectLast(t Tab) {
 	m.lists[t].SelectIndex(m.lists[t].Total() - 1)
 }
 
+// ShowTerminal puts the screen on the Terminals tab with the cursor on terminal id (a notification
+// about it was opened).
+func (m *Model) ShowTerminal(id string) {
+	m.tab = TerminalsTab
+	m.syncLists()
+	m.lists[TerminalsTab].Select(id)
+}
+
 // stateOrder sorts running first, then ended, then the rest.
 func stateOrder(s string) int {
 	switch s {
@@ -203,6 +211,9 @@ func (m *Model) SetSize(w, h int) { m.width, m.height = w, h }
 
 // Capturing reports whether a dialog or a filter being typed takes every key.
 func (m *Model) Capturing() bool { return m.dialog != nil || m.list().Capturing() }
+
+// Prompting reports an open dialog.
+func (m *Model) Prompting() bool { return m.dialog != nil }
 
 // Attached counts live streams (the watcher).
 func (m *Model) Attached() int {

@@ -77,7 +77,7 @@ func (m *Model) apply(ev client.SandboxEvent) tea.Cmd {
 	notice := m.st.Apply(record.FromSandboxEvent(ev))
 	switch ev.Kind {
 	case client.WatchError:
-		return common.Send(common.ConnMsg{Err: fmt.Errorf("watch %s: %w", m.id, ev.Err)})
+		return common.Send(common.ConnMsg{Err: common.WatchFailure(m.id, "", ev.Err)})
 	case client.WatchRecovered:
 		return common.Send(common.ConnMsg{})
 	}
@@ -635,7 +635,7 @@ func (m *Model) refresh() tea.Cmd {
 	}
 	switch {
 	case m.st.WatchErr != "" && m.st.WatchErr != old.WatchErr:
-		cmds = append(cmds, common.Send(common.ConnMsg{Err: fmt.Errorf("watch %s: %s", m.id, m.st.WatchErr)}))
+		cmds = append(cmds, common.Send(common.ConnMsg{Err: common.WatchFailure(m.id, m.st.WatchErr, m.st.WatchCause)}))
 	case m.st.WatchErr == "" && old.WatchErr != "":
 		cmds = append(cmds, common.Send(common.ConnMsg{}))
 	}

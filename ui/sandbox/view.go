@@ -1,10 +1,12 @@
 package sandbox
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"time"
 
+	"sandscope/record"
 	"sandscope/themes"
 	"sandscope/ui/common"
 	"sandscope/ui/components"
@@ -91,10 +93,12 @@ func (m *Model) View() string {
 	var table []string
 	table = append(table, "  "+st.TableHead.Render(common.Fit(head, tw-2)))
 	if len(rows) == 0 || m.list().Len() == 0 {
-		msg := "  nothing yet"
+		msg, problem := "  nothing yet", false
 		switch {
 		case len(rows) > 0:
 			msg = fmt.Sprintf("  nothing matches %q; %s clears the filter", m.list().Filter(), m.ctx.Keys.Back.Help().Key)
+		case m.st.WatchErr != "" && m.tab != TimelineTab:
+			msg, problem = m.watchProblem(), true
 		case m.st.Events == 0 && m.st.WatchErr == "":
 			msg = "  waiting for the first answer from the bridge…"
 		case m.tab == ProcessesTab:
@@ -102,7 +106,16 @@ func (m *Model) View() string {
 		case m.tab == TerminalsTab:
 			msg = "  no terminals"
 		}
-		table = append(table, st.Faint.Render(common.Fit(msg, tw)))
+		if problem {
+			// the bridge's error, whole: wrapped over the empty table's rows
+			for i, l := range common.Wrap(msg, tw-2) {
+				if i < lh {
+					table = append(table, "  "+st.Warning.Render(common.Fit(l, tw-2)))
+				}
+			}
+		} else {
+			table = append(table, st.Faint.Render(common.Fit(msg, tw)))
+		}
 	}
 	for _, i := range m.list().Window() {
 		table = append(table, rows[i])
@@ -135,7 +148,7 @@ func (m *Model) View() string {
 	dl := common.Wrap(common.SanitizeText(detail), w)
 	if len(dl) > detailLines {
 		dl = dl[:detailLines]
-		dl[detailLines-1] = common.Fit(dl[detailLines-1], w-1) + "…"
+		dl[detailLines-1] = common.More(dl[detailLines-1], w)
 	}
 	for len(dl) < detailLines {
 		dl = append(dl, "")
@@ -184,6 +197,24 @@ func (m *Model) sandboxState(now time.Time) string {
 	return st.Badge(themes.BadgeStopped).Render("STOPPED") + st.Faint.Render(inc+" · nothing runs until something is started")
 }
 
+// watchProblem says why the lists are empty while the watcher fails: the bridge's error
+// (classified and sanitised) and what to do.
+func (m *Model) watchProblem() string {
+	err := m.st.WatchCause
+	if err == nil {
+		err = errors.New(m.st.WatchErr)
+	}
+	what := "processes"
+	if m.tab == TerminalsTab {
+		what = "terminals"
+	}
+	s := "cannot list " + what + ": " + common.Describe("", err)
+	if r := common.Remedy(err, "sandscope retries on its own"); r != "" {
+		s += " · what to do: " + r
+	}
+	return s
+}
+
 func incLabel(n int, inferred bool) string {
 	if n == 0 {
 		return "-"
@@ -216,7 +247,7 @@ var procCols = []components.Column{
 	{Title: "COMMAND", Min: 14, Want: 40, Priority: 0, Flex: true},
 	{Title: "CWD", Min: 10, Want: 14, Priority: 4},
 	{Title: "STARTED", Min: 8, Priority: 2},
-	{Title: "RAN", Min: 6, Priority: 1},
+	{Title: "RUNTIME", Min: 7, Priority: 1},
 }
 
 func (m *Model) row(i int, mark bool, cells []string, cols []int, style func(string) string) string {
@@ -326,11 +357,7 @@ func (m *Model) procDetail(e *procEntry) string {
 func (m *Model) procDetailNow(e *procEntry) string {
 	switch m.procCond(e) {
 	case common.Lost:
-		where := "the sandbox is now stopped"
-		if m.st.Running == nil || *m.st.Running {
-			where = fmt.Sprintf("the sandbox now runs incarnation %s", incLabel(m.st.Current.Number, m.st.Current.Inferred))
-		}
-		return fmt.Sprintf("%s was running and vanished with its container (%s); %s", e.Process.ID, strings.Join(sanitizeAll(e.Evidence), "; "), where)
+		return lostDetail(e, m.st)
 	case common.Stale:
 		return fmt.Sprintf("%s belongs to incarnation #%d (now #%d): last known state kept; actions refused; %s relaunches it here",
 			e.Process.ID, e.Incarnation, m.st.Current.Number, m.ctx.Keys.Relaunch.Help().Key)
@@ -342,6 +369,33 @@ func (m *Model) procDetailNow(e *procEntry) string {
 	}
 	return fmt.Sprintf("%s pid %d · %s opens its log · %s picks for multi-follow", e.Process.ID, e.Process.PID,
 		m.ctx.Keys.Open.Help().Key, m.ctx.Keys.Select.Help().Key)
+}
+
+// lostDetail is one sentence on a LOST entry: how it was found gone, the incarnation it belonged
+// to, and what the sandbox runs now (said once: the evidence's own words on the sandbox, which may
+// be out of date, give way to what the record knows now).
+func lostDetail(e *procEntry, st *record.State) string {
+	found := "it vanished with its container"
+	switch {
+	case e.Loss != nil && e.Loss.Lookup != "":
+		found = e.Loss.Lookup
+	case e.Loss == nil && len(e.Evidence) > 0:
+		found = e.Evidence[0] // the watcher's evidence says first where the entry is missing from
+	}
+	id := e.Process.ID
+	if e.Kind == record.Terminal {
+		id = e.Terminal.ID
+	}
+	s := fmt.Sprintf("%s was running and vanished with its container (%s)", common.SanitizeText(id), common.SanitizeText(found))
+	switch {
+	case st.Running != nil && !*st.Running:
+		s += "; the sandbox is now stopped"
+	case e.Incarnation > 0 && st.Current.Number > 0 && e.Incarnation != st.Current.Number:
+		s += fmt.Sprintf("; it belonged to incarnation #%d, the sandbox now runs %s", e.Incarnation, incLabel(st.Current.Number, st.Current.Inferred))
+	case st.Current.Number > 0:
+		s += "; the sandbox still runs incarnation " + incLabel(st.Current.Number, st.Current.Inferred)
+	}
+	return s
 }
 
 var termCols = []components.Column{

@@ -85,6 +85,9 @@ func (m *Model) SetSize(w, h int) {
 // Capturing reports whether a dialog or the filter being typed takes every key.
 func (m *Model) Capturing() bool { return m.dialog != nil || m.list.Capturing() }
 
+// Prompting reports an open dialog.
+func (m *Model) Prompting() bool { return m.dialog != nil }
+
 // Title is the screen's crumb in the header.
 func (m *Model) Title() string { return "sandboxes" }
 

@@ -88,6 +88,10 @@ func TestCreatePersistsAndReloads(t *testing.T) {
 	m := newModel(t, br, false)
 	feed(t, m, m.Init())
 	up := press(t, m, "c")
+	if m.dialog == nil || br.Called("create") {
+		t.Fatal("c did not ask for a name first")
+	}
+	up = append(up, press(t, m, "enter")...) // empty: the bridge mints a random ID
 	if !br.Called("create") {
 		t.Fatal("create was not called")
 	}
@@ -104,6 +108,45 @@ func TestCreatePersistsAndReloads(t *testing.T) {
 	// the remote sandbox is polled with the non-waking lookup
 	if !br.Called("running createdsandboxaaaaaaaaaa") {
 		t.Fatal("refresh did not look the sandbox up")
+	}
+}
+
+// TestCreateOffersAName: c asks for a name, checks it as add-by-ID does (the form stays open
+// with the error), and creates the named sandbox without asking the bridge to mint one.
+func TestCreateOffersAName(t *testing.T) {
+	br := uitest.NewBridge()
+	m := newModel(t, br, false)
+	feed(t, m, m.Init())
+	press(t, m, "c")
+	if v := m.View(); !strings.Contains(v, "Create a sandbox") || !strings.Contains(v, "leave it empty for a") {
+		t.Fatalf("no create prompt:\n%s", v)
+	}
+	typeText := func(s string) {
+		for _, r := range s {
+			press(t, m, string(r))
+		}
+	}
+	typeText("Bad-ID")
+	press(t, m, "enter")
+	if v := m.View(); m.dialog == nil || !strings.Contains(v, `sandbox ID "Bad-ID": must be `+common.SandboxIDRule) {
+		t.Fatalf("a bad name was not refused in the form:\n%s", v)
+	}
+	for range "Bad-ID" {
+		press(t, m, "backspace")
+	}
+	typeText("mybox")
+	up := press(t, m, "enter")
+	if m.dialog != nil || br.Called("create") {
+		t.Fatalf("named create: dialog open %v, bridge asked to mint %v", m.dialog != nil, br.Called("create"))
+	}
+	if !strings.Contains(statuses(up), "created sandbox mybox") || m.Selected() != "mybox" {
+		t.Fatalf("status %q, selected %q", statuses(up), m.Selected())
+	}
+	// the same name again: selected, not created twice
+	press(t, m, "c")
+	typeText("mybox")
+	if up := press(t, m, "enter"); !strings.Contains(statuses(up), "already listed") || len(m.rows) != 1 {
+		t.Fatalf("status %q, rows %d", statuses(up), len(m.rows))
 	}
 }
 

@@ -61,17 +61,14 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 			return common.Send(common.OpenSandboxMsg{ID: id})
 		}
 	case key.Matches(msg, k.Create):
-		m.busy = "creating a sandbox…"
-		return m.action("create", "", func(ctx context.Context) (string, error) { return m.ctx.Bridge.CreateSandbox(ctx) })
+		m.dialog = common.NewForm("create", "Create a sandbox", []string{"Sandbox ID"}, nil,
+			[]string{"empty for a random ID"})
+		m.dialog.Text = "Name it (" + common.SandboxIDRule + "), or leave it empty for a random ID from the bridge. Its container starts on first use."
+		m.dialog.Validate = checkID(true)
 	case key.Matches(msg, k.Add):
 		m.dialog = common.NewForm("add", "Add a sandbox by ID", []string{"Sandbox ID"}, nil,
 			[]string{common.SandboxIDRule})
-		m.dialog.Validate = func(v []string) error {
-			if len(v) == 0 || !ValidID(strings.TrimSpace(v[0])) {
-				return errors.New(common.BadSandboxID(strings.Join(v, "")))
-			}
-			return nil
-		}
+		m.dialog.Validate = checkID(false)
 	case key.Matches(msg, k.Forget):
 		id := m.Selected()
 		if id == "" {
@@ -106,6 +103,18 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 	return nil
 }
 
+// checkID is the one check of a sandbox ID typed into a form (create and add alike): the bridge's
+// format, or, where empty is allowed, nothing at all.
+func checkID(emptyOK bool) func([]string) error {
+	return func(v []string) error {
+		id := strings.TrimSpace(strings.Join(v, ""))
+		if (id == "" && emptyOK) || ValidID(id) {
+			return nil
+		}
+		return errors.New(common.BadSandboxID(strings.Join(v, "")))
+	}
+}
+
 func (m *Model) mouse(msg tea.MouseMsg) tea.Cmd {
 	if m.dialog != nil {
 		return nil
@@ -127,6 +136,21 @@ func (m *Model) answer(res *common.DialogResult) tea.Cmd {
 		return nil
 	}
 	switch res.ID {
+	case "create":
+		id := strings.TrimSpace(strings.Join(res.Values, ""))
+		switch {
+		case id == "":
+			m.busy = "creating a sandbox…"
+			return m.action("create", "", func(ctx context.Context) (string, error) { return m.ctx.Bridge.CreateSandbox(ctx) })
+		case !ValidID(id):
+			return common.Status(common.Error, "create: "+common.BadSandboxID(id))
+		case m.find(id) != nil:
+			m.selectID(id)
+			return common.Status(common.Info, "sandbox "+id+" is already listed")
+		}
+		// a named sandbox needs no request: the bridge knows any well-formed ID, and its
+		// container starts on first use
+		return m.applyAction(actionMsg{op: "create", id: id})
 	case "add":
 		id := ""
 		if len(res.Values) > 0 {

@@ -100,6 +100,9 @@ func (m *Model) SetFocus(bool) {}
 // Capturing reports an open dialog.
 func (m *Model) Capturing() bool { return m.dialog != nil }
 
+// Prompting reports an open dialog.
+func (m *Model) Prompting() bool { return m.dialog != nil }
+
 // Attached is 0: the screen holds no stream (run views hold theirs).
 func (m *Model) Attached() int { return 0 }
 

@@ -468,6 +468,9 @@ func (v *RunView) SetFocus(bool) {}
 // Capturing is false: the root's keys work.
 func (v *RunView) Capturing() bool { return false }
 
+// Prompting is false: the run view opens no dialog.
+func (v *RunView) Prompting() bool { return false }
+
 // Attached counts the live stream or the recorder reads.
 func (v *RunView) Attached() int {
 	if v.done || v.closed {

@@ -146,6 +146,9 @@ func (m *Model) Blur() { m.focused = false }
 // Capturing reports that the pane takes every key (while focused).
 func (m *Model) Capturing() bool { return m.focused }
 
+// Prompting is false: the pane opens no dialog of its own.
+func (m *Model) Prompting() bool { return false }
+
 // Attached counts the live streams the pane holds (for the root's quit confirmation).
 func (m *Model) Attached() int {
 	if m.closed || m.state.Final() {

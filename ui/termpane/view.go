@@ -58,7 +58,7 @@ func (m *Model) header() string {
 		parts = append(parts, st.Faint.Render(c))
 	}
 	if len(m.opts.Command) > 0 {
-		parts = append(parts, sanitize.Title(strings.Join(m.opts.Command, " ")))
+		parts = append(parts, common.Argv(m.opts.Command))
 	}
 	if t := sanitize.Title(m.snap.Title); t != "" {
 		parts = append(parts, st.Faint.Render("“")+t+st.Faint.Render("”"))
