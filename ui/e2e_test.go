@@ -74,6 +74,8 @@ func TestEndToEndLocalBridge(t *testing.T) {
 
 	waitFor("sandboxes screen", "Sandboxes (")
 	typeText("c")
+	waitFor("the create prompt", "Create a sandbox")
+	enter() // empty: a random ID from the bridge
 	waitFor("created", "created sandbox")
 	enter()
 	waitFor("sandbox screen", "Processes (")
