@@ -126,7 +126,17 @@ func TestE2ELayoutAt80x24(t *testing.T) {
 	s.waitFor("the exec prompt", "Run a process in e2e")
 	s.typeText("sh -c 'echo layout-check; sleep 300'")
 	s.keys("Enter")
-	sc := s.waitFor("the process row", "sh -c 'echo layout-check", "RUNNING")
+	// the process's own row says RUNNING (the header says RUNNING of the sandbox, and the status
+	// line quotes the command while the request is still on its way: replacing the container then
+	// would start the process in the new one)
+	sc := s.waitUntil("the process row", func(sc string) bool {
+		for _, l := range lines(sc) {
+			if strings.Contains(l, "sh -c 'echo layout-check") && strings.Contains(l, "RUNNING") && !strings.Contains(l, "Sandbox e2e") {
+				return true
+			}
+		}
+		return false
+	})
 	ls := lines(sc)
 	if len(ls) != 24 || !strings.HasPrefix(ls[0], " sandscope │") {
 		t.Fatalf("the frame is not 24 rows with the header first:\n%s", sc)
