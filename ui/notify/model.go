@@ -143,15 +143,16 @@ func ShortName(it Item) string {
 }
 
 // Rest is everything after the head and the short name: the detail, sandbox/ID (what the command
-// line takes) and the command.
+// line takes) and the command (unless the short name already tells it).
 func Rest(it Item) string {
 	var parts []string
 	if d := detail(it); d != "" {
 		parts = append(parts, d)
 	}
 	parts = append(parts, it.Sandbox+"/"+it.ID)
-	if len(it.rawCommand) > 0 {
-		parts = append(parts, common.SanitizeText(followall.Summary(it.rawCommand)))
+	// a named shell script (sh -c SCRIPT NAME) is already told by its short name
+	if argv := it.rawCommand; len(argv) > 0 && !(len(argv) >= 4 && argv[1] == "-c") {
+		parts = append(parts, common.SanitizeText(followall.Summary(argv)))
 	}
 	return strings.Join(parts, " · ")
 }
