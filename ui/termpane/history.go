@@ -11,13 +11,13 @@ package termpane
 // The catch-up fast path (fastpath.go) digests runs of plain lines without drawing them; they
 // never reach the emulator's scrollback. The worker keeps them here instead, as a lazy block over
 // the skipped bytes and the line feeds the fast path's scan found: keeping a run costs nothing per
-// line, and its rows are rendered only when someone scrolls back. Rendering a plain line is its bytes behind the pen (the SGR sequences that
-// set the colours it starts with); a line with controls that move within it (tab, backspace,
-// carriage return), one wider than the pane, and the run's first line when it continued a row
-// already on the screen go through a one-row emulator, so they come out as the pane would have
-// drawn them (a wide line as several rows). The pen a run starts with is not known (the emulator
-// does not expose it): colours set before a skipped run and not reset are missing from the run's
-// rows in the scrollback (never from the screen).
+// line, and its rows are rendered only when someone scrolls back. Rendering a plain line is its
+// bytes behind the pen (the SGR sequences that set the colours it starts with); a line with
+// controls that move within it (tab, backspace, carriage return), one wider than the pane, and the
+// run's first line when it continued a row already on the screen go through a one-row emulator, so
+// they come out as the pane would have drawn them (a wide line as several rows). The pen a run
+// starts with is not known (the emulator does not expose it): colours set before a skipped run and
+// not reset are missing from the run's rows in the scrollback (never from the screen).
 
 import (
 	"bytes"
