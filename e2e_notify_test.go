@@ -49,7 +49,7 @@ func TestE2ENotifyWhileElsewhere(t *testing.T) {
 		t.Fatal(err)
 	}
 	short := p.ID[:8]
-	sc := s.waitFor("the status area to tell of the ending", "other/"+short, "EXITED 5")
+	sc := s.waitFor("the status area to tell of the ending", "EXITED 5 evil2PWNEDx2J-"+short+" · other/"+short)
 	checkHeader(t, sc)
 	if !strings.Contains(sc, "Sandbox e2e") {
 		t.Errorf("the sandbox screen is no longer open:\n%s", sc)
@@ -66,8 +66,10 @@ func TestE2ENotifyWhileElsewhere(t *testing.T) {
 		out, _ = os.ReadFile(raw)
 	}
 	// (the C1 CSI of the argument is not valid UTF-8 on its own: it arrives as U+FFFD)
-	osc9 := regexp.MustCompile("\x1b\\]9;sandscope: ENDED other/" + p.ID + " — EXITED 5 · sh -c sleep 2, printf [^\x00-\x1f\x7f;]*, exit 5 evil \\]2,PWNED ,x\uFFFD2J\a")
-	osc777 := regexp.MustCompile("\x1b\\]777;notify;sandscope: ENDED other/" + p.ID + ";EXITED 5 · sh -c sleep 2, printf [^\x00-\x1f\x7f;]*, exit 5 evil \\]2,PWNED ,x\uFFFD2J\a")
+	// the title leads with the outcome and the process's short name (its $0, letters kept)
+	title := "EXITED 5 evil2PWNEDx2J-" + short
+	osc9 := regexp.MustCompile("\x1b\\]9;sandscope: " + title + " — EXITED 5 · other/" + p.ID + " · sh -c sleep 2, printf [^\x00-\x1f\x7f;]*, exit 5 evil \\]2,PWNED ,x\uFFFD2J\a")
+	osc777 := regexp.MustCompile("\x1b\\]777;notify;sandscope: " + title + ";EXITED 5 · other/" + p.ID + " · sh -c sleep 2, printf [^\x00-\x1f\x7f;]*, exit 5 evil \\]2,PWNED ,x\uFFFD2J\a")
 	m9, m777 := osc9.FindAllIndex(out, -1), osc777.FindAllIndex(out, -1)
 	if len(m9) != 1 || len(m777) != 1 {
 		t.Fatalf("want one OSC 9 and one OSC 777 notification, got %d and %d in %q", len(m9), len(m777), visibleControls(out))
@@ -87,7 +89,7 @@ func TestE2ENotifyWhileElsewhere(t *testing.T) {
 
 	// the notification list, opened from the sandbox screen, and Enter into the log
 	s.keys("M")
-	sc = s.waitFor("the notification list", "Notifications (1)", "ENDED", "other/"+short, "EXITED 5")
+	sc = s.waitFor("the notification list", "Notifications (1)", title+" · other/"+short)
 	checkHeader(t, sc)
 	s.keys("Enter")
 	s.waitFor("the process's log", "Logs · other", "out")

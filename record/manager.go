@@ -72,14 +72,21 @@ func (b WatchBudget) SlowInterval(n int) time.Duration {
 //
 // Capture rule: at most MaxCaptures processes are captured at once. Processes are captured in
 // the order they are first seen running, except that those of the sandbox on screen go ahead of
-// the queue. When every slot is busy, a process waits; when a slot frees it is captured from the
-// oldest byte the bridge still has, and if the bridge evicted bytes meanwhile the capture says so.
+// the queue, and a process the watcher saw end while nothing captured it goes ahead of both: its
+// output is retained by the bridge only until the container goes (a replacement, an idle stop),
+// and capturing it is short (the retained bytes, then the ending), while a running process can
+// wait its turn. When every slot is busy, a process waits; when a slot frees it is captured from
+// the oldest byte the bridge still has, and if the bridge evicted bytes meanwhile the capture says
+// so.
 type Manager struct {
 	rec    *Record
 	src    Bridge
 	budget WatchBudget
 	ctx    context.Context
 	cancel context.CancelFunc
+	// started is when the manager began watching: a process first seen already ended that
+	// started after it ended while watched (between two polls).
+	started time.Time
 
 	mu       sync.Mutex
 	watchers map[string]*watched
@@ -99,12 +106,13 @@ type watched struct {
 type queued struct {
 	k     capKey
 	since time.Time
+	ended bool // the process ended while watched, uncaptured: its retained output goes first
 }
 
 // NewManager starts a manager on rec. Close (or cancelling ctx) stops every watcher and capture.
 func NewManager(ctx context.Context, rec *Record, src Bridge, budget WatchBudget) *Manager {
 	ctx, cancel := context.WithCancel(ctx)
-	return &Manager{rec: rec, src: src, budget: budget.withDefaults(), ctx: ctx, cancel: cancel,
+	return &Manager{rec: rec, src: src, budget: budget.withDefaults(), ctx: ctx, cancel: cancel, started: time.Now(),
 		watchers: map[string]*watched{}, captures: map[capKey]context.CancelFunc{}}
 }
 
@@ -221,8 +229,14 @@ func (m *Manager) drain(ctx context.Context, sb string, events <-chan client.San
 		m.rec.Add(FromSandboxEvent(ev))
 		switch ev.Kind {
 		case client.ProcessAppeared, client.ProcessChanged:
-			if ev.Process != nil && ev.Process.State == "running" {
-				m.want(capKey{sb, ev.Process.ID}, ev.Time)
+			p := ev.Process
+			switch {
+			case p == nil:
+			case p.State == "running":
+				m.want(capKey{sb, p.ID}, ev.Time, false)
+			case p.State != "" && (ev.Kind == client.ProcessChanged || p.StartedAt.After(m.started)):
+				// it ended while watched (seen running before, or it ran between two polls)
+				m.wantEnded(capKey{sb, p.ID}, ev.Time)
 			}
 		case client.ProcessVanished:
 			if ev.Process != nil {
@@ -232,8 +246,9 @@ func (m *Manager) drain(ctx context.Context, sb string, events <-chan client.San
 	}
 }
 
-// want asks for a process to be captured.
-func (m *Manager) want(k capKey, seen time.Time) {
+// want asks for a process to be captured; ended says it ended while watched (it goes ahead of
+// processes that merely run).
+func (m *Manager) want(k capKey, seen time.Time, ended bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.ctx.Err() != nil {
@@ -242,14 +257,33 @@ func (m *Manager) want(k capKey, seen time.Time) {
 	if _, ok := m.captures[k]; ok {
 		return
 	}
-	for _, q := range m.queue {
-		if q.k == k {
+	for i := range m.queue {
+		if m.queue[i].k == k {
+			if ended && !m.queue[i].ended {
+				m.queue[i].ended = true
+				m.sortQueueLocked()
+			}
 			return
 		}
 	}
-	m.queue = append(m.queue, queued{k: k, since: seen})
+	m.queue = append(m.queue, queued{k: k, since: seen, ended: ended})
 	m.sortQueueLocked()
 	m.startLocked()
+}
+
+// Why a capture stopped, as the record keeps it.
+const (
+	whyEnded = "the process ended"
+	whyLost  = "the process was lost"
+)
+
+// wantEnded asks for the retained output of a process that ended while watched, unless a capture
+// already holds all of it (it followed the process to its ending).
+func (m *Manager) wantEnded(k capKey, seen time.Time) {
+	if o := m.rec.OutputOf(k.sandbox, k.process); o.Found && (o.Ended == whyEnded || o.Ended == whyLost) {
+		return
+	}
+	m.want(k, seen, true)
 }
 
 func (m *Manager) unqueue(k capKey, why string) {
@@ -266,6 +300,9 @@ func (m *Manager) unqueue(k capKey, why string) {
 
 func (m *Manager) sortQueueLocked() {
 	sort.SliceStable(m.queue, func(i, j int) bool {
+		if ei, ej := m.queue[i].ended, m.queue[j].ended; ei != ej {
+			return ei
+		}
 		fi, fj := m.queue[i].k.sandbox == m.focus, m.queue[j].k.sandbox == m.focus
 		if fi != fj {
 			return fi
@@ -312,9 +349,9 @@ func (m *Manager) capture(ctx context.Context, k capKey, queuedAt time.Time) {
 		case client.Quiet:
 			continue // not worth a row: the status lookup says running
 		case client.Ended:
-			why = "the process ended"
+			why = whyEnded
 		case client.Lost:
-			why = "the process was lost"
+			why = whyLost
 		case client.Failed:
 			why = "capture failed: " + ev.Reason
 		}

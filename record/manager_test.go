@@ -3,6 +3,7 @@ package record
 import (
 	"context"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -158,5 +159,100 @@ func TestSlowIntervalHoldsTheBudget(t *testing.T) {
 		if rate := float64((c.n-1)*PollRequests) / got.Seconds(); rate > b.Background+1e-9 {
 			t.Errorf("%d sandboxes: %.2f requests/s over the budget", c.n, rate)
 		}
+	}
+}
+
+// scriptedBridge is a fake bridge whose watcher events the test sends, and whose followers
+// deliver a process's retained output and then its ending, unless the process is held running
+// (then its follower waits until the test releases it).
+type scriptedBridge struct {
+	events chan client.SandboxEvent
+	mu     sync.Mutex
+	follow []string                 // processes followed, in order
+	held   map[string]chan struct{} // closed to let a held process end
+}
+
+func (b *scriptedBridge) Watch(ctx context.Context, sb string, o client.WatchOptions) (<-chan client.SandboxEvent, func(bool), func(time.Duration)) {
+	return b.events, func(bool) {}, func(time.Duration) {}
+}
+
+func (b *scriptedBridge) Follow(ctx context.Context, sb, p string, o client.FollowOptions) <-chan client.LogEvent {
+	b.mu.Lock()
+	b.follow = append(b.follow, p)
+	hold := b.held[p]
+	b.mu.Unlock()
+	ch := make(chan client.LogEvent, 4)
+	go func() {
+		defer close(ch)
+		ch <- client.LogEvent{Kind: client.Data, Cursor: p + "-1", Time: time.Now(), Data: []byte("output of " + p + "\n")}
+		if hold != nil {
+			select {
+			case <-hold:
+			case <-ctx.Done():
+				return
+			}
+		}
+		code := 2
+		ch <- client.LogEvent{Kind: client.Ended, Cursor: p + "-1", Time: time.Now(), Status: &client.Process{ID: p, State: "exited", Exit: &client.Exit{Code: code}}}
+	}()
+	return ch
+}
+
+func (b *scriptedBridge) followed() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return append([]string(nil), b.follow...)
+}
+
+// A process that ended while watched, with nothing capturing it, gets its retained output
+// captured ahead of processes that merely run, as soon as a slot frees.
+func TestManagerCapturesAnEndedProcessFirst(t *testing.T) {
+	rec := open(t, t.TempDir())
+	defer rec.Close()
+	b := &scriptedBridge{events: make(chan client.SandboxEvent, 16), held: map[string]chan struct{}{
+		"busy": make(chan struct{}), "waiting": make(chan struct{}),
+	}}
+	m := NewManager(context.Background(), rec, b, WatchBudget{MaxCaptures: 1})
+	defer m.Close()
+	m.Track("sb")
+	now := time.Now()
+	run := func(id string) client.SandboxEvent {
+		return client.SandboxEvent{Kind: client.ProcessAppeared, Sandbox: "sb", Time: now,
+			Process: &client.Process{ID: id, State: "running", StartedAt: now}}
+	}
+	b.events <- run("busy")    // takes the one slot
+	b.events <- run("waiting") // queued behind it
+	code := 2
+	// started and ended between two polls: first seen already exited
+	b.events <- client.SandboxEvent{Kind: client.ProcessAppeared, Sandbox: "sb", Time: now.Add(time.Second),
+		Process: &client.Process{ID: "failed", State: "exited", StartedAt: now.Add(time.Millisecond), Exit: &client.Exit{Code: code}}}
+	// an old process that ended before the manager watched is history, not captured
+	b.events <- client.SandboxEvent{Kind: client.ProcessAppeared, Sandbox: "sb", Time: now.Add(time.Second),
+		Process: &client.Process{ID: "old", State: "exited", StartedAt: now.Add(-time.Hour), Exit: &client.Exit{Code: code}}}
+	waitUntil(t, "the first capture", func() bool { return m.Capturing("sb", "busy") })
+	time.Sleep(50 * time.Millisecond) // let the manager take the other events in
+	close(b.held["busy"])
+	waitUntil(t, "the ended process's capture", func() bool {
+		rec.Flush()
+		c, _ := rec.Captured("sb", "failed")
+		return c.Ended == "the process ended" && c.Bytes > 0
+	})
+	if got := b.followed(); len(got) < 2 || got[1] != "failed" {
+		t.Fatalf("followed %v: the ended process must go ahead of the running one", got)
+	}
+	waitUntil(t, "the running process's turn", func() bool { return m.Capturing("sb", "waiting") })
+	close(b.held["waiting"])
+	waitUntil(t, "the running process's capture to end", func() bool { return !m.Capturing("sb", "waiting") })
+	for _, p := range b.followed() {
+		if p == "old" {
+			t.Fatal("captured a process that ended before the manager watched")
+		}
+	}
+	// seen ending after it ran: a process already captured to its end is not captured again
+	b.events <- client.SandboxEvent{Kind: client.ProcessChanged, Sandbox: "sb", Time: time.Now(),
+		Process: &client.Process{ID: "waiting", State: "exited", StartedAt: now, Exit: &client.Exit{Code: code}}}
+	time.Sleep(50 * time.Millisecond)
+	if got := b.followed(); len(got) != 3 {
+		t.Fatalf("followed %v", got)
 	}
 }

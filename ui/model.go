@@ -7,6 +7,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
+	"sandscope/themes"
 	"sandscope/ui/bridgepanel"
 	"sandscope/ui/common"
 	"sandscope/ui/notify"
@@ -56,11 +57,14 @@ type Model struct {
 	alertCh     <-chan string
 	alertCancel func()
 	alertSeq    int64
-	// noteStatus is the notification line the status area shows (when it does); pendingNote
-	// waits for the message shown before it to fade.
-	noteStatus   string
-	pendingNote  string
-	pendingLevel common.Level
+	// noteStatus is the notification line the status area shows (when it does), led by noteHead
+	// (the outcome, drawn in noteBadge's style); displaced is the message it pushed aside, shown
+	// again when the notification fades.
+	noteStatus     string
+	noteHead       string
+	noteBadge      themes.Badge
+	displaced      string
+	displacedLevel common.Level
 
 	// panel is the bridge panel (capacity), opened over any screen.
 	panel     *bridgepanel.Model

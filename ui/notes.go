@@ -6,6 +6,7 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 
+	"sandscope/themes"
 	"sandscope/ui/common"
 	"sandscope/ui/notify"
 )
@@ -82,7 +83,8 @@ func (m *Model) takeAlerts(msg alertsMsg) tea.Cmd {
 		if n > 1 {
 			text = fmt.Sprintf("%s (+%d more: %s)", text, n-1, m.ctx.Keys.Notifications.Help().Key)
 		}
-		m.showNote(text, notify.Level(it))
+		badge, head := notify.Head(it)
+		m.showNote(text, notify.Level(it), head, badge)
 		if m.notesOpen {
 			m.notes.Opened()
 		}
@@ -117,16 +119,27 @@ func (m *Model) panelKey(msg tea.KeyMsg) tea.Cmd {
 	return cmd
 }
 
-// showNote puts a notification's line in the status area. A message of the user's own action (or
-// an error) that is still showing keeps its place: the notification waits until it fades (the
-// list and the header's unread count have it at once).
-func (m *Model) showNote(text string, level common.Level) {
+// showNote puts a notification's line in the status area at once: news of a process must not wait
+// behind a message (a LOST held back by a warning is told late). A message it pushes aside comes
+// back when the notification fades; the list and the header's unread count have it too.
+func (m *Model) showNote(text string, level common.Level, head string, badge themes.Badge) {
 	if m.status != "" && m.status != m.noteStatus {
-		m.pendingNote, m.pendingLevel = text, level
-		return
+		m.displaced, m.displacedLevel = m.status, m.statusLevel
 	}
 	m.status, m.statusLevel, m.statusAt = text, level, m.ctx.Clock()
-	m.noteStatus = text
+	m.noteStatus, m.noteHead, m.noteBadge = text, head, badge
+}
+
+// expireStatus clears the status area when its message fades; when a notification fades, the
+// message it pushed aside comes back (reported true: it is a new message, with its own fade).
+func (m *Model) expireStatus() bool {
+	back := m.status == m.noteStatus && m.displaced != ""
+	m.status = ""
+	if back {
+		m.status, m.statusLevel, m.statusAt = m.displaced, m.displacedLevel, m.ctx.Clock()
+	}
+	m.displaced = ""
+	return back
 }
 
 // toggleNotes opens or closes the notification list.

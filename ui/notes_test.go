@@ -1,9 +1,12 @@
 package ui
 
 import (
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
+
+	tea "github.com/charmbracelet/bubbletea"
 
 	"sandscope/client"
 	"sandscope/record"
@@ -49,7 +52,8 @@ func TestNotificationWhileAnotherScreenIsOpen(t *testing.T) {
 	rec.Add(record.FromLogEvent("other", "p1", client.LogEvent{Kind: client.Ended, Time: uitest.T0, Cursor: "c1", Status: &ended}))
 	step(m, alertsMsg{ch: m.alertCh}, 1)
 
-	if !strings.Contains(m.status, "other/p1") || !strings.Contains(m.status, "EXITED 5") || strings.ContainsAny(m.status, "\x1b\x07") {
+	// the outcome first, then the short name follow-all uses, then the rest
+	if !strings.HasPrefix(m.status, "EXITED 5 agent-p1 · other/p1 · ") || strings.ContainsAny(m.status, "\x1b\x07") {
 		t.Fatalf("status: %q", m.status)
 	}
 	if !strings.Contains(m.View(), "other/p1") {
@@ -62,8 +66,8 @@ func TestNotificationWhileAnotherScreenIsOpen(t *testing.T) {
 	mu.Lock()
 	got := append([]byte(nil), written...)
 	mu.Unlock()
-	want := "\x1b]9;sandscope: ENDED other/p1 — EXITED 5 · agent ]2,PWNED ,rm [2J\a" +
-		"\x1b]777;notify;sandscope: ENDED other/p1;EXITED 5 · agent ]2,PWNED ,rm [2J\a" + "\a"
+	want := "\x1b]9;sandscope: EXITED 5 agent-p1 — EXITED 5 · other/p1 · agent ]2,PWNED ,rm [2J\a" +
+		"\x1b]777;notify;sandscope: EXITED 5 agent-p1;EXITED 5 · other/p1 · agent ]2,PWNED ,rm [2J\a" + "\a"
 	if string(got) != want {
 		t.Fatalf("written %q\nwant    %q", got, want)
 	}
@@ -71,7 +75,7 @@ func TestNotificationWhileAnotherScreenIsOpen(t *testing.T) {
 	// the list opens from the sandbox screen, and Enter opens the log of the process
 	step(m, uitest.Key("M"), 0)
 	v := m.View()
-	for _, w := range []string{"Notifications (1)", "ENDED", "other/p1", "EXITED 5"} {
+	for _, w := range []string{"Notifications (1)", "EXITED 5 agent-p1 · other/p1"} {
 		if !strings.Contains(v, w) {
 			t.Fatalf("the list lacks %q:\n%s", w, v)
 		}
@@ -102,27 +106,56 @@ func TestNotificationWithoutSignals(t *testing.T) {
 	}
 }
 
-// A notification does not push aside the message of the user's own action: it waits for that
-// message to fade, while the header counts it at once.
-func TestNotificationWaitsForTheActionMessage(t *testing.T) {
+// A notification takes the status area at once, even from the message of the user's own action
+// or a warning (a LOST must not wait behind it); the message comes back when the notification
+// fades, and the header counts the notification at once.
+func TestNotificationTakesTheStatusAtOnce(t *testing.T) {
 	m := newRootWith(t, uitest.NewBridge(), Options{})
-	step(m, common.StatusMsg{Level: common.Info, Text: "replaced the container of sb"}, 0)
+	step(m, common.StatusMsg{Level: common.Warn, Text: "refresh failed: the bridge is slow"}, 0)
 	inc := client.Incarnation{Number: 1}
 	p := client.Process{ID: "p3", Command: []string{"agent"}, State: "running"}
 	m.ctx.Record.Add(record.FromSandboxEvent(client.SandboxEvent{Kind: client.ProcessAppeared, Sandbox: "sb", Time: uitest.T0, Incarnation: inc, Process: &p}))
 	m.ctx.Record.Add(record.FromLogEvent("sb", "p3", client.LogEvent{Kind: client.Lost, Time: uitest.T0}))
 	step(m, alertsMsg{ch: m.alertCh}, 0)
 	v := m.View()
-	if !strings.Contains(v, "replaced the container of sb") || strings.Contains(v, "sb/p3") || !strings.Contains(v, "M 1 new") {
-		t.Fatalf("the action message gave way, or the header lacks the count:\n%s", v)
+	if !strings.HasPrefix(m.status, "LOST agent-p3 · sb/p3") || !strings.Contains(v, "LOST agent-p3") || strings.Contains(v, "refresh failed") || !strings.Contains(v, "M 1 new") {
+		t.Fatalf("the notification waited, or the header lacks the count (status %q):\n%s", m.status, v)
 	}
 	step(m, statusExpiredMsg{gen: m.statusGen}, 0)
-	if !strings.Contains(m.status, "sb/p3") || !strings.Contains(m.status, "LOST") {
-		t.Fatalf("the waiting notification is not shown after the fade: %q", m.status)
+	if m.status != "refresh failed: the bridge is slow" || m.statusLevel != common.Warn {
+		t.Fatalf("the pushed-aside message did not come back: %q", m.status)
+	}
+	step(m, statusExpiredMsg{gen: m.statusGen}, 0)
+	if m.status != "" {
+		t.Fatalf("status after both faded: %q", m.status)
 	}
 	step(m, uitest.Key("M"), 0)
 	if strings.Contains(m.View(), "M 1 new") {
 		t.Fatal("the unread count stays after the list was opened")
+	}
+}
+
+// In the list at 80×24 a failing and a passing run differ at a glance: each row leads with the
+// outcome, then the short name.
+func TestNotificationListLeadsWithTheOutcome(t *testing.T) {
+	m := newRootWith(t, uitest.NewBridge(), Options{})
+	step(m, tea.WindowSizeMsg{Width: 80, Height: 24}, 0)
+	inc := client.Incarnation{Number: 1}
+	script := []string{"sh", "-c", strings.Repeat("echo a long test script line; ", 20), "npm-test"}
+	for i, code := range []int{2, 0} {
+		p := client.Process{ID: fmt.Sprintf("run%d-0123456789", i), Command: script, State: "running"}
+		m.ctx.Record.Add(record.FromSandboxEvent(client.SandboxEvent{Kind: client.ProcessAppeared, Sandbox: "demo", Time: uitest.T0, Incarnation: inc, Process: &p}))
+		ended := p
+		ended.State, ended.Exit = "exited", &client.Exit{Code: code}
+		m.ctx.Record.Add(record.FromSandboxEvent(client.SandboxEvent{Kind: client.ProcessChanged, Sandbox: "demo", Time: uitest.T0, Incarnation: inc, Process: &ended}))
+	}
+	step(m, alertsMsg{ch: m.alertCh}, 0)
+	step(m, uitest.Key("M"), 0)
+	v := m.View()
+	for _, w := range []string{"EXITED 2 npm-test-run0-012 · demo/run0", "EXITED 0 npm-test-run1-012 · demo/run1"} {
+		if !strings.Contains(v, w) {
+			t.Fatalf("the list lacks %q:\n%s", w, v)
+		}
 	}
 }
 

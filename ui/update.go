@@ -67,13 +67,10 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if e.gen != m.statusGen {
 			return m, nil
 		}
-		m.status, m.shownStatus = "", ""
-		if m.pendingNote == "" {
+		m.shownStatus = ""
+		if !m.expireStatus() {
 			return m, nil
 		}
-		// a notification that waited for the message before it
-		m.showNote(m.pendingNote, m.pendingLevel)
-		m.pendingNote = ""
 	} else {
 		cmd = m.route(msg)
 	}

@@ -121,6 +121,11 @@ func (m *Model) statusView() string {
 	for i, l := range ls {
 		ls[i] = style.Render(common.Fit(l, m.width))
 	}
+	// a notification leads with its outcome in the theme's style for it
+	if h := m.noteHead; h != "" && m.status == m.noteStatus && strings.HasPrefix(common.StripANSI(ls[0]), h) {
+		hw := lipgloss.Width(h)
+		ls[0] = st.Badge(m.noteBadge).Render(h) + style.Render(common.FitCells(strings.TrimPrefix(common.StripANSI(ls[0]), h), m.width-hw))
+	}
 	return strings.Join(ls, "\n")
 }
 

@@ -133,7 +133,7 @@ func (m *Model) updateAll(msg tea.Msg) (tea.Cmd, bool) {
 			}
 		}
 		if inc > 0 {
-			m.buf.AddMarker(m.allName(), logbuf.Note, fmt.Sprintf("sandbox %s: new container, incarnation #%d", vocab.Text(m.all), inc), "", m.ctx.Clock())
+			m.addMarker(m.allName(), logbuf.Note, fmt.Sprintf("sandbox %s: new container, incarnation #%d", vocab.Text(m.all), inc), "", m.ctx.Clock())
 		}
 		if !msg.closed {
 			cmds = append(cmds, waitForAllWatch(m, m.allWatch, m.gen))
@@ -171,7 +171,7 @@ func (m *Model) join(t common.LogTarget) tea.Cmd {
 	if t.Incarnation > 0 {
 		word += fmt.Sprintf(", incarnation %d", t.Incarnation)
 	}
-	m.buf.AddMarker(s.name, logbuf.Note, "joined: following "+followall.Summary(t.Process.Command)+" ("+word+")", "", m.ctx.Clock())
+	m.addMarker(s.name, logbuf.Note, "joined: following "+followall.Summary(t.Process.Command)+" ("+word+")", "", m.ctx.Clock())
 	return m.startSource(len(m.sources) - 1)
 }
 

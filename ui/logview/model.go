@@ -100,6 +100,12 @@ type Model struct {
 	allCancel context.CancelFunc
 	allCh     <-chan string              // the record's change notices
 	allWatch  <-chan client.SandboxEvent // the view's own watcher when nothing is recorded
+
+	// held waits in the reorder window (order.go) while lines are placed by timestamp; lastKey
+	// is each name's last placing timestamp.
+	held         []held
+	lastKey      map[string]time.Time
+	reorderArmed bool
 }
 
 // Options tunes a log view.
@@ -205,7 +211,7 @@ func (m *Model) replayCapture(s *source) {
 		_ = rec.Flush()
 		var err error
 		if c, err = rec.Captured(sb, id); err != nil {
-			m.buf.AddMarker(s.name, logbuf.Failed, common.SanitizeText(err.Error()), "", now)
+			m.addMarker(s.name, logbuf.Failed, common.SanitizeText(err.Error()), "", now)
 		}
 		st = rec.State(sb)
 	}
@@ -224,7 +230,7 @@ func (m *Model) replayCapture(s *source) {
 		if c.Found && c.Dropped > 0 {
 			text = fmt.Sprintf("its captured output (%s) was %s: %s", common.Bytes(c.Dropped), common.SanitizeText(c.Ended), where)
 		}
-		m.buf.AddMarker(s.name, logbuf.Note, text, "", now)
+		m.addMarker(s.name, logbuf.Note, text, "", now)
 		return
 	}
 	began := "CAPTURE BEGAN " + common.Clock(c.Began)
@@ -236,7 +242,7 @@ func (m *Model) replayCapture(s *source) {
 	if c.Dropped > 0 {
 		began += fmt.Sprintf("; the oldest %s captured were dropped to keep the per-process budget", common.Bytes(c.Dropped))
 	}
-	m.buf.AddMarker(s.name, logbuf.Note, began, c.BeganCursor, c.Began)
+	m.addMarker(s.name, logbuf.Note, began, c.BeganCursor, c.Began)
 	evs := make([]client.LogEvent, 0, len(c.Chunks)+1)
 	for _, ch := range c.Chunks {
 		evs = append(evs, client.LogEvent{Kind: client.Data, Cursor: ch.Cursor, Time: ch.Time, Stream: ch.Stream, Data: ch.Data})
@@ -262,7 +268,7 @@ func (m *Model) replayCapture(s *source) {
 		evs = append(evs, client.LogEvent{Kind: client.Ended, Cursor: c.LastCursor, Time: e.LastSeen, Status: &p})
 	default:
 		m.ingest(s, evs)
-		m.buf.AddMarker(s.name, logbuf.Note, "CAPTURE ENDED: "+common.SanitizeText(c.Ended)+"; "+where, c.LastCursor, now)
+		m.addMarker(s.name, logbuf.Note, "CAPTURE ENDED: "+common.SanitizeText(c.Ended)+"; "+where, c.LastCursor, now)
 		return
 	}
 	m.ingest(s, evs)

@@ -21,8 +21,28 @@ import (
 	"sandscope/vocab"
 )
 
-// Update handles follower batches, ticks, keys and the answers of searches, filters and saves.
+// Update handles follower batches, ticks, keys and the answers of searches, filters and saves,
+// and keeps the reorder window's release scheduled while lines wait in it.
 func (m *Model) Update(msg tea.Msg) (common.Component, tea.Cmd) {
+	if r, ok := msg.(reorderMsg); ok {
+		if r.owner != m || r.gen != m.gen {
+			return m, nil
+		}
+		m.reorderArmed = false
+		m.release(false)
+		if m.filter != nil {
+			return m, tea.Batch(m.updateFilter(m.filter), m.armReorder())
+		}
+		return m, m.armReorder()
+	}
+	c, cmd := m.update(msg)
+	if next := m.armReorder(); next != nil {
+		cmd = tea.Batch(cmd, next)
+	}
+	return c, cmd
+}
+
+func (m *Model) update(msg tea.Msg) (common.Component, tea.Cmd) {
 	if cmd, ok := m.updateAll(msg); ok {
 		return m, cmd
 	}
@@ -43,7 +63,7 @@ func (m *Model) Update(msg tea.Msg) (common.Component, tea.Cmd) {
 				// the follower stopped without a final word: nothing confirms an ending
 				s.state, s.since = Failed, m.ctx.Clock()
 				s.endLabel = "stream closed without a confirmed ending"
-				m.buf.AddMarker(s.name, logbuf.Failed, "FOLLOW STOPPED: the stream closed without a confirmed ending", s.cursor, m.ctx.Clock())
+				m.addMarker(s.name, logbuf.Failed, "FOLLOW STOPPED: the stream closed without a confirmed ending", s.cursor, m.ctx.Clock())
 			}
 		} else {
 			cmds = append(cmds, waitForLog(m, s.ch, msg.src, m.gen))
@@ -125,7 +145,7 @@ func (m *Model) ingest(s *source, evs []client.LogEvent) {
 	if m.buf == nil {
 		return
 	}
-	m.buf.Append(s.name, evs...)
+	m.place(s.name, evs)
 	m.record(s, evs)
 	now := m.ctx.Clock()
 	for i := range evs {
@@ -313,6 +333,9 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 		}
 	case key.Matches(msg, k.Timestamps):
 		m.stamps = !m.stamps
+		if !m.stamps {
+			m.release(true) // arrival order again: nothing waits
+		}
 	case key.Matches(msg, k.Wrap):
 		m.wrap = !m.wrap
 	case key.Matches(msg, k.JSONL):
@@ -347,12 +370,26 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 			return common.Status(common.Info, "no more markers that way")
 		}
 	case key.Matches(msg, k.LogReport):
-		// the report of the first followed process (its sandbox's timeline and incidents)
-		if len(m.sources) == 0 {
+		// the report of the process the view points at (its sandbox's timeline and incidents)
+		s, which := m.lineSource()
+		if s == nil {
 			return nil
 		}
-		t := m.sources[0].target
-		return common.WriteReport(m.ctx, t.Sandbox, t.Process.ID)
+		t := s.target
+		cmd := common.WriteReport(m.ctx, t.Sandbox, t.Process.ID)
+		if which == "" {
+			return cmd
+		}
+		// several processes share the view: the message names the one the report is of
+		name := vocab.Text(s.name)
+		return func() tea.Msg {
+			msg := cmd()
+			if sm, ok := msg.(common.StatusMsg); ok {
+				sm.Text = "report of " + name + " (" + which + "): " + sm.Text
+				return sm
+			}
+			return msg
+		}
 	case key.Matches(msg, k.Save):
 		name := "sandscope"
 		if len(m.sources) == 1 {
@@ -536,26 +573,58 @@ func (c *countWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// copyCursor copies the live cursor of the first source (or of the visible line's source) to the
-// clipboard with OSC 52, only because the user asked, and shows it in full.
-func (m *Model) copyCursor() tea.Cmd {
+// lineSource is the process the view points at, for the keys that act on one process (copy
+// cursor, report): the only one, else the process of the current match (a search or marker
+// jump), else of the newest line on screen while following, else of the top line. which says
+// which line it was ("" when the view follows one process). A line of the view's own (a sandbox
+// note) gives the nearest process line above it.
+func (m *Model) lineSource() (s *source, which string) {
 	if len(m.sources) == 0 {
-		return nil
+		return nil, ""
 	}
-	s := m.sources[0]
-	if m.buf != nil && len(m.sources) > 1 {
-		if l, ok := m.buf.Line(m.topIndex()); ok {
+	if len(m.sources) == 1 && m.all == "" {
+		return m.sources[0], ""
+	}
+	idx, which := m.topIndex(), "the top line"
+	switch {
+	case m.match >= 0:
+		idx, which = m.match, "the matched line"
+	case m.follow && m.total() > 0:
+		idx, which = m.total()-1, "the newest line"
+		if m.filter != nil {
+			idx = m.filter.Index(idx)
+		}
+	}
+	if m.buf != nil {
+		for i := idx; i >= 0 && i > idx-200; i-- {
+			l, ok := m.buf.Line(i)
+			if !ok {
+				break
+			}
 			for _, x := range m.sources {
 				if x.name == l.Source {
-					s = x
+					return x, which
 				}
 			}
 		}
 	}
-	if s.cursor == "" {
-		return common.Status(common.Info, "no cursor yet: nothing delivered")
+	return m.sources[0], "the first process: no process line in view"
+}
+
+// copyCursor copies the live cursor of the process the view points at (lineSource) to the
+// clipboard with OSC 52, only because the user asked, and shows it in full.
+func (m *Model) copyCursor() tea.Cmd {
+	s, which := m.lineSource()
+	if s == nil {
+		return nil
 	}
-	text := fmt.Sprintf("cursor of %s: %s", vocab.Text(s.name), vocab.Text(s.cursor))
+	if which != "" {
+		which = " (" + which + ")"
+	}
+	if s.cursor == "" {
+		return common.Status(common.Info, fmt.Sprintf("no cursor yet for %s%s: nothing delivered", vocab.Text(s.name), which))
+	}
+	text := fmt.Sprintf("cursor of %s%s: %s", vocab.Text(s.name), which, vocab.Text(s.cursor))
 	if !plainToken(s.cursor) {
 		// pasted into a shell, a cursor with spaces or controls could do harm: it is shown, not copied
 		return common.Status(common.Warn, text+" (not copied: the bridge's cursor holds characters a cursor never has)")

@@ -7,7 +7,10 @@ import (
 
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
 
+	"sandscope/client"
+	"sandscope/followall"
 	"sandscope/record"
 	"sandscope/themes"
 	"sandscope/ui/common"
@@ -90,17 +93,75 @@ func (m *Model) Items() []Item {
 // SetSize sets the size of the box the list draws.
 func (m *Model) SetSize(w, h int) { m.w, m.h = w, h }
 
-// StatusText is the status-area line for an item.
-func StatusText(it Item) string {
-	what := "process"
+// Head is an item's outcome, the word a notification leads with ("EXITED 2", "KILLED SIGTERM",
+// "LOST", "SUSPECT END", "GAP"), and the badge its severity takes from the theme.
+func Head(it Item) (themes.Badge, string) {
+	switch it.Kind {
+	case record.AlertLost:
+		return themes.BadgeLost, "LOST"
+	case record.AlertSuspect:
+		return themes.BadgeSuspectEnd, "SUSPECT END"
+	case record.AlertGap:
+		return themes.BadgeReconnecting, "GAP"
+	}
+	word := it.Text
+	switch {
+	case word == "EXITED 0":
+		return themes.BadgeExited, word
+	case strings.HasPrefix(word, "EXITED "):
+		return themes.BadgeExitedFail, word
+	case strings.HasPrefix(word, "KILLED"):
+		return themes.BadgeKilled, word
+	case strings.HasPrefix(word, "TIMED OUT"):
+		return themes.BadgeTimedOut, word
+	case strings.HasPrefix(word, "ERROR"):
+		return themes.BadgeError, word
+	}
+	return themes.BadgeEnded, word
+}
+
+// detail is what an item's text says beyond its head ("" for an ending, whose text is the head).
+func detail(it Item) string {
+	if it.Kind == record.AlertEnded {
+		return ""
+	}
+	_, rest, _ := strings.Cut(it.Text, ": ") // "LOST: evidence", "GAP: 12 bytes missing"
+	return strings.TrimSpace(rest)
+}
+
+// ShortName is the name an item's process goes by in `logs --all` and follow-all
+// (followall.Name: "npm-test-1a2b3c4d"); a terminal is "terminal" and its ID's first characters.
+func ShortName(it Item) string {
 	if it.Entity == record.Terminal {
-		what = "terminal"
+		id := it.ID
+		if len(id) > 8 {
+			id = id[:8]
+		}
+		return "terminal-" + id
 	}
-	cmd := ""
-	if it.Command != "" {
-		cmd = " (" + it.Command + ")"
+	return common.SanitizeText(followall.Name(client.Process{ID: it.rawID, Command: it.rawCommand}))
+}
+
+// Rest is everything after the head and the short name: the detail, sandbox/ID (what the command
+// line takes) and the command (unless the short name already tells it).
+func Rest(it Item) string {
+	var parts []string
+	if d := detail(it); d != "" {
+		parts = append(parts, d)
 	}
-	return fmt.Sprintf("%s %s/%s%s: %s", what, it.Sandbox, it.ID, cmd, it.Text)
+	parts = append(parts, it.Sandbox+"/"+it.ID)
+	// a named shell script (sh -c SCRIPT NAME) is already told by its short name
+	if argv := it.rawCommand; len(argv) > 0 && !(len(argv) >= 4 && argv[1] == "-c") {
+		parts = append(parts, common.SanitizeText(followall.Summary(argv)))
+	}
+	return strings.Join(parts, " · ")
+}
+
+// StatusText is the status-area line for an item: the outcome first, then the short name, then
+// the rest (a narrow screen cuts from the right, so the outcome is always seen).
+func StatusText(it Item) string {
+	_, head := Head(it)
+	return head + " " + ShortName(it) + " · " + Rest(it)
 }
 
 // Level is how loudly the status area shows an item: an ending that was confirmed successful is
@@ -114,15 +175,18 @@ func Level(it Item) common.Level {
 
 // Title and Body are a desktop notification's two fields for an item (cleaned by Sequence).
 func Title(it Item) string {
-	return fmt.Sprintf("%s %s/%s", strings.ToUpper(string(it.Kind)), it.rawSandbox, it.rawID)
+	_, head := Head(it)
+	return fmt.Sprintf("%s %s", head, followall.Name(client.Process{ID: it.rawID, Command: it.rawCommand}))
 }
 
-// Body is the desktop notification's text: what happened, and the command.
+// Body is the desktop notification's text: what happened, the sandbox and process, and the
+// command.
 func Body(it Item) string {
-	if len(it.rawCommand) == 0 {
-		return it.Text
+	parts := []string{it.Text, it.rawSandbox + "/" + it.rawID}
+	if len(it.rawCommand) > 0 {
+		parts = append(parts, strings.Join(common.DisplayArgv(it.rawCommand), " "))
 	}
-	return it.Text + " · " + strings.Join(common.DisplayArgv(it.rawCommand), " ")
+	return strings.Join(parts, " · ")
 }
 
 func (m *Model) selected() (Item, bool) {
@@ -192,24 +256,6 @@ func (m *Model) rows() int {
 	return n
 }
 
-// kindBadge is the badge style of a kind.
-func kindBadge(st *themes.Styles, it Item) string {
-	b := themes.BadgeEnded
-	switch it.Kind {
-	case record.AlertLost:
-		b = themes.BadgeLost
-	case record.AlertSuspect:
-		b = themes.BadgeSuspectEnd
-	case record.AlertGap:
-		b = themes.BadgeReconnecting
-	case record.AlertEnded:
-		if it.Text != "EXITED 0" {
-			b = themes.BadgeExitedFail
-		}
-	}
-	return st.Badge(b).Render(strings.ToUpper(string(it.Kind)))
-}
-
 // View draws the list as a box of the size SetSize gave.
 func (m *Model) View() string {
 	st := m.ctx.Styles
@@ -226,15 +272,18 @@ func (m *Model) View() string {
 		start = m.cursor - rows + 1
 	}
 	newest := m.Items()
-	for i := start; i < len(newest) && i < start+rows; i++ {
+	end := min(len(newest), start+rows)
+	// the outcome column is as wide as the widest outcome on screen, so names line up
+	headW := 0
+	for _, it := range newest[start:end] {
+		_, head := Head(it)
+		headW = max(headW, min(lipgloss.Width(head), 16))
+	}
+	for i := start; i < end; i++ {
 		it := newest[i]
-		cols := []int{8, 7, max(inner/4, 12)}
-		who := it.Sandbox + "/" + it.ID
-		rest := it.Text
-		if it.Command != "" {
-			rest = it.Command + " · " + it.Text
-		}
-		line := common.JoinCells([]string{common.Clock(it.Time), kindBadge(st, it), who}, cols) + " " + rest
+		b, head := Head(it)
+		line := common.Clock(it.Time) + " " + st.Badge(b).Render(common.Fit(head, headW)) + " " +
+			ShortName(it) + st.Faint.Render(" · ") + Rest(it)
 		line = common.Fit(line, inner)
 		if i == m.cursor {
 			line = st.Selected.Render(common.Fit(common.StripANSI(line), inner))

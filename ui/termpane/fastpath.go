@@ -12,8 +12,9 @@ package termpane
 // the tail then starts with the same pen it would have had. Erase in line only touches a line that
 // scrolls off. The one thing that would break the equivalence is a scroll region (or left/right
 // margins), so the fast path is off whenever one may be set. Lines skipped this way are not in the
-// emulator's scrollback, which the pane does not show. TestFastPathMatchesFullEmulation checks the
-// equivalence against full emulation, for plain and for coloured output.
+// emulator's scrollback: the worker keeps them in the pane's own (history.go).
+// TestFastPathMatchesFullEmulation checks the equivalence against full emulation, for plain and
+// for coloured output, and TestScrollbackMatchesFullEmulation that the scrollback is the same too.
 
 import (
 	"strconv"
@@ -29,6 +30,8 @@ type marginTracker struct {
 	alt    bool    // the alternate screen is active
 	region [2]bool // a scroll region may be set on [main, alt]
 	lrm    bool    // left/right margin mode may be on
+	// clearHist says the main screen's scrollback was erased (CSI 3 J) since the flag was reset.
+	clearHist bool
 }
 
 func (t *marginTracker) feed(p []byte, rows int) {
@@ -87,6 +90,8 @@ func (t *marginTracker) final(c byte, rows int) {
 	switch {
 	case c == 'r' && !t.priv:
 		t.region[scr] = !fullRegion(string(t.params), rows)
+	case c == 'J' && !t.priv && !t.alt && string(t.params) == "3":
+		t.clearHist = true
 	case t.priv && (c == 'h' || c == 'l'):
 		on := c == 'h'
 		for _, p := range splitParams(t.params) {
@@ -144,7 +149,7 @@ func (t *marginTracker) safe(alt bool) bool {
 // plain, ends with CR LF and holds at least rows line feeds; the plain run after it holds at least
 // rows more.
 func skippable(b []byte, rows int) (n int, pen []byte) {
-	n, _, pen = skippableScan(b, rows)
+	n, _, pen, _ = skippableScan(b, rows)
 	return n, pen
 }
 
@@ -157,9 +162,9 @@ type sgrSpan struct {
 
 // skippableScan is skippable that also says where the scan stopped: at the first byte that is not
 // plain, or at len(b). The answer depends on b[:stop] alone, so while that byte is still ahead and
-// rows unchanged, asking again from a later start cannot find more to skip.
-func skippableScan(b []byte, rows int) (n, stop int, pen []byte) {
-	var nl []int
+// rows unchanged, asking again from a later start cannot find more to skip. nl holds the offsets
+// of the line feeds of b[:n] (the scrollback keeps the skipped lines by them).
+func skippableScan(b []byte, rows int) (n, stop int, pen []byte, nl []int) {
 	var sgr []sgrSpan
 	i := 0
 scan:
@@ -196,10 +201,10 @@ scan:
 	for ; j >= rows-1; j-- {
 		if nl[j] > 0 && b[nl[j]-1] == '\r' {
 			n = nl[j] + 1
-			return n, i, penAt(b, sgr, n)
+			return n, i, penAt(b, sgr, n), nl[:j+1]
 		}
 	}
-	return 0, i, nil
+	return 0, i, nil, nil
 }
 
 // plainCSI reports whether p starts with an SGR (`ESC [ params m`) or an erase in line

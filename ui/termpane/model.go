@@ -91,6 +91,11 @@ type Model struct {
 	loss         *client.LossEvidence
 	gaps         int
 	snap         Snapshot
+
+	// scrolled: the view shows the scrollback, from row scrollTop of the pane's document (the
+	// scrollback's rows, then the screen's); otherwise it shows the screen, live.
+	scrolled  bool
+	scrollTop int64
 }
 
 // headerLines is how many rows the header takes.
@@ -137,8 +142,11 @@ func (m *Model) Snapshot() Snapshot { return m.snap }
 // Focused reports whether keys go to the remote terminal.
 func (m *Model) Focused() bool { return m.focused }
 
-// Focus sends keys to the remote terminal until the leave key.
-func (m *Model) Focus() { m.focused = true }
+// Focus sends keys to the remote terminal until the leave key, and returns the view to live.
+func (m *Model) Focus() { m.focused, m.scrolled = true, false }
+
+// Scrolled reports that the view shows the scrollback rather than the live screen.
+func (m *Model) Scrolled() bool { return m.scrolled }
 
 // Blur stops sending keys.
 func (m *Model) Blur() { m.focused = false }
@@ -192,7 +200,10 @@ func (m *Model) ShortHelp() []key.Binding {
 	if m.focused {
 		return []key.Binding{m.leave}
 	}
-	return []key.Binding{k.FocusPane, k.Attach, k.Interrupt, k.Terminate, k.Back, k.Help}
+	if m.scrolled {
+		return []key.Binding{k.PageUp, k.PageDown, k.Top, k.Bottom, k.FocusPane, k.Help}
+	}
+	return []key.Binding{k.FocusPane, k.PageUp, k.Attach, k.Interrupt, k.Terminate, k.Back, k.Help}
 }
 
 // FullHelp lists the pane's keys for the help screen.

@@ -33,6 +33,7 @@ func (m *Model) Update(msg tea.Msg) (*Model, tea.Cmd) {
 			return m, nil
 		}
 		m.snap = m.w.Snapshot()
+		m.clampScroll()
 		if m.statusDone && m.w.idle() && m.snap.Rendered == m.snap.Received {
 			return m, nil // the last bytes are on screen; nothing will change any more
 		}
@@ -76,7 +77,10 @@ func (m *Model) unfocusedKey(msg tea.KeyMsg) tea.Cmd {
 		if m.closed || m.state.Final() {
 			return nil
 		}
-		m.focused = true
+		m.Focus()
+		return nil
+	case key.Matches(msg, k.PageUp, k.PageDown, k.Top, k.Bottom):
+		m.page(msg)
 		return nil
 	case key.Matches(msg, k.Attach):
 		a = AttachAction
@@ -89,6 +93,44 @@ func (m *Model) unfocusedKey(msg tea.KeyMsg) tea.Cmd {
 	}
 	id := m.id
 	return func() tea.Msg { return ActionMsg{ID: id, Action: a} }
+}
+
+// page moves the view through the scrollback: a page up or down, to the oldest row kept, or back
+// to live (a page down past the screen's top row returns there too).
+func (m *Model) page(msg tea.KeyMsg) {
+	k := m.ctx.Keys
+	_, rows := m.innerSize()
+	m.w.hist.Window(0, 0) // render the rows not rendered yet: row numbers are final after it
+	n, base := m.w.hist.Len()
+	live := base + int64(n) // the row number of the screen's top row
+	top := live
+	if m.scrolled {
+		top = m.scrollTop
+	}
+	switch {
+	case key.Matches(msg, k.PageUp):
+		top -= int64(rows)
+	case key.Matches(msg, k.PageDown):
+		top += int64(rows)
+	case key.Matches(msg, k.Top):
+		top = base
+	case key.Matches(msg, k.Bottom):
+		top = live
+	}
+	m.scrollTop = max(top, base)
+	m.scrolled = m.scrollTop < live
+}
+
+// clampScroll keeps a scrolled view on rows still kept (the oldest go as new ones arrive).
+func (m *Model) clampScroll() {
+	if !m.scrolled {
+		return
+	}
+	n, base := m.w.hist.Len()
+	m.scrollTop = max(m.scrollTop, base)
+	if m.scrollTop >= base+int64(n) {
+		m.scrolled = false
+	}
 }
 
 // EndInput sends ctrl-D (end of input) to the terminal, as typing it in the focused pane would:
@@ -159,8 +201,15 @@ func (c component) Title() string { return "terminal" }
 // SetFocus does nothing: the root focuses the pane's keys explicitly (Focus, the leave key).
 func (c component) SetFocus(bool) {}
 
-// Back leaves esc to the root (while focused the pane takes every key, esc included).
-func (c component) Back() bool { return false }
+// Back returns a scrolled view to live; otherwise it leaves esc to the root (while focused the
+// pane takes every key, esc included).
+func (c component) Back() bool {
+	if c.scrolled {
+		c.scrolled = false
+		return true
+	}
+	return false
+}
 
 func (c component) Update(msg tea.Msg) (common.Component, tea.Cmd) {
 	m, cmd := c.Model.Update(msg)

@@ -14,6 +14,15 @@ import (
 func (m *Model) View() string {
 	cols, rows := m.innerSize()
 	var b strings.Builder
+	if m.scrolled {
+		lines := m.scrollback(rows) // (first: rendering kept rows may add some)
+		b.WriteString(common.Fit(m.header(), m.width))
+		for _, line := range lines {
+			b.WriteByte('\n')
+			b.WriteString(common.FitCells(line, cols))
+		}
+		return b.String()
+	}
 	b.WriteString(common.Fit(m.header(), m.width))
 	for y := 0; y < rows; y++ {
 		b.WriteByte('\n')
@@ -29,6 +38,27 @@ func (m *Model) View() string {
 	return b.String()
 }
 
+// scrollback is the rows a scrolled view shows: the kept rows from scrollTop, then the screen's.
+func (m *Model) scrollback(rows int) []string {
+	out, _, _ := m.w.hist.Window(m.scrollTop, rows)
+	for y := 0; len(out) < rows; y++ {
+		line := ""
+		if y < len(m.snap.Lines) {
+			line = m.snap.Lines[y]
+		}
+		out = append(out, line)
+	}
+	return out
+}
+
+// scrollPosition is "scrollback: line N of M": N the top row shown, M every row kept and the
+// screen's.
+func (m *Model) scrollPosition() string {
+	n, base := m.w.hist.Len()
+	_, rows := m.innerSize()
+	return fmt.Sprintf("scrollback: line %d of %d · %s returns to live", m.scrollTop-base+1, n+rows, m.ctx.Keys.Bottom.Help().Key)
+}
+
 // header is: terminal ID · STATE detail · catching up · gaps · cursor · command · title.
 func (m *Model) header() string {
 	st := m.ctx.Styles
@@ -41,6 +71,9 @@ func (m *Model) header() string {
 	parts := []string{st.Title.Render("▌term " + id)}
 	badge, label := m.badge()
 	parts = append(parts, st.Badge(badge).Render(label))
+	if m.scrolled {
+		parts = append(parts, st.Warning.Render(m.scrollPosition()))
+	}
 	if f := m.snap.Failure; f != "" {
 		parts = append(parts, st.Error.Render("DISPLAY FAILED: "+sanitize.Title(f)+" (output still arrives; attach full screen to see it)"))
 	}

@@ -87,6 +87,11 @@ type worker struct {
 
 	smu  sync.Mutex
 	snap Snapshot
+
+	// hist is the scrollback (history.go); swallow counts the rows the emulator will push that
+	// are blank stand-ins for the last rows of a skipped run, already in hist (run only).
+	hist    *history
+	swallow int
 }
 
 func newWorker(parent context.Context, conn Conn, cols, rows int, plain, fast bool, frame time.Duration) *worker {
@@ -103,10 +108,12 @@ func newWorker(parent context.Context, conn Conn, cols, rows int, plain, fast bo
 		room:   make(chan struct{}, 1),
 	}
 	em := vt.NewEmulator(cols, rows)
-	// The pane never shows the emulator's scrollback, and x/vt v0.1.0 keeps it in a slice it
-	// shifts by one for every line that scrolls off a full scrollback (a third of the time spent on
-	// scrolling output): keep one line.
-	em.SetScrollbackSize(1)
+	// x/vt v0.1.0 keeps its scrollback in a slice it shifts by one for every line that scrolls off
+	// once it is full (a third of the time spent on scrolling output). The worker takes the rows
+	// out after every write (history.go), so it never fills: its size only has to hold what one
+	// write can push.
+	em.SetScrollbackSize(histMax)
+	w.hist = newHistory(plain)
 	w.snap = Snapshot{Cols: cols, Rows: rows, Lines: make([]string, rows)}
 	w.wg.Add(3)
 	go w.read()
@@ -256,6 +263,7 @@ func (w *worker) run(em *vt.Emulator, cols, rows int) {
 		if sz[0] != cols || sz[1] != rows {
 			cols, rows = sz[0], sz[1]
 			em.Resize(cols, rows)
+			w.drainHistory(em)
 			tr.region = [2]bool{} // a resize resets both screens' scroll regions
 			_ = w.conn.Resize(cols, rows)
 		}
@@ -290,13 +298,18 @@ func (w *worker) run(em *vt.Emulator, cols, rows int) {
 		if w.fast && w.backlog() >= fastBehind && tr.safe(em.IsAltScreen()) &&
 			(w.digested.Load() > blockedAt || rows != blockedRows) {
 			window := w.peek(fastWindow)
-			n, stop, pen := skippableScan(window, rows)
+			n, stop, pen, nl := skippableScan(window, rows)
 			if n == 0 && stop < len(window) {
 				blockedAt, blockedRows = w.digested.Load()+int64(stop), rows
 			}
 			if n > 0 {
 				w.discard(n)
+				main := !em.IsAltScreen()
+				at := em.CursorPosition()
 				_, _ = em.Write(append(scrollOut(rows), pen...))
+				if main {
+					w.takeSkipped(em, window[:n], nl, at.X, rows)
+				}
 				w.digested.Add(int64(n))
 				w.skipped.Add(int64(n))
 				dirty = true
@@ -310,6 +323,12 @@ func (w *worker) run(em *vt.Emulator, cols, rows int) {
 					msg := err.Error()
 					w.failure.Store(&msg)
 				}
+				if tr.clearHist {
+					tr.clearHist = false
+					w.hist.clear()
+					w.swallow = 0 // stand-ins pushed before the erase went with the rest
+				}
+				w.drainHistory(em)
 			}
 			w.digested.Add(int64(len(p)))
 			dirty = true
@@ -408,6 +427,54 @@ func (w *worker) render(em *vt.Emulator, title string) {
 	w.smu.Lock()
 	w.snap = s
 	w.smu.Unlock()
+}
+
+// drainHistory moves the rows the emulator pushed to its scrollback into the pane's.
+func (w *worker) drainHistory(em *vt.Emulator) {
+	sb := em.Scrollback()
+	if sb.Len() == 0 {
+		return
+	}
+	w.keepRows(sb.Lines())
+	sb.Clear()
+}
+
+// keepRows renders pushed rows into the scrollback, less the blank stand-ins to swallow.
+func (w *worker) keepRows(lines []uv.Line) {
+	texts := make([]string, 0, len(lines))
+	for _, l := range lines {
+		if w.swallow > 0 {
+			w.swallow--
+			continue
+		}
+		texts = append(texts, renderRow(l, w.plain))
+	}
+	w.hist.add(texts)
+}
+
+// takeSkipped keeps a run the fast path skipped. Its replacement (CR and rows line feeds) pushed
+// the screen's rows down to the cursor's: those above are history as they are; the cursor's own
+// is where the run's first line began (at column x), so it goes with the run. The screen is then
+// blank, and the first rows-1 rows the emulator pushes next are blank stand-ins for the run's last
+// lines, which the run already holds: they are swallowed.
+func (w *worker) takeSkipped(em *vt.Emulator, run []byte, nl []int, x, rows int) {
+	sb := em.Scrollback()
+	lines := sb.Lines()
+	var start uv.Line
+	if k := len(lines); k > 0 {
+		w.keepRows(lines[:k-1])
+		if w.swallow > 0 {
+			w.swallow-- // (the plain tail keeps the cursor on the bottom row: not expected)
+		} else {
+			start = lines[k-1]
+		}
+	}
+	sb.Clear()
+	if len(start) == 0 && x == 0 {
+		start = nil
+	}
+	w.hist.addRun(run, nl, em.Width(), start, x)
+	w.swallow = rows - 1
 }
 
 // padTo pads a styled line with spaces to width cells (and resets styles at its end).
