@@ -78,8 +78,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.prompted = p
 		if p {
 			// a message is about what came before the dialog; the answer brings its own (a
-			// notification waiting for its turn stays in the list and the header's count)
-			m.status, m.pendingNote = "", ""
+			// message a notification pushed aside does not come back either)
+			m.status, m.displaced = "", ""
 		}
 	}
 	if m.status != m.shownStatus {
