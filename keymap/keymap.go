@@ -415,14 +415,14 @@ func (k *KeyMap) FullHelp(s Screen) [][]key.Binding {
 	return appendColumns(cols, k.Bindings(Global))
 }
 
-// HelpColumns is a screen's full help: its groups of keys (only the keys that work where the
-// user is), each in columns, then the global keys.
+// HelpColumns lays out a screen's full help: its groups of keys (only the keys that work where
+// the user is), each in columns. The root adds the keys it handles itself on every screen.
 func (k *KeyMap) HelpColumns(groups ...[]key.Binding) [][]key.Binding {
 	var cols [][]key.Binding
 	for _, g := range groups {
 		cols = appendColumns(cols, g)
 	}
-	return appendColumns(cols, k.Bindings(Global))
+	return cols
 }
 
 // appendColumns appends bs to cols in columns of at most six keys.

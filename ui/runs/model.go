@@ -287,23 +287,16 @@ func (m *Model) setAttention(on bool) {
 // Attention reports whether the screen shows only the runs that need attention.
 func (m *Model) Attention() bool { return m.attention }
 
-// ownKeys are the screen's own keys.
-func (m *Model) ownKeys() []key.Binding {
-	k := m.ctx.Keys
-	open := k.Open
-	open.SetHelp(open.Help().Key, "open its log or terminal")
-	return []key.Binding{open, k.Attention}
-}
-
 // ShortHelp is the one-line help.
 func (m *Model) ShortHelp() []key.Binding {
 	k := m.ctx.Keys
-	return append(m.ownKeys(), k.FilterRows, k.Sort, k.Back, k.Help)
+	return append(m.actions().Bindings(), k.FilterRows, k.Sort, k.Back, k.Help)
 }
 
-// FullHelp is the help overlay: the screen's keys, the table keys, then the global ones.
+// FullHelp is the help overlay: the screen's keys and the table's, from the tables that
+// dispatch them.
 func (m *Model) FullHelp() [][]key.Binding {
-	return m.ctx.Keys.HelpColumns(m.ownKeys(), m.list.Bindings())
+	return m.ctx.Keys.HelpColumns(m.actions().Bindings(), m.list.Bindings())
 }
 
 // changeMsg names the sandboxes whose record changed.

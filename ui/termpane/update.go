@@ -8,6 +8,7 @@ import (
 
 	"sandscope/client"
 	"sandscope/ui/common"
+	"sandscope/ui/components"
 )
 
 // Update handles the pane's own messages and, while focused, keys and mouse events.
@@ -69,26 +70,25 @@ func (m *Model) Update(msg tea.Msg) (*Model, tea.Cmd) {
 
 // unfocusedKey handles the keys that act on the pane while the TUI has the keyboard.
 func (m *Model) unfocusedKey(msg tea.KeyMsg) tea.Cmd {
+	cmd, _ := m.actions().Handle(msg)
+	return cmd
+}
+
+// actions are the keys of the unfocused pane: one table for dispatch and help.
+func (m *Model) actions() components.KeyActions {
 	k := m.ctx.Keys
-	var a Action
-	switch {
-	case key.Matches(msg, k.FocusPane):
-		if m.closed || m.state.Final() {
-			return nil
-		}
-		m.focused = true
-		return nil
-	case key.Matches(msg, k.Attach):
-		a = AttachAction
-	case key.Matches(msg, k.Interrupt):
-		a = InterruptAction
-	case key.Matches(msg, k.Terminate):
-		a = TerminateAction
-	default:
-		return nil
+	ask := func(a Action) func() tea.Cmd {
+		id := m.id
+		return func() tea.Cmd { return func() tea.Msg { return ActionMsg{ID: id, Action: a} } }
 	}
-	id := m.id
-	return func() tea.Msg { return ActionMsg{ID: id, Action: a} }
+	var acts components.KeyActions
+	if !m.closed && !m.state.Final() {
+		acts = append(acts, components.Act(k.FocusPane, func() tea.Cmd { m.focused = true; return nil }))
+	}
+	return append(acts,
+		components.Act(k.Attach, ask(AttachAction)),
+		components.Act(k.Interrupt, ask(InterruptAction)),
+		components.Act(k.Terminate, ask(TerminateAction)))
 }
 
 // EndInput sends ctrl-D (end of input) to the terminal, as typing it in the focused pane would:
