@@ -65,10 +65,16 @@ func (m *Model) header() string {
 		crumbs = append(crumbs, common.SanitizeText(c.Title()))
 	}
 	parts = append(parts, strings.Join(crumbs, " › "))
+	line := strings.Join(parts, " │ ")
 	if n := m.notes.Unread(); n > 0 && !m.notesOpen {
-		parts = append(parts, fmt.Sprintf("%s %d new", m.ctx.Keys.Notifications.Help().Key, n))
+		// the unread count keeps its place at any width: the rest is cut before it
+		note := fmt.Sprintf(" │ %s %d new ", m.ctx.Keys.Notifications.Help().Key, n)
+		if rest := m.width - lipgloss.Width(note); lipgloss.Width(line) > rest {
+			line = common.Fit(line, max(rest-1, 0)) + "…"
+		}
+		line += note
 	}
-	return st.Header.Render(common.Fit(strings.Join(parts, " │ "), m.width))
+	return st.Header.Render(common.Fit(line, m.width))
 }
 
 func (m *Model) statusView() string {

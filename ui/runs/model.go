@@ -4,6 +4,7 @@ import (
 	"context"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/charmbracelet/bubbles/key"
@@ -198,8 +199,9 @@ func (m *Model) rebuild() {
 	m.list.SetRows(components.Rows{N: len(m.rows),
 		Key: func(i int) string { return rowKey(m.rows[i]) },
 		Text: func(i int) string {
+			// what the row shows (the whole ID, not its first 8 characters), and its kind
 			r := m.rows[i]
-			return r.sandbox + " " + string(r.e.Kind) + " " + r.e.ID + " " + r.label + " " + common.Argv(r.e.Command()) + " " + health(r)
+			return strings.Join(m.cells(r, m.ctx.Clock()), " ") + " " + string(r.e.Kind) + " " + r.e.ID
 		}})
 }
 

@@ -116,26 +116,25 @@ func (m *Model) Back() bool { return m.lists[m.tab].Back() }
 // list is the current tab's list.
 func (m *Model) list() *components.List { return m.lists[m.tab] }
 
-// syncLists gives each tab's list the record's current rows (cursors stay on their rows).
+// syncLists gives each tab's list the record's current rows (cursors stay on their rows). The
+// filter looks in what each row shows, state words included ("lost", "stale").
 func (m *Model) syncLists() {
+	now := m.ctx.Clock()
 	m.lists[ProcessesTab].SetRows(components.Rows{N: len(m.st.Processes),
 		Key: func(i int) string { return entryKey(m.st.Processes[i]) },
 		Text: func(i int) string {
 			e := m.st.Processes[i]
-			return e.Process.ID + " " + e.Process.State + " " + common.Argv(e.Process.Command) + " " + e.Process.Cwd
+			return strings.Join(m.procCells(e, m.procWord(e, now), now), " ")
 		}})
 	m.lists[TerminalsTab].SetRows(components.Rows{N: len(m.st.Terminals),
 		Key: func(i int) string { return m.st.Terminals[i].Terminal.ID },
 		Text: func(i int) string {
 			e := m.st.Terminals[i]
-			return e.Terminal.ID + " " + e.Terminal.Status + " " + common.Argv(e.Terminal.Command)
+			return strings.Join(m.termCells(e, m.termWord(e, now)), " ")
 		}})
 	m.lists[TimelineTab].SetRows(components.Rows{N: len(m.st.Incarnations),
-		Key: func(i int) string { return fmt.Sprint(m.st.Incarnations[i].Number) },
-		Text: func(i int) string {
-			e := m.st.Incarnations[i]
-			return fmt.Sprintf("#%d %s", e.Number, strings.Join(e.Evidence, " "))
-		}})
+		Key:  func(i int) string { return fmt.Sprint(m.st.Incarnations[i].Number) },
+		Text: func(i int) string { return strings.Join(m.incCells(i), " ") }})
 	m.tabs.SetActive(int(m.tab))
 }
 
