@@ -70,7 +70,7 @@ func (m *Model) header() string {
 		// the unread count keeps its place at any width: the rest is cut before it
 		note := fmt.Sprintf(" │ %s %d new ", m.ctx.Keys.Notifications.Help().Key, n)
 		if rest := m.width - lipgloss.Width(note); lipgloss.Width(line) > rest {
-			line = common.Fit(line, max(rest-1, 0)) + "…"
+			line = common.Fit(line, max(rest, 0)) // (cut with "…")
 		}
 		line += note
 	}
