@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -105,5 +106,92 @@ func TestConfigCommandReportsFileErrors(t *testing.T) {
 	var ee *exitError
 	if !errors.As(err, &ee) || ee.code != 2 || !strings.Contains(err.Error(), path+":2: unknown setting \"colour\"") {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+// configRun runs the real binary's `sandscope config` with the file text and the XDG config
+// directory given (themes live there), and returns its stderr lines and exit code.
+func configRun(t *testing.T, text, xdgConfig string) ([]string, string, int) {
+	t.Helper()
+	bin := sandscopeBinary(t)
+	path := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "config")
+	cmd.Env = append(os.Environ(), "SANDSCOPE_CONFIG="+path, "XDG_CONFIG_HOME="+xdgConfig,
+		"SANDSCOPE_THEME=", "SANDSCOPE_URL=", "SANDSCOPE_CONTEXT=")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	err := cmd.Run()
+	code := 0
+	var xe *exec.ExitError
+	if errors.As(err, &xe) {
+		code = xe.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Split(strings.TrimSpace(stderr.String()), "\n"), path, code
+}
+
+// TestConfigCommandReportsEveryProblem: a file with several problems — a bad value, a bad type,
+// a key clash, a bad key notation, an unknown action — gets every one of them, one a line, each
+// with file:line, in line order, and exit status 2.
+func TestConfigCommandReportsEveryProblem(t *testing.T) {
+	text := "theme: purple\npollFast: 5\nkeys:\n  quit: [j]\n  help: ctrl+zz\n  nosuch: x\nlogMemoryLines: 3\n"
+	lines, path, code := configRun(t, text, t.TempDir())
+	if code != 2 {
+		t.Fatalf("exit %d, want 2: %q", code, lines)
+	}
+	want := []string{
+		path + `:1: theme "purple"`,
+		path + `:2: pollFast must be a duration`,
+		path + `:4: keys.quit: key "j" is also "down"`,
+		path + `:5: keys.help: key "ctrl+zz"`,
+		path + `:6: keys: no action "nosuch"`,
+		path + `:7: logMemoryLines 3 is out of range`,
+	}
+	if len(lines) != len(want) {
+		t.Fatalf("want %d problems, one a line, got %d:\n%s", len(want), len(lines), strings.Join(lines, "\n"))
+	}
+	for i, w := range want {
+		if !strings.HasPrefix(lines[i], "sandscope: "+w) {
+			t.Errorf("line %d = %q, want it to start with %q", i+1, lines[i], "sandscope: "+w)
+		}
+	}
+}
+
+// TestConfigCommandRefusesKeyClash: a key that a screen would handle two ways is refused, with
+// file:line and both binding names; the same key on screens that never share it is accepted.
+func TestConfigCommandRefusesKeyClash(t *testing.T) {
+	lines, path, code := configRun(t, "keys:\n  down: [j]\n  search: [x]\n  save: [n]\n", t.TempDir())
+	if code != 2 || len(lines) != 1 || !strings.Contains(lines[0], path+`:4: keys.save: key "n" is also "next_match" on the log view`) {
+		t.Fatalf("exit %d: %q", code, lines)
+	}
+	if lines, _, code := configRun(t, "keys:\n  save: [x]\n", t.TempDir()); code != 0 {
+		t.Fatalf("save: [x] (no screen has both save and kill) refused: %q", lines)
+	}
+}
+
+// TestConfigCommandRefusesBadTheme: a user theme file that is not JSON is refused by `sandscope
+// config` as the TUI refuses it, with where the theme was chosen.
+func TestConfigCommandRefusesBadTheme(t *testing.T) {
+	xdgDir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(xdgDir, "sandscope", "themes"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(xdgDir, "sandscope", "themes", "dark.json"), []byte("not json\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	lines, path, code := configRun(t, "pollFast: 2s\ntheme: dark\n", xdgDir)
+	if code != 2 || len(lines) != 1 || !strings.Contains(lines[0], path+`:2: theme "dark": user theme`) || !strings.Contains(lines[0], "parse theme") {
+		t.Fatalf("exit %d: %q", code, lines)
+	}
+	// auto picks dark or light by the terminal: both must load
+	if lines, _, code := configRun(t, "pollFast: 2s\n", xdgDir); code != 2 || !strings.Contains(lines[0], `theme "auto"`) {
+		t.Fatalf("auto with a broken dark theme: exit %d: %q", code, lines)
+	}
+	if lines, _, code := configRun(t, "theme: light\n", xdgDir); code != 0 {
+		t.Fatalf("light refused: %q", lines)
 	}
 }

@@ -78,7 +78,7 @@ func runTUI(cmd *cobra.Command, g *globalOptions) error {
 		StateDir:     stateDir,
 		CacheDir:     filepath.Join(xdg.CacheHome, "sandscope", "logs"),
 		Theme:        eff.Theme,
-		ThemeDir:     filepath.Join(xdg.ConfigHome, "sandscope", "themes"),
+		ThemeDir:     userThemeDir(),
 		KeyOverrides: paneKeyOverrides(eff.Keys, eff.DetachKey),
 		WatchFast:    eff.PollFast,
 		WatchSlow:    eff.PollSlow,

@@ -146,10 +146,29 @@ func main() {
 	var ee *exitError
 	if errors.As(err, &ee) {
 		if ee.err != nil {
-			fmt.Fprintf(os.Stderr, "sandscope: %s\n", sanitize.Message(ee.err.Error()))
+			printError(ee.err)
 		}
 		os.Exit(ee.code)
 	}
-	fmt.Fprintf(os.Stderr, "sandscope: %s\n", sanitize.Message(err.Error()))
+	printError(err)
 	os.Exit(2)
+}
+
+// printError writes err to stderr, sanitized: joined errors (every problem of a configuration
+// file) one to a line.
+func printError(err error) {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		parts := j.Unwrap()
+		msgs := make([]string, len(parts))
+		for i, e := range parts {
+			msgs[i] = e.Error()
+		}
+		if strings.Join(msgs, "\n") == err.Error() { // errors.Join, not a message wrapping several
+			for _, e := range parts {
+				printError(e)
+			}
+			return
+		}
+	}
+	fmt.Fprintf(os.Stderr, "sandscope: %s\n", sanitize.Message(err.Error()))
 }

@@ -114,7 +114,8 @@ func DefaultPath(lookupEnv func(string) (string, bool)) string {
 
 // Load reads and checks the configuration file at path. A missing file is not an error: it gives an
 // empty Config with Exists false. Every problem found is returned (joined); each is an *Error with
-// file and line.
+// file and line. When the file parses but holds problems, the Config read so far comes with the
+// error, so a caller can check more of it (its keys) and report everything at once.
 func Load(path string) (*Config, error) {
 	c := &Config{Path: path, lines: map[string]int{}}
 	st, err := os.Stat(path)
@@ -137,18 +138,25 @@ func Load(path string) (*Config, error) {
 	c.Exists = true
 	c.Mode = st.Mode().Perm()
 	if err := c.parse(data); err != nil {
-		return nil, err
+		return c, err
 	}
 	return c, nil
 }
 
-// Parse checks configuration text as if it had been read from path with the given permissions.
+// Parse checks configuration text as if it had been read from path with the given permissions
+// (like Load, the Config read so far comes with the error).
 func Parse(path string, mode fs.FileMode, data []byte) (*Config, error) {
 	c := &Config{Path: path, Exists: true, Mode: mode.Perm(), lines: map[string]int{}}
 	if err := c.parse(data); err != nil {
-		return nil, err
+		return c, err
 	}
 	return c, nil
+}
+
+// ErrorAt is a problem with a setting ("theme", "keys.quit"), located at the line that set it
+// (the whole file when the file does not set it).
+func (c *Config) ErrorAt(setting, msg string) error {
+	return &Error{File: c.Path, Line: c.Line(setting), Msg: msg}
 }
 
 // Line returns the line where a top-level key (e.g. "theme") or a key binding ("keys.quit") was set,

@@ -1,7 +1,9 @@
 package keymap
 
 import (
+	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -198,37 +200,151 @@ func (k *KeyMap) Names() []string {
 	return out
 }
 
+// Problem is one refused key override: the binding it names, the other binding of a clash ("" for
+// other problems), and what is wrong.
+type Problem struct {
+	Name  string
+	Other string
+	Err   error
+}
+
+func (p Problem) Error() string { return fmt.Sprintf("key override %q: %v", p.Name, p.Err) }
+
 // ApplyOverrides replaces the keys of named bindings (names as in Names, e.g. "quit" or
 // "next_marker"); keys are in any notation ParseKey reads ("ctrl-g" is ctrl+g). An unknown name,
-// an empty key list or a key ParseKey refuses is an error and nothing is changed.
+// an empty key list, a key ParseKey refuses or a key that a screen would then handle two ways
+// (Check) is an error (every problem, joined) and nothing is changed.
 func (k *KeyMap) ApplyOverrides(over map[string][]string) error {
+	ps := k.Check(over)
+	if len(ps) > 0 {
+		errs := make([]error, len(ps))
+		for i, p := range ps {
+			errs[i] = p
+		}
+		return errors.Join(errs...)
+	}
+	k.apply(k.parse(over))
+	return nil
+}
+
+// Check reports every problem of a set of overrides, in the order of Names: unknown names, empty
+// key lists, keys ParseKey refuses, and keys that would then mean two bindings on one screen (a
+// clash that involves at least one overridden binding). k is not changed.
+func (k *KeyMap) Check(over map[string][]string) []Problem {
 	byName := map[string]*key.Binding{}
 	for _, e := range k.entries() {
 		byName[e.name] = e.b
 	}
-	parsed := make(map[string][]string, len(over))
-	for name, keys := range over {
+	names := make([]string, 0, len(over))
+	for name := range over {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	var ps []Problem
+	valid := map[string][]string{} // the overrides without a problem of their own, checked for clashes
+	for _, name := range names {
+		keys := over[name]
 		if _, ok := byName[name]; !ok {
-			return fmt.Errorf("key override %q: no such binding (known: %s)", name, strings.Join(k.Names(), ", "))
+			ps = append(ps, Problem{Name: name, Err: fmt.Errorf("no such binding (known: %s)", strings.Join(k.Names(), ", "))})
+			continue
 		}
 		if len(keys) == 0 {
-			return fmt.Errorf("key override %q: no keys given", name)
+			ps = append(ps, Problem{Name: name, Err: errors.New("no keys given")})
+			continue
 		}
+		ok := true
 		for _, s := range keys {
-			pk, err := ParseKey(s)
-			if err != nil {
-				return fmt.Errorf("key override %q: %w", name, err)
+			if _, err := ParseKey(s); err != nil {
+				ps = append(ps, Problem{Name: name, Err: err})
+				ok = false
 			}
-			parsed[name] = append(parsed[name], pk.Name)
+		}
+		if ok {
+			valid[name] = keys
 		}
 	}
-	for name, keys := range parsed {
-		bd := byName[name]
-		desc := bd.Help().Desc
-		bd.SetKeys(keys...)
-		bd.SetHelp(helpLabel(keys), desc)
+	trial := *k
+	trial.apply(k.parse(valid))
+	return append(ps, trial.clashes(valid)...)
+}
+
+// parse turns valid overrides into key names.
+func (k *KeyMap) parse(over map[string][]string) map[string][]string {
+	parsed := make(map[string][]string, len(over))
+	for name, keys := range over {
+		for _, s := range keys {
+			if pk, err := ParseKey(s); err == nil {
+				parsed[name] = append(parsed[name], pk.Name)
+			}
+		}
 	}
-	return nil
+	return parsed
+}
+
+func (k *KeyMap) apply(parsed map[string][]string) {
+	for _, e := range k.entries() {
+		if keys, ok := parsed[e.name]; ok {
+			desc := e.b.Help().Desc
+			e.b.SetKeys(keys...)
+			e.b.SetHelp(helpLabel(keys), desc)
+		}
+	}
+}
+
+// together lists, for each screen of the TUI, the bindings it handles at the same time, the
+// root's included: one key in two of them would act two ways there. (The terminal pane takes
+// enter to focus, not to open; dialogs take only the prompt keys.)
+var together = []struct {
+	where  string
+	groups []Screen
+	plus   []string
+	minus  []string
+}{
+	{"the sandboxes screen", []Screen{Global, Lists, Sandboxes}, nil, nil},
+	{"the sandbox screen", []Screen{Global, Lists, Sandbox}, []string{"attach", "interrupt", "terminate"}, nil},
+	{"the stable sandbox screen", []Screen{Global}, []string{"next_tab", "prev_tab", "exec", "shell", "report", "select", "create", "delete"}, nil},
+	{"the all-runs screen", []Screen{Global, Lists, Runs}, nil, nil},
+	{"the log view", []Screen{Global, Logs}, nil, nil},
+	{"the terminal pane", []Screen{Global, Terminal}, nil, []string{"open", "leave_terminal"}},
+	{"dialogs", []Screen{Prompt}, nil, nil},
+}
+
+// clashes finds keys bound twice within one screen where at least one of the two bindings is
+// overridden.
+func (k *KeyMap) clashes(over map[string][]string) []Problem {
+	var ps []Problem
+	reported := map[[2]string]bool{}
+	for _, t := range together {
+		owner := map[string]string{}
+		for _, e := range k.entries() {
+			in := slices.Contains(t.groups, e.screen) || slices.Contains(t.plus, e.name)
+			if !in || slices.Contains(t.minus, e.name) {
+				continue
+			}
+			for _, kk := range e.b.Keys() {
+				prev, taken := owner[kk]
+				if !taken {
+					owner[kk] = e.name
+					continue
+				}
+				_, a := over[prev]
+				_, b := over[e.name]
+				if !a && !b {
+					continue
+				}
+				name, other := e.name, prev
+				if !b {
+					name, other = prev, e.name
+				}
+				if reported[[2]string{name, other}] {
+					continue
+				}
+				reported[[2]string{name, other}] = true
+				ps = append(ps, Problem{Name: name, Other: other, Err: fmt.Errorf("key %q is also %q on %s (it would act two ways there)", helpLabel([]string{kk}), other, t.where)})
+			}
+		}
+	}
+	return ps
 }
 
 func helpLabel(keys []string) string {
@@ -299,14 +415,14 @@ func (k *KeyMap) FullHelp(s Screen) [][]key.Binding {
 	return appendColumns(cols, k.Bindings(Global))
 }
 
-// HelpColumns is a screen's full help: its groups of keys (only the keys that work where the
-// user is), each in columns, then the global keys.
+// HelpColumns lays out a screen's full help: its groups of keys (only the keys that work where
+// the user is), each in columns. The root adds the keys it handles itself on every screen.
 func (k *KeyMap) HelpColumns(groups ...[]key.Binding) [][]key.Binding {
 	var cols [][]key.Binding
 	for _, g := range groups {
 		cols = appendColumns(cols, g)
 	}
-	return appendColumns(cols, k.Bindings(Global))
+	return cols
 }
 
 // appendColumns appends bs to cols in columns of at most six keys.

@@ -132,3 +132,40 @@ func TestLeaveTerminalOverride(t *testing.T) {
 		t.Fatalf("markdown does not show the override:\n%s", k.Markdown())
 	}
 }
+
+// TestOverrideClashesRefused: a key that a screen would then handle two ways is refused, naming
+// both bindings; the same key on two screens that never share it is fine; every problem is
+// reported, not only the first.
+func TestOverrideClashesRefused(t *testing.T) {
+	k := New()
+	ps := k.Check(map[string][]string{"quit": {"j"}})
+	if len(ps) == 0 || ps[0].Name != "quit" || ps[0].Other != "down" {
+		t.Fatalf("quit: [j] not refused as a clash with down: %+v", ps)
+	}
+	if err := k.ApplyOverrides(map[string][]string{"quit": {"j"}}); err == nil || !strings.Contains(err.Error(), `"down"`) {
+		t.Fatalf("ApplyOverrides accepted a clash: %v", err)
+	}
+	if got := k.Quit.Keys(); strings.Join(got, ",") != "q,ctrl+c" {
+		t.Fatalf("a refused override changed quit: %v", got)
+	}
+	// s is stop on the sandboxes screen and shell on the sandbox screen: no screen has both
+	if ps := k.Check(map[string][]string{"save": {"x"}}); len(ps) != 0 {
+		t.Fatalf("save: [x] (kill is not on the log view) refused: %+v", ps)
+	}
+	ps = k.Check(map[string][]string{"help": {"ctrl+zz"}, "nosuch": {"x"}, "quit": {}})
+	if len(ps) != 3 { // (quit: [] is not checked for clashes)
+		t.Fatalf("want every problem (3), got %+v", ps)
+	}
+}
+
+// TestDefaultsDoNotClash: no screen handles a default key two ways.
+func TestDefaultsDoNotClash(t *testing.T) {
+	k := New()
+	all := map[string][]string{}
+	for _, n := range k.Names() {
+		all[n] = nil
+	}
+	if ps := k.clashes(all); len(ps) != 0 {
+		t.Fatalf("default keys clash: %+v", ps)
+	}
+}

@@ -88,14 +88,14 @@ func TestParseDetach(t *testing.T) {
 // before anything changes.
 func TestOverridesUseTheNotation(t *testing.T) {
 	k := New()
-	if err := k.ApplyOverrides(map[string][]string{"leave_terminal": {"ctrl-g"}, "quit": {"Q", "space"}}); err != nil {
+	if err := k.ApplyOverrides(map[string][]string{"leave_terminal": {"ctrl-g"}, "quit": {"Q"}, "jsonl": {"space"}}); err != nil {
 		t.Fatal(err)
 	}
 	if !key.Matches(tea.KeyMsg{Type: tea.KeyCtrlG}, k.LeavePane) || k.LeavePane.Help().Key != "ctrl+g" {
 		t.Fatalf("ctrl-g not matched as ctrl+g: %v %q", k.LeavePane.Keys(), k.LeavePane.Help().Key)
 	}
-	if !key.Matches(tea.KeyMsg{Type: tea.KeySpace, Runes: []rune{' '}}, k.Quit) {
-		t.Fatalf("space not matched: %v", k.Quit.Keys())
+	if !key.Matches(tea.KeyMsg{Type: tea.KeySpace, Runes: []rune{' '}}, k.JSONL) {
+		t.Fatalf("space not matched: %v", k.JSONL.Keys())
 	}
 	before := k.Help.Keys()
 	err := k.ApplyOverrides(map[string][]string{"help": {"ctrl+é"}})

@@ -28,9 +28,10 @@ type Model struct {
 	width      int
 	height     int
 
-	help    bool
-	confirm *common.Dialog // quit confirmation
-	dialog  *common.Dialog // the root's own prompts: context switcher, first-run demo offer
+	help       bool
+	helpOffset int            // first line of the help overlay's keys shown (it scrolls when it does not fit)
+	confirm    *common.Dialog // quit confirmation
+	dialog     *common.Dialog // the root's own prompts: context switcher, first-run demo offer
 
 	status      string
 	statusLevel common.Level

@@ -10,6 +10,7 @@ import (
 
 	"sandscope/ui/bridgepanel"
 	"sandscope/ui/common"
+	"sandscope/ui/components"
 	"sandscope/ui/logview"
 	"sandscope/ui/runs"
 	"sandscope/ui/sandbox"
@@ -298,9 +299,7 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 		return nil
 	}
 	if m.help {
-		if key.Matches(msg, k.Help) || key.Matches(msg, k.Back) || key.Matches(msg, k.Quit) {
-			m.help = false
-		}
+		m.helpKey(msg)
 		return nil
 	}
 	if msg.Type == tea.KeyCtrlC && !m.capturing() {
@@ -313,29 +312,59 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 		return m.panelKey(msg)
 	}
 	if !m.capturing() {
-		switch {
-		case key.Matches(msg, k.Notifications):
-			m.toggleNotes()
-			return nil
-		case key.Matches(msg, k.BridgePanel):
-			return m.togglePanel()
-		case key.Matches(msg, k.Quit):
-			return m.quit()
-		case key.Matches(msg, k.Help):
-			m.help = true
-			return nil
-		case key.Matches(msg, k.Back) && m.top().Back():
-			return nil // the screen used esc itself (an active filter cleared)
-		case key.Matches(msg, k.Back) && len(m.stack) > 1:
-			m.pop()
-			return nil
-		case key.Matches(msg, k.Contexts):
-			return m.openContexts()
-		case key.Matches(msg, k.AllRuns):
-			return m.openRuns()
+		if cmd, ok := m.actions().Handle(msg); ok {
+			return cmd
 		}
 	}
 	return m.toTop(msg)
+}
+
+// actions are the keys the root handles on every screen (unless the screen takes every key): one
+// table for dispatch and for the help overlay, which adds them after the screen's.
+func (m *Model) actions() components.KeyActions {
+	k := m.ctx.Keys
+	acts := components.KeyActions{}
+	if len(m.stack) > 1 {
+		acts = append(acts, components.Act(k.Back, func() tea.Cmd {
+			if !m.top().Back() { // else the screen used esc itself (an active filter cleared)
+				m.pop()
+			}
+			return nil
+		}))
+	}
+	acts = append(acts, components.Act(k.Contexts, m.openContexts))
+	if _, onRuns := m.top().(*runs.Model); !onRuns {
+		acts = append(acts, components.Act(k.AllRuns, m.openRuns))
+	}
+	return append(acts,
+		components.Act(k.Notifications, func() tea.Cmd { m.toggleNotes(); return nil }),
+		components.Act(k.BridgePanel, m.togglePanel),
+		components.Act(k.Help, func() tea.Cmd { m.help, m.helpOffset = true, 0; return nil }),
+		components.Act(k.Quit, m.quit))
+}
+
+// helpKey handles a key while the help overlay is open: the keys that close it, and the moving
+// keys, which scroll it when it does not fit.
+func (m *Model) helpKey(msg tea.KeyMsg) {
+	k := m.ctx.Keys
+	page := max(m.helpRows()-1, 1)
+	switch {
+	case key.Matches(msg, k.Help, k.Back, k.Quit):
+		m.help = false
+	case key.Matches(msg, k.Up):
+		m.helpOffset--
+	case key.Matches(msg, k.Down):
+		m.helpOffset++
+	case key.Matches(msg, k.PageUp):
+		m.helpOffset -= page
+	case key.Matches(msg, k.PageDown):
+		m.helpOffset += page
+	case key.Matches(msg, k.Top):
+		m.helpOffset = 0
+	case key.Matches(msg, k.Bottom):
+		m.helpOffset = len(m.helpLines())
+	}
+	m.helpOffset = max(min(m.helpOffset, len(m.helpLines())-m.helpRows()), 0)
 }
 
 func (m *Model) quit() tea.Cmd {

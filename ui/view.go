@@ -2,6 +2,7 @@ package ui
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/charmbracelet/bubbles/help"
@@ -64,10 +65,16 @@ func (m *Model) header() string {
 		crumbs = append(crumbs, common.SanitizeText(c.Title()))
 	}
 	parts = append(parts, strings.Join(crumbs, " › "))
+	line := strings.Join(parts, " │ ")
 	if n := m.notes.Unread(); n > 0 && !m.notesOpen {
-		parts = append(parts, fmt.Sprintf("%s %d new", m.ctx.Keys.Notifications.Help().Key, n))
+		// the unread count keeps its place at any width: the rest is cut before it
+		note := fmt.Sprintf(" │ %s %d new ", m.ctx.Keys.Notifications.Help().Key, n)
+		if rest := m.width - lipgloss.Width(note); lipgloss.Width(line) > rest {
+			line = common.Fit(line, max(rest, 0)) // (cut with "…")
+		}
+		line += note
 	}
-	return st.Header.Render(common.Fit(strings.Join(parts, " │ "), m.width))
+	return st.Header.Render(common.Fit(line, m.width))
 }
 
 func (m *Model) statusView() string {
@@ -162,22 +169,40 @@ func (m *Model) hints() string {
 	return common.Fit(m.helpModel(m.width).ShortHelpView(bs), m.width)
 }
 
-// helpView lists every key that works on the current screen, in columns laid out in rows that fit
-// the width.
-func (m *Model) helpView() string {
-	st := m.ctx.Styles
-	maxW := max(m.width-8, 20)
-	h := m.helpModel(0) // rows are laid out here; nothing is cut
-	var rows []string
-	var cur [][]key.Binding
-	cols := m.top().FullHelp()
+// helpColumns are the keys of the help overlay: those of the top screen (or of the open list or
+// panel), then the root's own, less any key the screen already uses (the screen has it first).
+func (m *Model) helpColumns() [][]key.Binding {
 	if m.notesOpen {
-		cols = m.notes.FullHelp()
+		return m.notes.FullHelp()
 	}
 	if m.panelOpen {
-		cols = m.panel.FullHelp()
+		return m.panel.FullHelp()
 	}
+	cols := m.top().FullHelp()
+	taken := map[string]bool{}
 	for _, col := range cols {
+		for _, b := range col {
+			for _, kk := range b.Keys() {
+				taken[kk] = true
+			}
+		}
+	}
+	var root []key.Binding
+	for _, b := range m.actions().Bindings() {
+		if !slices.ContainsFunc(b.Keys(), func(kk string) bool { return taken[kk] }) {
+			root = append(root, b)
+		}
+	}
+	return append(cols, m.ctx.Keys.HelpColumns(root)...)
+}
+
+// helpLines are the help overlay's keys, in columns laid out in rows that fit the width.
+func (m *Model) helpLines() []string {
+	maxW := max(m.width-6, 1) // the box's border and padding, and a cell of margin each side
+	h := m.helpModel(0)       // rows are laid out here; nothing is cut
+	var rows []string
+	var cur [][]key.Binding
+	for _, col := range m.helpColumns() {
 		try := append(append([][]key.Binding(nil), cur...), col)
 		if len(cur) > 0 && lipgloss.Width(h.FullHelpView(try)) > maxW {
 			rows = append(rows, h.FullHelpView(cur))
@@ -188,6 +213,38 @@ func (m *Model) helpView() string {
 	if len(cur) > 0 {
 		rows = append(rows, h.FullHelpView(cur))
 	}
-	title := st.Title.Render("Keys") + st.Faint.Render(" · "+m.ctx.Keys.Help.Help().Key+" or "+m.ctx.Keys.Back.Help().Key+" closes")
-	return st.Border.Render(title + "\n\n" + strings.Join(rows, "\n\n"))
+	lines := strings.Split(strings.Join(rows, "\n\n"), "\n")
+	for i, l := range lines {
+		if lipgloss.Width(l) > maxW {
+			lines[i] = common.Fit(l, maxW) // never wider than the box: its border stays whole
+		}
+	}
+	return lines
+}
+
+// helpRows is how many lines of keys the help overlay shows at once: the body less the box's
+// border, title and blank line.
+func (m *Model) helpRows() int {
+	_, bh := m.bodySize()
+	return max(bh-4, 1)
+}
+
+// helpView lists every key that works on the current screen in a box that always fits the body,
+// border included: when the keys do not fit, it shows a window of them, scrolled with the moving
+// keys, and says where it is.
+func (m *Model) helpView() string {
+	st := m.ctx.Styles
+	k := m.ctx.Keys
+	lines := m.helpLines()
+	rows := m.helpRows()
+	title := st.Title.Render("Keys") + st.Faint.Render(" · "+k.Help.Help().Key+" or "+k.Back.Help().Key+" closes")
+	if len(lines) > rows {
+		off := max(min(m.helpOffset, len(lines)-rows), 0)
+		title += st.Faint.Render(fmt.Sprintf(" · %s %s scroll · %d–%d of %d", k.Up.Help().Key, k.Down.Help().Key, off+1, off+rows, len(lines)))
+		lines = lines[off : off+rows]
+	}
+	if lipgloss.Width(title) > m.width-6 {
+		title = common.Fit(title, max(m.width-6, 1))
+	}
+	return st.Border.Render(title + "\n\n" + strings.Join(lines, "\n"))
 }

@@ -244,3 +244,32 @@ func TestLayoutNeverCutsATitle(t *testing.T) {
 		}
 	}
 }
+
+// TestFixedColumnsGetTheirNaturalWidthFirst: short columns (OUTPUT, STREAM) reach what their
+// cells need before the flexible one (COMMAND) takes the rest; at a narrow width the flexible
+// one still keeps a useful share by hiding the least important columns.
+func TestFixedColumnsGetTheirNaturalWidthFirst(t *testing.T) {
+	cols := []Column{
+		{Title: "STATE", Min: 11, Want: 24, Priority: 0},
+		{Title: "COMMAND", Min: 14, Want: 48, Priority: 0, Flex: true},
+		{Title: "ID", Min: 8, Priority: 4},
+		{Title: "OUTPUT", Min: 8, Want: 12, Priority: 2},
+		{Title: "STREAM", Min: 10, Want: 40, Priority: 2},
+	}
+	cells := [][]string{{"RUNNING", "make", "abcdefgh", "9m21s ago", "1.2 KiB kept · live"}}
+	nat := Natural(cols, cells)
+	if nat[0].Want != 11 || nat[3].Want != 9 || nat[4].Want != 19 || nat[1].Want != 48 {
+		t.Fatalf("natural wants: %+v", nat)
+	}
+	got := Layout(nat, 118)
+	if got[3] != 9 || got[4] != 19 || got[0] != 11 {
+		t.Fatalf("at 118: %v: OUTPUT and STREAM cut", got)
+	}
+	if got[1] != 118-11-8-9-19-4 {
+		t.Fatalf("at 118: COMMAND has %d, want the rest", got[1])
+	}
+	got = Layout(nat, 70)
+	if got[1] < 31 || got[0] != 11 {
+		t.Fatalf("at 70: %v: COMMAND starved or STATE cut", got)
+	}
+}

@@ -1,6 +1,10 @@
 package components
 
-import "unicode/utf8"
+import (
+	"unicode/utf8"
+
+	"github.com/charmbracelet/x/ansi"
+)
 
 // Column describes one table column for Layout.
 type Column struct {
@@ -13,10 +17,12 @@ type Column struct {
 
 // Layout gives each column a width for a table width cells wide (one space between columns).
 // Every column first gets its Min, in priority order; columns that do not fit get 0 (hidden),
-// dropped from the highest priority down. Room left grows columns toward Want, one priority at a
-// time, shared within a priority in proportion to what each still wants; then flexible columns
-// share what remains. A flexible column left with less than half of what it wants beyond its
-// Min makes the columns of lower priority go, least important first, until it has it. The widths sum, with separators, to at most width.
+// dropped from the highest priority down. Room left grows the fixed columns toward their natural
+// width (Want), one priority at a time, shared within a priority in proportion to what each still
+// wants; only then do flexible columns (COMMAND) share what remains, so a short column is never
+// cut to give a long one more. A flexible column left with less than half of what it wants beyond
+// its Min makes the columns of lower priority go, least important first, until it has it. The
+// widths sum, with separators, to at most width.
 //
 // A column is never narrower than its title: a header is shown whole or its column is dropped,
 // never cut mid-word.
@@ -91,7 +97,7 @@ func layout(cols []Column, width int, hidden []bool) []int {
 		start = end
 		gap := 0
 		for _, i := range tier {
-			if out[i] > 0 {
+			if out[i] > 0 && !cols[i].Flex {
 				gap += max(cols[i].Want, cols[i].Min) - out[i]
 			}
 		}
@@ -101,7 +107,7 @@ func layout(cols []Column, width int, hidden []bool) []int {
 		share := min(room, gap)
 		given := 0
 		for _, i := range tier {
-			if out[i] == 0 {
+			if out[i] == 0 || cols[i].Flex {
 				continue
 			}
 			g := (max(cols[i].Want, cols[i].Min) - out[i]) * share / gap
@@ -113,7 +119,7 @@ func layout(cols []Column, width int, hidden []bool) []int {
 			if given >= share {
 				break
 			}
-			if out[i] > 0 && out[i] < max(cols[i].Want, cols[i].Min) {
+			if out[i] > 0 && !cols[i].Flex && out[i] < max(cols[i].Want, cols[i].Min) {
 				out[i]++
 				given++
 			}
@@ -144,6 +150,29 @@ func titled(cols []Column) []Column {
 			}
 			out[i].Min = w
 		}
+	}
+	return out
+}
+
+// Natural returns cols with each fixed column's Want set to its natural width: the widest of its
+// title and its cells (cells[row][col], plain text), never less than its Min and never more than
+// the Want it declares (its cap; 0: no cap). Flexible columns keep theirs.
+func Natural(cols []Column, cells [][]string) []Column {
+	out := append([]Column(nil), cols...)
+	for c := range out {
+		if out[c].Flex {
+			continue
+		}
+		w := ansi.StringWidth(out[c].Title)
+		for _, row := range cells {
+			if c < len(row) {
+				w = max(w, ansi.StringWidth(row[c]))
+			}
+		}
+		if out[c].Want > 0 {
+			w = min(w, out[c].Want)
+		}
+		out[c].Want = max(w, out[c].Min)
 	}
 	return out
 }

@@ -335,64 +335,61 @@ func (l *List) Update(msg tea.KeyMsg) (bool, tea.Cmd) {
 		}
 		return true, cmd
 	}
-	switch {
-	case key.Matches(msg, k.Up):
-		l.Move(-1)
-	case key.Matches(msg, k.Down):
-		l.Move(1)
-	case key.Matches(msg, k.PageUp):
-		l.Move(-l.height)
-	case key.Matches(msg, k.PageDown):
-		l.Move(l.height)
-	case key.Matches(msg, k.Top):
-		l.cursor = 0
-		l.clamp()
-	case key.Matches(msg, k.Bottom):
-		l.cursor = len(l.order) - 1
-		l.clamp()
-	case key.Matches(msg, k.FilterRows):
-		l.editing = true
-		l.input.SetValue(l.filter)
-		l.input.CursorEnd()
-		return true, l.input.Focus()
-	case key.Matches(msg, k.Sort) && len(l.sorts) > 0:
-		l.sortIdx++
-		if l.sortIdx >= len(l.sorts) {
-			l.sortIdx = -1
-		}
-		l.rebuild(l.CursorKey())
-	case key.Matches(msg, k.SortReverse):
-		l.desc = !l.desc
-		l.rebuild(l.CursorKey())
-	case l.selectable && key.Matches(msg, k.Select):
-		if c := l.CursorKey(); c != "" {
-			if l.selected[c] {
-				delete(l.selected, c)
-			} else {
-				l.selected[c] = true
-			}
-			l.Move(1)
-		}
-	default:
-		return false, nil
-	}
-	return true, nil
+	cmd, ok := l.actions().Handle(msg)
+	return ok, cmd
 }
 
-// Bindings are the list's own keys for help, the ones that do something here (moving and paging
-// are the global keys, which help lists anyway).
-func (l *List) Bindings() []key.Binding {
+// actions are the list's keys where it is (sorting only when it has orders, selecting only when
+// rows can be marked): one table for dispatch and help.
+func (l *List) actions() KeyActions {
 	k := l.keys
-	out := []key.Binding{k.FilterRows}
+	acts := KeyActions{
+		Act(k.Up, func() tea.Cmd { l.Move(-1); return nil }),
+		Act(k.Down, func() tea.Cmd { l.Move(1); return nil }),
+		Act(k.PageUp, func() tea.Cmd { l.Move(-l.height); return nil }),
+		Act(k.PageDown, func() tea.Cmd { l.Move(l.height); return nil }),
+		Act(k.Top, func() tea.Cmd { l.cursor = 0; l.clamp(); return nil }),
+		Act(k.Bottom, func() tea.Cmd { l.cursor = len(l.order) - 1; l.clamp(); return nil }),
+		Act(k.FilterRows, func() tea.Cmd {
+			l.editing = true
+			l.input.SetValue(l.filter)
+			l.input.CursorEnd()
+			return l.input.Focus()
+		}),
+	}
+	if l.filter != "" {
+		acts = append(acts, Act(Relabel(k.Back, "clear the filter"), func() tea.Cmd { l.Back(); return nil }))
+	}
 	if len(l.sorts) > 0 {
-		out = append(out, k.Sort)
+		acts = append(acts, Act(k.Sort, func() tea.Cmd {
+			l.sortIdx++
+			if l.sortIdx >= len(l.sorts) {
+				l.sortIdx = -1
+			}
+			l.rebuild(l.CursorKey())
+			return nil
+		}))
 	}
-	out = append(out, k.SortReverse)
+	acts = append(acts, Act(k.SortReverse, func() tea.Cmd { l.desc = !l.desc; l.rebuild(l.CursorKey()); return nil }))
 	if l.selectable {
-		out = append(out, k.Select)
+		acts = append(acts, Act(k.Select, func() tea.Cmd {
+			if c := l.CursorKey(); c != "" {
+				if l.selected[c] {
+					delete(l.selected, c)
+				} else {
+					l.selected[c] = true
+				}
+				l.Move(1)
+			}
+			return nil
+		}))
 	}
-	return out
+	return acts
 }
+
+// Bindings are the list's keys for help: moving, paging, filtering, and sorting and selecting
+// where the list offers them (the keys Update handles, from the same table).
+func (l *List) Bindings() []key.Binding { return l.actions().Bindings() }
 
 // Status is the list's line for the screen's title or footer: the filter being typed or active,
 // how many rows it keeps, and the order. Empty when there is nothing to say.

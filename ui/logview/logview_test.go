@@ -344,3 +344,56 @@ func TestJSONLWraps(t *testing.T) {
 		t.Fatalf("wrap on does not show the whole summary:\n%s", v)
 	}
 }
+
+// TestNextMatchKeysTypedTogether: n pressed three times before the first search answers (keys
+// typed together arrive in one update) moves three matches, as three separate presses do; N
+// steps back the same way.
+func TestNextMatchKeysTypedTogether(t *testing.T) {
+	m, _ := newView(t, target("p1", "x"))
+	var evs []client.LogEvent
+	for i := 0; i < 50; i++ {
+		text := "filler\n"
+		if i%10 == 0 {
+			text = "hit\n"
+		}
+		evs = append(evs, data(i, client.Stdout, "c", text))
+	}
+	feed(m, 0, evs...)
+	press(t, m, "g", "/")
+	typeText(m, "hit")
+	press(t, m, "enter")
+	if m.match != 0 {
+		t.Fatalf("first match %d, want 0", m.match)
+	}
+	// three n in one go: each asks before any search answered
+	var cmds []tea.Cmd
+	for range 3 {
+		_, cmd := m.Update(uitest.Key("n"))
+		cmds = append(cmds, cmd)
+	}
+	for i := 0; i < 5 && m.searching; i++ {
+		var next []tea.Cmd
+		for _, msg := range uitest.Exec(tea.Batch(cmds...), wait) {
+			_, c := m.Update(msg)
+			next = append(next, c)
+		}
+		cmds = next
+	}
+	if m.match != 30 {
+		t.Fatalf("nnn together moved to %d, want 30 (three matches on)", m.match)
+	}
+	_, c1 := m.Update(uitest.Key("N"))
+	_, c2 := m.Update(uitest.Key("N"))
+	cmds = []tea.Cmd{c1, c2}
+	for i := 0; i < 5 && m.searching; i++ {
+		var next []tea.Cmd
+		for _, msg := range uitest.Exec(tea.Batch(cmds...), wait) {
+			_, c := m.Update(msg)
+			next = append(next, c)
+		}
+		cmds = next
+	}
+	if m.match != 10 {
+		t.Fatalf("NN together moved to %d, want 10", m.match)
+	}
+}

@@ -84,6 +84,7 @@ type Model struct {
 	match     int // entry index of the current match, -1 none
 	searchID  int
 	searching bool
+	pending   int // next (+1) and previous (-1) match steps asked while a search ran
 
 	filterText string
 	filter     *logbuf.Filter
@@ -323,8 +324,8 @@ func (m *Model) Attached() int {
 // ShortHelp is the one-line help.
 func (m *Model) ShortHelp() []key.Binding { return m.ctx.Keys.ShortHelp(keymap.Logs) }
 
-// FullHelp is the help overlay.
-func (m *Model) FullHelp() [][]key.Binding { return m.ctx.Keys.FullHelp(keymap.Logs) }
+// FullHelp is the help overlay: the keys of the table that dispatches them.
+func (m *Model) FullHelp() [][]key.Binding { return m.ctx.Keys.HelpColumns(m.actions().Bindings()) }
 
 // logBatchMsg carries a batch of events from one follower.
 type logBatchMsg struct {

@@ -17,6 +17,7 @@ import (
 	"sandscope/record"
 	"sandscope/themes"
 	"sandscope/ui/common"
+	"sandscope/ui/components"
 	"sandscope/ui/logbuf"
 	"sandscope/vocab"
 )
@@ -83,6 +84,8 @@ func (m *Model) update(msg tea.Msg) (common.Component, tea.Cmd) {
 			return m, nil
 		}
 		m.searching = false
+		pending := m.pending
+		m.pending = 0
 		switch {
 		case msg.err != nil && !errors.Is(msg.err, context.Canceled):
 			return m, common.Status(common.Error, "search failed: "+msg.err.Error())
@@ -91,6 +94,16 @@ func (m *Model) update(msg tea.Msg) (common.Component, tea.Cmd) {
 		default:
 			m.match = msg.index
 			m.show(msg.index)
+		}
+		if pending != 0 {
+			// the next/previous-match keys pressed meanwhile, one search each
+			dir := logbuf.Forward
+			if pending < 0 {
+				dir = logbuf.Backward
+			}
+			cmd := m.search(m.query, m.match+int(dir), dir)
+			m.pending = pending - int(dir)
+			return m, cmd
 		}
 		return m, nil
 	case filterMsg:
@@ -311,101 +324,123 @@ func (m *Model) topIndex() int {
 }
 
 func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
+	cmd, _ := m.actions().Handle(msg)
+	return cmd
+}
+
+// actions are the log view's keys: one table for dispatch and help.
+func (m *Model) actions() components.KeyActions {
 	k := m.ctx.Keys
-	switch {
-	case key.Matches(msg, k.Up):
-		m.scroll(-1)
-	case key.Matches(msg, k.Down):
-		m.scroll(1)
-	case key.Matches(msg, k.PageUp):
-		m.scroll(-m.bodyHeight())
-	case key.Matches(msg, k.PageDown):
-		m.scroll(m.bodyHeight())
-	case key.Matches(msg, k.Top):
-		m.follow, m.offset, m.match = false, 0, -1
-	case key.Matches(msg, k.Bottom):
-		m.follow, m.match = true, -1
-		m.offset = m.bottomOffset()
-	case key.Matches(msg, k.Follow):
-		m.follow = !m.follow
-		if !m.follow {
+	act := func(b key.Binding, do func()) components.KeyAction {
+		return components.Act(b, func() tea.Cmd { do(); return nil })
+	}
+	return components.KeyActions{
+		act(k.Up, func() { m.scroll(-1) }),
+		act(k.Down, func() { m.scroll(1) }),
+		act(k.PageUp, func() { m.scroll(-m.bodyHeight()) }),
+		act(k.PageDown, func() { m.scroll(m.bodyHeight()) }),
+		act(k.Top, func() { m.follow, m.offset, m.match = false, 0, -1 }),
+		act(k.Bottom, func() {
+			m.follow, m.match = true, -1
 			m.offset = m.bottomOffset()
-		}
-	case key.Matches(msg, k.Timestamps):
-		m.stamps = !m.stamps
-		if !m.stamps {
-			m.release(true) // arrival order again: nothing waits
-		}
-	case key.Matches(msg, k.Wrap):
-		m.wrap = !m.wrap
-	case key.Matches(msg, k.JSONL):
-		m.jsonl = !m.jsonl
-	case key.Matches(msg, k.Search):
-		m.openInput("search", m.query)
-	case key.Matches(msg, k.Filter):
-		m.openInput("filter", m.filterText)
-	case key.Matches(msg, k.NextMatch):
-		return m.search(m.query, m.nextFrom(logbuf.Forward), logbuf.Forward)
-	case key.Matches(msg, k.PrevMatch):
-		return m.search(m.query, m.nextFrom(logbuf.Backward), logbuf.Backward)
-	case key.Matches(msg, k.NextMarker), key.Matches(msg, k.PrevMarker):
-		if m.buf == nil {
-			return nil
-		}
-		base := m.match
-		if base < 0 {
-			base = m.topIndex() - 1
-		}
-		dir, from := logbuf.Forward, base+1
-		if key.Matches(msg, k.PrevMarker) {
-			if m.match < 0 {
-				base = m.topIndex() + m.bodyHeight()
+		}),
+		act(k.Follow, func() {
+			m.follow = !m.follow
+			if !m.follow {
+				m.offset = m.bottomOffset()
 			}
-			dir, from = logbuf.Backward, base-1
-		}
-		if i := m.buf.NextMarker(from, dir); i >= 0 {
-			m.match = i
-			m.show(i)
-		} else {
-			return common.Status(common.Info, "no more markers that way")
-		}
-	case key.Matches(msg, k.LogReport):
-		// the report of the process the view points at (its sandbox's timeline and incidents)
-		s, which := m.lineSource()
-		if s == nil {
-			return nil
-		}
-		t := s.target
-		cmd := common.WriteReport(m.ctx, t.Sandbox, t.Process.ID)
-		if which == "" {
-			return cmd
-		}
-		// several processes share the view: the message names the one the report is of
-		name := vocab.Text(s.name)
-		return func() tea.Msg {
-			msg := cmd()
-			if sm, ok := msg.(common.StatusMsg); ok {
-				sm.Text = "report of " + name + " (" + which + "): " + sm.Text
-				return sm
+		}),
+		act(k.Timestamps, func() {
+			m.stamps = !m.stamps
+			if !m.stamps {
+				m.release(true) // arrival order again: nothing waits
 			}
-			return msg
+		}),
+		act(k.Wrap, func() { m.wrap = !m.wrap }),
+		act(k.Search, func() { m.openInput("search", m.query) }),
+		components.Act(k.NextMatch, func() tea.Cmd { return m.step(logbuf.Forward) }),
+		components.Act(k.PrevMatch, func() tea.Cmd { return m.step(logbuf.Backward) }),
+		act(k.Filter, func() { m.openInput("filter", m.filterText) }),
+		components.Act(k.NextMarker, func() tea.Cmd { return m.marker(logbuf.Forward) }),
+		components.Act(k.PrevMarker, func() tea.Cmd { return m.marker(logbuf.Backward) }),
+		components.Act(k.Save, m.saveForm),
+		components.Act(k.CopyCursor, m.copyCursor),
+		act(k.JSONL, func() { m.jsonl = !m.jsonl }),
+		components.Act(k.LogReport, m.report),
+	}
+}
+
+// report writes the report of the process the view points at (its sandbox's timeline and
+// incidents); with several processes in the view the message names the one it is of.
+func (m *Model) report() tea.Cmd {
+	s, which := m.lineSource()
+	if s == nil {
+		return nil
+	}
+	t := s.target
+	cmd := common.WriteReport(m.ctx, t.Sandbox, t.Process.ID)
+	if which == "" {
+		return cmd
+	}
+	name := vocab.Text(s.name)
+	return func() tea.Msg {
+		msg := cmd()
+		if sm, ok := msg.(common.StatusMsg); ok {
+			sm.Text = "report of " + name + " (" + which + "): " + sm.Text
+			return sm
 		}
-	case key.Matches(msg, k.Save):
-		name := "sandscope"
-		if len(m.sources) == 1 {
-			name += "-" + m.sources[0].name
+		return msg
+	}
+}
+
+// step moves to the next match in dir. While a search runs, the step waits for its answer and
+// goes on from there: keys typed together (nnn) each move one match.
+func (m *Model) step(dir logbuf.Direction) tea.Cmd {
+	if m.searching && m.query != "" {
+		m.pending += int(dir)
+		return nil
+	}
+	return m.search(m.query, m.nextFrom(dir), dir)
+}
+
+// marker moves to the next marker (gap, loss, ending…) in dir.
+func (m *Model) marker(dir logbuf.Direction) tea.Cmd {
+	if m.buf == nil {
+		return nil
+	}
+	base := m.match
+	if base < 0 {
+		base = m.topIndex() - 1
+	}
+	from := base + 1
+	if dir == logbuf.Backward {
+		if m.match < 0 {
+			base = m.topIndex() + m.bodyHeight()
 		}
-		def := filepath.Join(m.saveDir(), fmt.Sprintf("%s-%s.log", name, m.ctx.Clock().Format("20060102-150405")))
-		m.dialog = common.NewForm("save", "Save raw output", []string{"File"}, []string{def}, nil)
-		m.dialog.Text = "Every byte received, stdout and stderr in arrival order, from the first byte. A relative name is saved in " + m.saveDir() + "."
-		m.dialog.Validate = func(v []string) error {
-			if len(v) == 0 || strings.TrimSpace(v[0]) == "" {
-				return errors.New("a file name is required")
-			}
-			return nil
+		from = base - 1
+	}
+	if i := m.buf.NextMarker(from, dir); i >= 0 {
+		m.match = i
+		m.show(i)
+		return nil
+	}
+	return common.Status(common.Info, "no more markers that way")
+}
+
+// saveForm asks where to save the raw bytes.
+func (m *Model) saveForm() tea.Cmd {
+	name := "sandscope"
+	if len(m.sources) == 1 {
+		name += "-" + m.sources[0].name
+	}
+	def := filepath.Join(m.saveDir(), fmt.Sprintf("%s-%s.log", name, m.ctx.Clock().Format("20060102-150405")))
+	m.dialog = common.NewForm("save", "Save raw output", []string{"File"}, []string{def}, nil)
+	m.dialog.Text = "Every byte received, stdout and stderr in arrival order, from the first byte. A relative name is saved in " + m.saveDir() + "."
+	m.dialog.Validate = func(v []string) error {
+		if len(v) == 0 || strings.TrimSpace(v[0]) == "" {
+			return errors.New("a file name is required")
 		}
-	case key.Matches(msg, k.CopyCursor):
-		return m.copyCursor()
+		return nil
 	}
 	return nil
 }
@@ -432,7 +467,7 @@ func (m *Model) inputKey(msg tea.KeyMsg) tea.Cmd {
 		m.inputMode = ""
 		m.input.Blur()
 		if mode == "search" {
-			m.query, m.match = val, -1
+			m.query, m.match, m.pending = val, -1, 0
 			if val == "" {
 				return nil
 			}

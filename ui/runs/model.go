@@ -4,6 +4,7 @@ import (
 	"context"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/charmbracelet/bubbles/key"
@@ -198,8 +199,9 @@ func (m *Model) rebuild() {
 	m.list.SetRows(components.Rows{N: len(m.rows),
 		Key: func(i int) string { return rowKey(m.rows[i]) },
 		Text: func(i int) string {
+			// what the row shows (the whole ID, not its first 8 characters), and its kind
 			r := m.rows[i]
-			return r.sandbox + " " + string(r.e.Kind) + " " + r.e.ID + " " + r.label + " " + common.Argv(r.e.Command()) + " " + health(r)
+			return strings.Join(m.cells(r, m.ctx.Clock()), " ") + " " + string(r.e.Kind) + " " + r.e.ID
 		}})
 }
 
@@ -290,23 +292,16 @@ func (m *Model) setAttention(on bool) {
 // Attention reports whether the screen shows only the runs that need attention.
 func (m *Model) Attention() bool { return m.attention }
 
-// ownKeys are the screen's own keys.
-func (m *Model) ownKeys() []key.Binding {
-	k := m.ctx.Keys
-	open := k.Open
-	open.SetHelp(open.Help().Key, "open its log or terminal")
-	return []key.Binding{open, k.Attention}
-}
-
 // ShortHelp is the one-line help.
 func (m *Model) ShortHelp() []key.Binding {
 	k := m.ctx.Keys
-	return append(m.ownKeys(), k.FilterRows, k.Sort, k.Back, k.Help)
+	return append(m.actions().Bindings(), k.FilterRows, k.Sort, k.Back, k.Help)
 }
 
-// FullHelp is the help overlay: the screen's keys, the table keys, then the global ones.
+// FullHelp is the help overlay: the screen's keys and the table's, from the tables that
+// dispatch them.
 func (m *Model) FullHelp() [][]key.Binding {
-	return m.ctx.Keys.HelpColumns(m.ownKeys(), m.list.Bindings())
+	return m.ctx.Keys.HelpColumns(m.actions().Bindings(), m.list.Bindings())
 }
 
 // changeMsg names the sandboxes whose record changed.

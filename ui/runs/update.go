@@ -3,11 +3,11 @@ package runs
 import (
 	"fmt"
 
-	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 
 	"sandscope/record"
 	"sandscope/ui/common"
+	"sandscope/ui/components"
 )
 
 // Update handles the record's change notices, the refresh tick and keys.
@@ -47,20 +47,26 @@ func (m *Model) Update(msg tea.Msg) (common.Component, tea.Cmd) {
 
 // key handles a key: the table's own first, then the screen's.
 func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
-	k := m.ctx.Keys
 	if ok, cmd := m.list.Update(msg); ok {
 		return cmd
 	}
-	switch {
-	case key.Matches(msg, k.Attention):
-		m.setAttention(!m.attention)
-		if m.attention {
-			m.list.Move(-m.list.Len()) // the first run needing attention
-		}
-	case key.Matches(msg, k.Open):
-		return m.open()
+	cmd, _ := m.actions().Handle(msg)
+	return cmd
+}
+
+// actions are the screen's own keys: one table for dispatch and help.
+func (m *Model) actions() components.KeyActions {
+	k := m.ctx.Keys
+	return components.KeyActions{
+		components.Act(components.Relabel(k.Open, "open its log or terminal"), m.open),
+		components.Act(k.Attention, func() tea.Cmd {
+			m.setAttention(!m.attention)
+			if m.attention {
+				m.list.Move(-m.list.Len()) // the first run needing attention
+			}
+			return nil
+		}),
 	}
-	return nil
 }
 
 // selected is the row under the cursor (nil when none).

@@ -24,8 +24,8 @@ var columns = []components.Column{
 	{Title: "ID", Min: 8, Priority: 4},
 	{Title: "COMMAND", Min: 14, Want: 48, Priority: 0, Flex: true},
 	{Title: "AGE", Min: 6, Priority: 1},
-	{Title: "OUTPUT", Min: 8, Want: 9, Priority: 2},
-	{Title: "STREAM", Min: 10, Want: 22, Priority: 2},
+	{Title: "OUTPUT", Min: 8, Want: 12, Priority: 2},
+	{Title: "STREAM", Min: 10, Want: 40, Priority: 2},
 }
 
 // View renders the title (counts, filter, order), the table and the selected run's detail.
@@ -59,7 +59,11 @@ func (m *Model) View() string {
 	}
 	b.WriteString(common.Fit(title, w) + "\n")
 
-	cols := components.Layout(columns, max(w-2, 1))
+	cells := make([][]string, len(m.rows))
+	for i, r := range m.rows {
+		cells[i] = m.cells(r, now)
+	}
+	cols := components.Layout(components.Natural(columns, cells), max(w-2, 1))
 	head := make([]string, len(columns))
 	for i, c := range columns {
 		head[i] = c.Title
@@ -114,6 +118,25 @@ func (m *Model) renderRow(i int, cols []int, now time.Time) string {
 	st := m.ctx.Styles
 	w := m.width
 	r := m.rows[i]
+	cells := m.cells(r, now)
+	cells[0] = st.Badge(r.badge).Render(common.Fit(r.label, cols[0]))
+	if m.list.IsCursor(i) {
+		plain := make([]string, len(cells))
+		for j, c := range cells {
+			plain[j] = common.StripANSI(c)
+		}
+		return st.Selected.Render("> " + common.Fit(joinShown(plain, cols), max(w-2, 0)))
+	}
+	line := joinShown(cells, cols)
+	if r.cond == common.Stale {
+		return "  " + st.Stale.Render(common.Fit(common.StripANSI(line), max(w-2, 0)))
+	}
+	return "  " + common.Fit(line, max(w-2, 0))
+}
+
+// cells are what a run's row shows, plain, column by column: the table draws them, sizes its
+// columns by them and filters on them.
+func (m *Model) cells(r *row, now time.Time) []string {
 	inc := "-"
 	if r.e.Incarnation > 0 {
 		inc = fmt.Sprintf("#%d", r.e.Incarnation)
@@ -140,23 +163,7 @@ func (m *Model) renderRow(i int, cols []int, now time.Time) string {
 	if !r.started.IsZero() {
 		age = common.Age(now.Sub(r.started))
 	}
-	cells := []string{
-		st.Badge(r.badge).Render(common.Fit(r.label, cols[0])),
-		common.SanitizeText(r.sandbox),
-		inc, id, cmd, age, output, health(r),
-	}
-	if m.list.IsCursor(i) {
-		plain := make([]string, len(cells))
-		for j, c := range cells {
-			plain[j] = common.StripANSI(c)
-		}
-		return st.Selected.Render("> " + common.Fit(joinShown(plain, cols), max(w-2, 0)))
-	}
-	line := joinShown(cells, cols)
-	if r.cond == common.Stale {
-		return "  " + st.Stale.Render(common.Fit(common.StripANSI(line), max(w-2, 0)))
-	}
-	return "  " + common.Fit(line, max(w-2, 0))
+	return []string{r.label, common.SanitizeText(r.sandbox), inc, id, cmd, age, output, health(r)}
 }
 
 // health is the stream health of a run: what its last stream event said, the gaps and

@@ -92,6 +92,14 @@ func New(ctx *common.Context, id string) *Model {
 			return stateOrder(m.st.Terminals[a].Terminal.Status) < stateOrder(m.st.Terminals[b].Terminal.Status)
 		}},
 	})
+	m.lists[TimelineTab].SetSorts([]components.Sort{
+		{Name: "first seen", Less: func(a, b int) bool {
+			return m.st.Incarnations[a].FirstSeen.Before(m.st.Incarnations[b].FirstSeen)
+		}},
+		{Name: "last seen", Less: func(a, b int) bool {
+			return m.st.Incarnations[a].LastSeen.Before(m.st.Incarnations[b].LastSeen)
+		}},
+	})
 	m.syncLists()
 	return m
 }
@@ -108,26 +116,25 @@ func (m *Model) Back() bool { return m.lists[m.tab].Back() }
 // list is the current tab's list.
 func (m *Model) list() *components.List { return m.lists[m.tab] }
 
-// syncLists gives each tab's list the record's current rows (cursors stay on their rows).
+// syncLists gives each tab's list the record's current rows (cursors stay on their rows). The
+// filter looks in what each row shows, state words included ("lost", "stale").
 func (m *Model) syncLists() {
+	now := m.ctx.Clock()
 	m.lists[ProcessesTab].SetRows(components.Rows{N: len(m.st.Processes),
 		Key: func(i int) string { return entryKey(m.st.Processes[i]) },
 		Text: func(i int) string {
 			e := m.st.Processes[i]
-			return e.Process.ID + " " + e.Process.State + " " + common.Argv(e.Process.Command) + " " + e.Process.Cwd
+			return strings.Join(m.procCells(e, m.procWord(e, now), now), " ")
 		}})
 	m.lists[TerminalsTab].SetRows(components.Rows{N: len(m.st.Terminals),
 		Key: func(i int) string { return m.st.Terminals[i].Terminal.ID },
 		Text: func(i int) string {
 			e := m.st.Terminals[i]
-			return e.Terminal.ID + " " + e.Terminal.Status + " " + common.Argv(e.Terminal.Command)
+			return strings.Join(m.termCells(e, m.termWord(e, now)), " ")
 		}})
 	m.lists[TimelineTab].SetRows(components.Rows{N: len(m.st.Incarnations),
-		Key: func(i int) string { return fmt.Sprint(m.st.Incarnations[i].Number) },
-		Text: func(i int) string {
-			e := m.st.Incarnations[i]
-			return fmt.Sprintf("#%d %s", e.Number, strings.Join(e.Evidence, " "))
-		}})
+		Key:  func(i int) string { return fmt.Sprint(m.st.Incarnations[i].Number) },
+		Text: func(i int) string { return strings.Join(m.incCells(i), " ") }})
 	m.tabs.SetActive(int(m.tab))
 }
 
@@ -227,35 +234,27 @@ func (m *Model) Attached() int {
 	return n
 }
 
-// tabKeys are the keys that act on the current tab, and only those (help never offers a key
-// that does nothing where the user is).
-func (m *Model) tabKeys() []key.Binding {
-	k := m.ctx.Keys
-	open := func(desc string) key.Binding {
-		b := k.Open
-		b.SetHelp(b.Help().Key, desc)
-		return b
-	}
-	switch m.tab {
-	case ProcessesTab:
-		return []key.Binding{open("open its log"), k.Exec, k.Kill, k.Relaunch, k.Select, k.Preview, k.Shell}
-	case TerminalsTab:
-		return []key.Binding{open("open in the pane"), k.Shell, k.Attach, k.Interrupt, k.Terminate, k.Exec}
-	}
-	return []key.Binding{k.Exec, k.Shell}
-}
-
-// ShortHelp is the one-line help: the tab's keys, switching tabs, back and help.
+// ShortHelp is the one-line help: the tab's first keys, switching tabs, back and help.
 func (m *Model) ShortHelp() []key.Binding {
 	k := m.ctx.Keys
-	return append(m.tabKeys(), k.NextTab, k.Back, k.Help)
+	var own []key.Binding
+	for _, b := range m.actions().Bindings() {
+		switch b.Help() {
+		case k.FollowAll.Help(), k.Report.Help(): // the full help has them; the line has no room
+			continue
+		}
+		own = append(own, b)
+		if m.tab == ProcessesTab && b.Help() == k.Relaunch.Help() {
+			own = append(own, k.Select) // marking rows for multi-follow (the list's key)
+		}
+	}
+	return append(own, k.NextTab, k.Back, k.Help)
 }
 
-// FullHelp is the help overlay: the tab's keys, the tab keys, then the global ones.
+// FullHelp is the help overlay: the tab's keys, the tab strip's, then the table's, from the
+// tables that dispatch them.
 func (m *Model) FullHelp() [][]key.Binding {
-	k := m.ctx.Keys
-	// following every process is the sandbox's, whatever the tab (the one-line help has no room)
-	return k.HelpColumns(append(m.tabKeys(), k.FollowAll), append([]key.Binding{k.NextTab, k.PrevTab}, m.list().Bindings()...))
+	return m.ctx.Keys.HelpColumns(m.actions().Bindings(), append(m.tabs.Bindings(), m.list().Bindings()...))
 }
 
 // watchMsg carries a batch of watcher events.

@@ -578,3 +578,41 @@ func TestStateWordsWholeAtEverySize(t *testing.T) {
 		uitest.Golden(t, fmt.Sprintf("states_%dx%d", w, h), v, *update)
 	}
 }
+
+// TestFilterMatchesWhatTheRowShows: the filter looks in the STATE column's words as shown
+// (LOST, STALE, KILLED TERM…), in any case, on every tab.
+func TestFilterMatchesWhatTheRowShows(t *testing.T) {
+	m, _ := newModel(t)
+	history(m)
+	filter := func(f string) []string {
+		m.syncLists()
+		m.list().SetHeight(20)
+		m.list().SetFilter(f)
+		var ids []string
+		for _, i := range m.list().Window() {
+			switch m.tab {
+			case ProcessesTab:
+				ids = append(ids, m.st.Processes[i].Process.ID)
+			case TerminalsTab:
+				ids = append(ids, m.st.Terminals[i].Terminal.ID)
+			default:
+				ids = append(ids, fmt.Sprint(m.st.Incarnations[i].Number))
+			}
+		}
+		return ids
+	}
+	for f, want := range map[string]string{"lost": "old-run", "LOST": "old-run", "stale": "old-ok", "killed term": "killed", "timed out": "slow", "spawn_failed": "broken"} {
+		if got := filter(f); strings.Join(got, ",") != want {
+			t.Errorf("/%s on Processes keeps %v, want %s", f, got, want)
+		}
+	}
+	m.list().SetFilter("")
+	m.tab = TerminalsTab
+	if got := filter("running"); strings.Join(got, ",") != "t1" {
+		t.Errorf("/running on Terminals keeps %v", got)
+	}
+	m.tab = TimelineTab
+	if got := filter("FIRST SEEN"); len(got) != 1 {
+		t.Errorf("/FIRST SEEN on Incarnations keeps %v", got)
+	}
+}

@@ -7,12 +7,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 
 	"sandscope/client"
 	"sandscope/record"
 	"sandscope/ui/common"
+	"sandscope/ui/components"
 )
 
 // Update handles watcher batches, keys, dialogs and action answers.
@@ -151,7 +151,6 @@ func (m *Model) curTerm() *termEntry {
 }
 
 func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
-	k := m.ctx.Keys
 	m.syncLists()
 	if m.tabs.Update(msg) {
 		m.tab = Tab(m.tabs.Active())
@@ -160,55 +159,83 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 	if ok, cmd := m.list().Update(msg); ok {
 		return tea.Batch(cmd, m.previewFollow())
 	}
-	switch {
-	case key.Matches(msg, k.Preview):
-		return m.togglePreview()
-	case key.Matches(msg, k.Open):
-		return m.open()
-	case key.Matches(msg, k.FollowAll):
-		return m.followAll()
-	case key.Matches(msg, k.Report):
-		entity := ""
-		if e := m.curProc(); e != nil {
-			entity = e.ID
-		} else if e := m.curTerm(); e != nil {
-			entity = e.ID
+	cmd, _ := m.actions().Handle(msg)
+	return cmd
+}
+
+// actions are the keys of the current tab (after the tab strip's and the list's): one table for
+// dispatch and help, so help offers exactly what acts here.
+func (m *Model) actions() components.KeyActions {
+	k := m.ctx.Keys
+	exec := components.Act(k.Exec, m.execForm)
+	shell := components.Act(k.Shell, m.shellForm)
+	// following every process and the report are the sandbox's, whatever the tab
+	all := components.Act(k.FollowAll, m.followAll)
+	report := components.Act(k.Report, m.report)
+	switch m.tab {
+	case ProcessesTab:
+		return components.KeyActions{
+			components.Act(components.Relabel(k.Open, "open its log"), m.open),
+			exec,
+			components.Act(k.Kill, m.kill),
+			components.Act(k.Relaunch, m.relaunch),
+			components.Act(k.Preview, m.togglePreview),
+			shell, all, report,
 		}
-		return common.WriteReport(m.ctx, m.id, entity)
-	case key.Matches(msg, k.Exec):
-		m.dialog = common.NewForm("exec", "Run a process in "+m.id,
-			[]string{"Command", "Working dir", "Env", "Timeout"},
-			[]string{"", "", "", ""},
-			[]string{"e.g. npm test -- --watch=false", "/workspace", "KEY=value KEY2=value", "e.g. 90s or 10m (empty: none)"})
-		m.dialog.Validate = func(v []string) error { _, err := parseExec(v); return err }
-	case key.Matches(msg, k.Kill):
-		return m.kill()
-	case key.Matches(msg, k.Relaunch):
-		return m.relaunch()
-	case key.Matches(msg, k.Shell):
-		m.dialog = common.NewForm("terminal", "New terminal in "+m.id,
-			[]string{"Command", "Working dir", "Env", "Size"},
-			[]string{"bash", "", "", ""},
-			[]string{"e.g. bash -l", "/workspace", "KEY=value KEY2=value", "COLSxROWS, e.g. 120x40 (empty: fit the pane)"})
-		m.dialog.Validate = func(v []string) error {
-			_, err := parseTerminal(v, m.width, max(m.height-1, 1))
-			return err
+	case TerminalsTab:
+		return components.KeyActions{
+			components.Act(components.Relabel(k.Open, "open in the pane"), m.open),
+			shell,
+			components.Act(k.Attach, func() tea.Cmd {
+				e, refused := m.actionTerm("attach")
+				if e == nil {
+					return refused
+				}
+				return common.Send(common.AttachTerminalMsg{Sandbox: m.id, Terminal: e.Terminal})
+			}),
+			components.Act(k.Interrupt, func() tea.Cmd { return m.signalTerm("interrupt") }),
+			components.Act(k.Terminate, func() tea.Cmd {
+				e, refused := m.actionTerm("end")
+				if e == nil {
+					return refused
+				}
+				m.dialog = common.NewEndTerminal(e.Terminal.ID, e)
+				return nil
+			}),
+			exec, all, report,
 		}
-	case m.tab == TerminalsTab && key.Matches(msg, k.Attach):
-		e, refused := m.actionTerm("attach")
-		if e == nil {
-			return refused
-		}
-		return common.Send(common.AttachTerminalMsg{Sandbox: m.id, Terminal: e.Terminal})
-	case m.tab == TerminalsTab && key.Matches(msg, k.Interrupt):
-		return m.signalTerm("interrupt")
-	case m.tab == TerminalsTab && key.Matches(msg, k.Terminate):
-		e, refused := m.actionTerm("end")
-		if e == nil {
-			return refused
-		}
-		m.dialog = common.NewEndTerminal(e.Terminal.ID, e)
-		return nil
+	}
+	return components.KeyActions{exec, shell, all, report}
+}
+
+// report writes a triage report of the sandbox, about the selected process or terminal.
+func (m *Model) report() tea.Cmd {
+	entity := ""
+	if e := m.curProc(); e != nil {
+		entity = e.ID
+	} else if e := m.curTerm(); e != nil {
+		entity = e.ID
+	}
+	return common.WriteReport(m.ctx, m.id, entity)
+}
+
+func (m *Model) execForm() tea.Cmd {
+	m.dialog = common.NewForm("exec", "Run a process in "+m.id,
+		[]string{"Command", "Working dir", "Env", "Timeout"},
+		[]string{"", "", "", ""},
+		[]string{"e.g. npm test -- --watch=false", "/workspace", "KEY=value KEY2=value", "e.g. 90s or 10m (empty: none)"})
+	m.dialog.Validate = func(v []string) error { _, err := parseExec(v); return err }
+	return nil
+}
+
+func (m *Model) shellForm() tea.Cmd {
+	m.dialog = common.NewForm("terminal", "New terminal in "+m.id,
+		[]string{"Command", "Working dir", "Env", "Size"},
+		[]string{"bash", "", "", ""},
+		[]string{"e.g. bash -l", "/workspace", "KEY=value KEY2=value", "COLSxROWS, e.g. 120x40 (empty: fit the pane)"})
+	m.dialog.Validate = func(v []string) error {
+		_, err := parseTerminal(v, m.width, max(m.height-1, 1))
+		return err
 	}
 	return nil
 }

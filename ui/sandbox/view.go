@@ -16,12 +16,13 @@ import (
 // cut: relaunch notices and LOST evidence are long).
 const detailLines = 3
 
-// listHeight is the list's rows: the screen minus title, tabs, table head and the detail; the
-// preview below the list (narrow screens) takes half of what is left.
+// listHeight is the list's rows: the screen minus title, tabs, table head and the detail. With
+// the preview below the list (narrow screens), the list keeps the rows it has (at least 3, at most
+// half) and the preview takes all the rest.
 func (m *Model) listHeight() int {
 	h := max(m.height-3-detailLines, 1)
 	if m.previewBelow() {
-		h = max(h/2, 1)
+		h = max(min(max(m.list().Len(), 3), h/2), 1)
 	}
 	return h
 }
@@ -308,24 +309,21 @@ func (m *Model) procRows(now time.Time) (string, []string, string) {
 	st := m.ctx.Styles
 	words := make([]common.StateWord, len(m.st.Processes))
 	for i, e := range m.st.Processes {
-		words[i] = common.ProcessWord(e.Process.State, e.Process.Exit, e.Process.Error, m.procCond(e), e.Incarnation, e.LastSeen, now)
+		words[i] = m.procWord(e, now)
 	}
-	pc := withState(procCols, 1, words, m.tableWidth())
+	plain := make([][]string, len(m.st.Processes))
+	for i, e := range m.st.Processes {
+		plain[i] = m.procCells(e, words[i], now)
+	}
+	pc := withState(components.Natural(procCols, plain), 1, words, m.tableWidth())
 	cols := m.layout(pc)
 	head := joinShown(titles(pc), cols)
 	var rows []string
 	for i, e := range m.st.Processes {
 		cond := m.procCond(e)
 		badge, label := words[i].Badge, words[i].Fit(cols[1])
-		cells := []string{
-			common.SanitizeText(e.Process.ID),
-			st.Badge(badge).Render(label),
-			incLabel(e.Incarnation, e.Inferred),
-			common.Argv(e.Process.Command),
-			common.SanitizeText(e.Process.Cwd),
-			common.Clock(e.Process.StartedAt),
-			duration(e.Process.StartedAt, e.Process.EndedAt, e.Process.State == "running" && cond == common.Current, now),
-		}
+		cells := plain[i]
+		cells[1] = st.Badge(badge).Render(label)
 		var style func(string) string
 		if cond == common.Stale || cond == common.Lost {
 			style = func(s string) string { return st.Stale.Render(s) }
@@ -345,6 +343,56 @@ func (m *Model) procRows(now time.Time) (string, []string, string) {
 		detail += m.procDetail(e)
 	}
 	return head, rows, detail
+}
+
+// procWord is a process row's state word.
+func (m *Model) procWord(e *procEntry, now time.Time) common.StateWord {
+	return common.ProcessWord(e.Process.State, e.Process.Exit, e.Process.Error, m.procCond(e), e.Incarnation, e.LastSeen, now)
+}
+
+// procCells are what a process row shows, plain, column by column (the state in full): the
+// table draws them and the filter looks in them.
+func (m *Model) procCells(e *procEntry, word common.StateWord, now time.Time) []string {
+	return []string{
+		common.SanitizeText(e.Process.ID),
+		word.Full(),
+		incLabel(e.Incarnation, e.Inferred),
+		common.Argv(e.Process.Command),
+		common.SanitizeText(e.Process.Cwd),
+		common.Clock(e.Process.StartedAt),
+		duration(e.Process.StartedAt, e.Process.EndedAt, e.Process.State == "running" && m.procCond(e) == common.Current, now),
+	}
+}
+
+// termWord is a terminal row's state word.
+func (m *Model) termWord(e *termEntry, now time.Time) common.StateWord {
+	return common.ProcessWord(e.Terminal.Status, e.Terminal.Exit, e.Terminal.Error, m.termCond(e), e.Incarnation, e.LastSeen, now)
+}
+
+// termCells are what a terminal row shows, plain, column by column (the state in full).
+func (m *Model) termCells(e *termEntry, word common.StateWord) []string {
+	cmd := common.Argv(e.Terminal.Command)
+	if cmd == "" {
+		cmd = "(default shell)"
+	}
+	return []string{common.SanitizeText(e.Terminal.ID), word.Full(), incLabel(e.Incarnation, e.Inferred), cmd, common.SanitizeText(e.Terminal.Cwd)}
+}
+
+// incCells are what an incarnation row shows, plain, column by column.
+func (m *Model) incCells(i int) []string {
+	e := m.st.Incarnations[i]
+	kind := "reported"
+	if e.Inferred {
+		kind = "inferred"
+	}
+	if i == 0 {
+		kind = "first seen"
+	}
+	cur := ""
+	if i == len(m.st.Incarnations)-1 {
+		cur = " ◀ now"
+	}
+	return []string{fmt.Sprintf("#%d", e.Number), common.Clock(e.FirstSeen), common.Clock(e.LastSeen), kind, strings.Join(sanitizeAll(e.Evidence), "; ") + cur}
 }
 
 func (m *Model) procDetail(e *procEntry) string {
@@ -410,20 +458,21 @@ func (m *Model) termRows(now time.Time) (string, []string, string) {
 	st := m.ctx.Styles
 	words := make([]common.StateWord, len(m.st.Terminals))
 	for i, e := range m.st.Terminals {
-		words[i] = common.ProcessWord(e.Terminal.Status, e.Terminal.Exit, e.Terminal.Error, m.termCond(e), e.Incarnation, e.LastSeen, now)
+		words[i] = m.termWord(e, now)
 	}
-	tc := withState(termCols, 1, words, m.tableWidth())
+	plain := make([][]string, len(m.st.Terminals))
+	for i, e := range m.st.Terminals {
+		plain[i] = m.termCells(e, words[i])
+	}
+	tc := withState(components.Natural(termCols, plain), 1, words, m.tableWidth())
 	cols := m.layout(tc)
 	head := joinShown(titles(tc), cols)
 	var rows []string
 	for i, e := range m.st.Terminals {
 		cond := m.termCond(e)
 		badge, label := words[i].Badge, words[i].Fit(cols[1])
-		cmd := common.Argv(e.Terminal.Command)
-		if cmd == "" {
-			cmd = "(default shell)"
-		}
-		cells := []string{common.SanitizeText(e.Terminal.ID), st.Badge(badge).Render(label), incLabel(e.Incarnation, e.Inferred), cmd, common.SanitizeText(e.Terminal.Cwd)}
+		cells := plain[i]
+		cells[1] = st.Badge(badge).Render(label)
 		var style func(string) string
 		if cond == common.Stale {
 			style = func(s string) string { return st.Stale.Render(s) }
@@ -451,22 +500,16 @@ var incCols = []components.Column{
 }
 
 func (m *Model) incRows(now time.Time) (string, []string, string) {
-	cols := m.layout(incCols)
-	head := joinShown(titles(incCols), cols)
+	plain := make([][]string, len(m.st.Incarnations))
+	for i := range m.st.Incarnations {
+		plain[i] = m.incCells(i)
+	}
+	ic := components.Natural(incCols, plain)
+	cols := m.layout(ic)
+	head := joinShown(titles(ic), cols)
 	var rows []string
-	for i, e := range m.st.Incarnations {
-		kind := "reported"
-		if e.Inferred {
-			kind = "inferred"
-		}
-		if i == 0 {
-			kind = "first seen"
-		}
-		cur := ""
-		if i == len(m.st.Incarnations)-1 {
-			cur = " ◀ now"
-		}
-		cells := []string{fmt.Sprintf("#%d", e.Number), common.Clock(e.FirstSeen), common.Clock(e.LastSeen), kind, strings.Join(sanitizeAll(e.Evidence), "; ") + cur}
+	for i := range m.st.Incarnations {
+		cells := plain[i]
 		var style func(string) string
 		if i < len(m.st.Incarnations)-1 {
 			st := m.ctx.Styles

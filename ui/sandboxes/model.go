@@ -128,14 +128,10 @@ func stateRank(r *row) int {
 // ShortHelp is the one-line help.
 func (m *Model) ShortHelp() []key.Binding { return m.ctx.Keys.ShortHelp(keymap.Sandboxes) }
 
-// FullHelp is the help overlay.
+// FullHelp is the help overlay: the screen's keys and the table's, from the tables that
+// dispatch them.
 func (m *Model) FullHelp() [][]key.Binding {
-	k := m.ctx.Keys
-	own := k.Bindings(keymap.Sandboxes)
-	if !m.ctx.Local {
-		own = []key.Binding{k.Create, k.Add, k.Forget, k.Delete} // stop and replace are the local bridge's
-	}
-	return k.HelpColumns(own, m.list.Bindings())
+	return m.ctx.Keys.HelpColumns(m.actions().Bindings(), m.list.Bindings())
 }
 
 // Selected is the sandbox under the cursor ("" when none).

@@ -7,11 +7,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 
 	"sandscope/record"
 	"sandscope/ui/common"
+	"sandscope/ui/components"
 )
 
 // Update handles keys, refresh answers and action results.
@@ -47,59 +47,85 @@ func (m *Model) Update(msg tea.Msg) (common.Component, tea.Cmd) {
 }
 
 func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
-	k := m.ctx.Keys
 	m.syncList()
 	if ok, cmd := m.list.Update(msg); ok {
 		return cmd
 	}
-	switch {
-	case key.Matches(msg, k.Refresh):
-		return m.refresh()
-	case key.Matches(msg, k.Open):
-		if id := m.Selected(); id != "" {
-			m.remember(id, "opened")
-			return common.Send(common.OpenSandboxMsg{ID: id})
-		}
-	case key.Matches(msg, k.Create):
-		m.dialog = common.NewForm("create", "Create a sandbox", []string{"Sandbox ID"}, nil,
-			[]string{"empty for a random ID"})
-		m.dialog.Text = "Name it (" + common.SandboxIDRule + "), or leave it empty for a random ID from the bridge. Its container starts on first use."
-		m.dialog.Validate = checkID(true)
-	case key.Matches(msg, k.Add):
-		m.dialog = common.NewForm("add", "Add a sandbox by ID", []string{"Sandbox ID"}, nil,
-			[]string{common.SandboxIDRule})
-		m.dialog.Validate = checkID(false)
-	case key.Matches(msg, k.Forget):
-		id := m.Selected()
-		if id == "" {
+	cmd, _ := m.actions().Handle(msg)
+	return cmd
+}
+
+// actions are the screen's own keys (after the list's): one table for dispatch and help. Stop
+// and replace are the local bridge's.
+func (m *Model) actions() components.KeyActions {
+	k := m.ctx.Keys
+	acts := components.KeyActions{
+		components.Act(k.Open, func() tea.Cmd {
+			if id := m.Selected(); id != "" {
+				m.remember(id, "opened")
+				return common.Send(common.OpenSandboxMsg{ID: id})
+			}
 			return nil
-		}
-		if r := m.find(id); r.listed {
-			return common.Status(common.Warn, "sandbox "+id+" is listed by the local bridge; delete it (d) to remove it")
-		}
-		m.forget(id)
-		return common.Status(common.Info, "forgot sandbox "+id+" (nothing was deleted on the bridge)")
-	case key.Matches(msg, k.Delete):
-		if id := m.Selected(); id != "" {
-			m.dialog = common.NewConfirm("delete", "Delete sandbox?",
-				"Delete sandbox "+id+"?\nIts container, processes and terminals are destroyed.")
-			m.dialog.Data = id
-		}
-	case key.Matches(msg, k.Stop), key.Matches(msg, k.Replace):
-		id := m.Selected()
-		if id == "" {
+		}),
+		components.Act(k.Create, func() tea.Cmd {
+			m.dialog = common.NewForm("create", "Create a sandbox", []string{"Sandbox ID"}, nil,
+				[]string{"empty for a random ID"})
+			m.dialog.Text = "Name it (" + common.SandboxIDRule + "), or leave it empty for a random ID from the bridge. Its container starts on first use."
+			m.dialog.Validate = checkID(true)
 			return nil
-		}
-		op, title, text := "stop", "Stop sandbox?", "Stop sandbox "+id+"?\nEvery process and terminal is killed, as an idle sleep would."
-		if key.Matches(msg, k.Replace) {
-			op, title, text = "replace", "Replace container?", "Replace the container of "+id+"?\nA new incarnation starts; running processes are lost and old handles go stale."
-		}
-		if !m.ctx.Local {
-			return common.Status(common.Warn, op+": only the local bridge can "+op+" a sandbox; a remote bridge does this by itself (idle sleep, redeploys)")
-		}
-		m.dialog = common.NewConfirm(op, title, text)
-		m.dialog.Data = id
+		}),
+		components.Act(k.Add, func() tea.Cmd {
+			m.dialog = common.NewForm("add", "Add a sandbox by ID", []string{"Sandbox ID"}, nil,
+				[]string{common.SandboxIDRule})
+			m.dialog.Validate = checkID(false)
+			return nil
+		}),
+		components.Act(k.Forget, func() tea.Cmd {
+			id := m.Selected()
+			if id == "" {
+				return nil
+			}
+			if r := m.find(id); r.listed {
+				return common.Status(common.Warn, "sandbox "+id+" is listed by the local bridge; delete it (d) to remove it")
+			}
+			m.forget(id)
+			return common.Status(common.Info, "forgot sandbox "+id+" (nothing was deleted on the bridge)")
+		}),
+		components.Act(k.Delete, func() tea.Cmd {
+			if id := m.Selected(); id != "" {
+				m.dialog = common.NewConfirm("delete", "Delete sandbox?",
+					"Delete sandbox "+id+"?\nIts container, processes and terminals are destroyed.")
+				m.dialog.Data = id
+			}
+			return nil
+		}),
+		components.Act(k.Refresh, m.refresh),
 	}
+	return append(acts,
+		components.Act(k.Stop, func() tea.Cmd {
+			return m.confirmLocal("stop", "Stop sandbox?", "Every process and terminal is killed, as an idle sleep would.")
+		}),
+		components.Act(k.Replace, func() tea.Cmd {
+			return m.confirmLocal("replace", "Replace container?", "A new incarnation starts; running processes are lost and old handles go stale.")
+		}))
+}
+
+// confirmLocal asks before stopping the selected sandbox or replacing its container (the local
+// bridge's actions: a remote bridge is told why not).
+func (m *Model) confirmLocal(op, title, what string) tea.Cmd {
+	id := m.Selected()
+	if id == "" {
+		return nil
+	}
+	if !m.ctx.Local {
+		return common.Status(common.Warn, op+": only the local bridge can "+op+" a sandbox; a remote bridge does this by itself (idle sleep, redeploys)")
+	}
+	q := "Stop sandbox " + id + "?"
+	if op == "replace" {
+		q = "Replace the container of " + id + "?"
+	}
+	m.dialog = common.NewConfirm(op, title, q+"\n"+what)
+	m.dialog.Data = id
 	return nil
 }
 

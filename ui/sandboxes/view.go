@@ -15,7 +15,7 @@ func (m *Model) listHeight() int { return max(m.height-4, 1) }
 // columns of the table, by priority: on a narrow terminal the counts and the source give way
 // before the sandbox ID, its state and when it was last seen.
 var columns = []components.Column{
-	{Title: "SANDBOX", Min: 12, Want: 26, Priority: 0, Flex: true},
+	{Title: "SANDBOX", Min: 12, Want: 26, Priority: 0},
 	{Title: "STATE", Priority: 0}, // sized in View for the rows' words (common.StateWidths)
 	{Title: "INC", Min: 4, Want: 5, Priority: 2},
 	{Title: "PROCS", Min: 5, Priority: 3},

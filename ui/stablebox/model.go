@@ -18,6 +18,7 @@ import (
 	"sandscope/client"
 	"sandscope/record"
 	"sandscope/ui/common"
+	"sandscope/ui/components"
 	"sandscope/ui/sandbox"
 )
 
@@ -117,23 +118,16 @@ func relabel(b key.Binding, desc string) key.Binding {
 	return key.NewBinding(key.WithKeys(b.Keys()...), key.WithHelp(b.Help().Key, desc))
 }
 
-// ShortHelp lists the keys of this screen.
+// ShortHelp lists the keys of this screen: the tab's own, then switching tabs.
 func (m *Model) ShortHelp() []key.Binding {
-	k := m.ctx.Keys
-	exec, shell := relabel(k.Exec, "exec (recorded run)"), relabel(k.Shell, "shell (pty)")
-	if m.tab == SessionsTab {
-		return []key.Binding{relabel(k.NextTab, "runs"), relabel(k.Create, "create session"), relabel(k.Delete, "delete session"),
-			relabel(k.Select, "use for exec and shell"), exec, shell}
-	}
-	return []key.Binding{relabel(k.NextTab, "sessions"), exec, relabel(k.Open, "follow run"), shell, k.Report, relabel(k.Refresh, "re-read the record")}
+	own := m.actions().Bindings()[6:]   // after moving
+	own = append(own[:1:1], own[2:]...) // next tab says it; previous tab is the same here
+	return own[:min(len(own), 6)]
 }
 
-// FullHelp lists every key of this screen.
+// FullHelp lists every key of this screen, from the table that dispatches them.
 func (m *Model) FullHelp() [][]key.Binding {
-	k := m.ctx.Keys
-	return k.HelpColumns([]key.Binding{k.Up, k.Down, k.Top, k.Bottom, relabel(k.NextTab, "runs / sessions"), relabel(k.Refresh, "re-read the record")},
-		[]key.Binding{relabel(k.Exec, "exec (recorded run)"), relabel(k.Open, "follow run"), relabel(k.Shell, "shell (pty)"), k.Report},
-		[]key.Binding{relabel(k.Create, "create session"), relabel(k.Delete, "delete session"), relabel(k.Select, "use session for exec and shell")})
+	return m.ctx.Keys.HelpColumns(m.actions().Bindings())
 }
 
 // runs are the recorded runs, newest first.
@@ -245,81 +239,99 @@ func (m *Model) Update(msg tea.Msg) (common.Component, tea.Cmd) {
 }
 
 func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
+	cmd, _ := m.actions().Handle(msg)
+	return cmd
+}
+
+// actions are the keys of the current tab: one table for dispatch and help.
+func (m *Model) actions() components.KeyActions {
 	k := m.ctx.Keys
 	n := len(m.sb.Runs)
 	if m.tab == SessionsTab {
 		n = len(m.sb.LiveSessions())
 	}
 	c := &m.cursor[m.tab]
-	switch {
-	case key.Matches(msg, k.Up):
-		*c = max(*c-1, 0)
-	case key.Matches(msg, k.Down):
-		*c = max(min(*c+1, n-1), 0)
-	case key.Matches(msg, k.Top):
-		*c = 0
-	case key.Matches(msg, k.Bottom):
-		*c = max(n-1, 0)
-	case key.Matches(msg, k.PageUp):
-		*c = max(*c-m.listHeight(), 0)
-	case key.Matches(msg, k.PageDown):
-		*c = max(min(*c+m.listHeight(), n-1), 0)
-	case key.Matches(msg, k.NextTab), key.Matches(msg, k.PrevTab):
-		m.tab = 1 - m.tab
-	case key.Matches(msg, k.Refresh):
-		m.reload()
-	case key.Matches(msg, k.Exec):
-		m.dialog = common.NewForm("exec", "Run a command in "+m.id+" (stable bridge: under sandscope's recorder)",
-			[]string{"Command", "Working dir", "Env", "Session"},
-			[]string{"", "", "", m.session},
-			[]string{"e.g. npm test", "/workspace", "KEY=value KEY2=value", "a session ID (empty: none)"})
-		m.dialog.Validate = func(v []string) error { _, err := parseStableExec(v); return err }
-	case key.Matches(msg, k.Shell):
-		return m.act("A shell", func() tea.Cmd { return m.openShell() })
-	case key.Matches(msg, k.Report):
-		entity := ""
-		if r, ok := m.curRun(); ok && m.tab == RunsTab {
-			entity = r.ID
-		}
-		return common.WriteReport(m.ctx, m.id, entity)
-	case m.tab == RunsTab && key.Matches(msg, k.Open):
-		r, ok := m.curRun()
-		if !ok {
-			return nil
-		}
-		if client.RunState(r.State) == client.RunLost {
-			// the files went with the container: nothing to ask
-			return common.Send(common.PushScreenMsg{Screen: NewRunView(m.ctx, m.id, r, nil)})
-		}
-		return m.act("Reading a run's output", func() tea.Cmd {
-			return common.Send(common.PushScreenMsg{Screen: NewRunView(m.ctx, m.id, r, nil)})
-		})
-	case m.tab == SessionsTab && key.Matches(msg, k.Create):
-		m.dialog = common.NewForm("session", "New session in "+m.id,
-			[]string{"ID", "Working dir", "Env"}, nil,
-			[]string{"empty: the bridge names it session-<ms>", "/workspace", "KEY=value KEY2=value"})
-		m.dialog.Validate = func(v []string) error { _, err := parseSession(v); return err }
-	case m.tab == SessionsTab && key.Matches(msg, k.Delete):
-		s, ok := m.curSession()
-		if !ok {
-			return nil
-		}
-		m.dialog = common.NewConfirm("rm-session", "Delete session "+common.SanitizeText(s.ID)+"?",
-			"The session's shell and its working directory and environment go. This sends a request to the sandbox (it starts the container if it sleeps).")
-		m.dialog.Data = s.ID
-	case m.tab == SessionsTab && key.Matches(msg, k.Select):
-		s, ok := m.curSession()
-		if !ok {
-			return nil
-		}
-		if m.session == s.ID {
-			m.session = ""
-			return common.Status(common.Info, "exec and shell use no session")
-		}
-		m.session = s.ID
-		return common.Status(common.Info, "exec and shell use session "+common.SanitizeText(s.ID))
+	move := func(b key.Binding, to func() int) components.KeyAction {
+		return components.Act(b, func() tea.Cmd { *c = max(min(to(), n-1), 0); return nil })
 	}
-	return nil
+	tabDesc := "sessions"
+	if m.tab == SessionsTab {
+		tabDesc = "runs"
+	}
+	acts := components.KeyActions{
+		move(k.Up, func() int { return *c - 1 }),
+		move(k.Down, func() int { return *c + 1 }),
+		move(k.PageUp, func() int { return *c - m.listHeight() }),
+		move(k.PageDown, func() int { return *c + m.listHeight() }),
+		move(k.Top, func() int { return 0 }),
+		move(k.Bottom, func() int { return n - 1 }),
+		components.Act(relabel(k.NextTab, tabDesc), func() tea.Cmd { m.tab = 1 - m.tab; return nil }),
+		components.Act(relabel(k.PrevTab, tabDesc), func() tea.Cmd { m.tab = 1 - m.tab; return nil }),
+		components.Act(relabel(k.Refresh, "re-read the record"), func() tea.Cmd { m.reload(); return nil }),
+		components.Act(relabel(k.Exec, "exec (recorded run)"), func() tea.Cmd {
+			m.dialog = common.NewForm("exec", "Run a command in "+m.id+" (stable bridge: under sandscope's recorder)",
+				[]string{"Command", "Working dir", "Env", "Session"},
+				[]string{"", "", "", m.session},
+				[]string{"e.g. npm test", "/workspace", "KEY=value KEY2=value", "a session ID (empty: none)"})
+			m.dialog.Validate = func(v []string) error { _, err := parseStableExec(v); return err }
+			return nil
+		}),
+		components.Act(relabel(k.Shell, "shell (pty)"), func() tea.Cmd {
+			return m.act("A shell", func() tea.Cmd { return m.openShell() })
+		}),
+		components.Act(k.Report, func() tea.Cmd {
+			entity := ""
+			if r, ok := m.curRun(); ok && m.tab == RunsTab {
+				entity = r.ID
+			}
+			return common.WriteReport(m.ctx, m.id, entity)
+		}),
+	}
+	if m.tab == RunsTab {
+		return append(acts, components.Act(relabel(k.Open, "follow run"), func() tea.Cmd {
+			r, ok := m.curRun()
+			if !ok {
+				return nil
+			}
+			if client.RunState(r.State) == client.RunLost {
+				// the files went with the container: nothing to ask
+				return common.Send(common.PushScreenMsg{Screen: NewRunView(m.ctx, m.id, r, nil)})
+			}
+			return m.act("Reading a run's output", func() tea.Cmd {
+				return common.Send(common.PushScreenMsg{Screen: NewRunView(m.ctx, m.id, r, nil)})
+			})
+		}))
+	}
+	return append(acts,
+		components.Act(relabel(k.Create, "create session"), func() tea.Cmd {
+			m.dialog = common.NewForm("session", "New session in "+m.id,
+				[]string{"ID", "Working dir", "Env"}, nil,
+				[]string{"empty: the bridge names it session-<ms>", "/workspace", "KEY=value KEY2=value"})
+			m.dialog.Validate = func(v []string) error { _, err := parseSession(v); return err }
+			return nil
+		}),
+		components.Act(relabel(k.Delete, "delete session"), func() tea.Cmd {
+			s, ok := m.curSession()
+			if !ok {
+				return nil
+			}
+			m.dialog = common.NewConfirm("rm-session", "Delete session "+common.SanitizeText(s.ID)+"?",
+				"The session's shell and its working directory and environment go. This sends a request to the sandbox (it starts the container if it sleeps).")
+			m.dialog.Data = s.ID
+			return nil
+		}),
+		components.Act(relabel(k.Select, "use session for exec and shell"), func() tea.Cmd {
+			s, ok := m.curSession()
+			if !ok {
+				return nil
+			}
+			if m.session == s.ID {
+				m.session = ""
+				return common.Status(common.Info, "exec and shell use no session")
+			}
+			m.session = s.ID
+			return common.Status(common.Info, "exec and shell use session "+common.SanitizeText(s.ID))
+		}))
 }
 
 func (m *Model) answer(res *common.DialogResult) tea.Cmd {

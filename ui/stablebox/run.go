@@ -14,6 +14,7 @@ import (
 	"sandscope/record"
 	"sandscope/sanitize"
 	"sandscope/ui/common"
+	"sandscope/ui/components"
 )
 
 // RecoverEvery is how often an open run view reads a run's recorder files while the run has not
@@ -327,26 +328,33 @@ func (v *RunView) body() int   { return max(v.height-3, 1) }
 func (v *RunView) bottom() int { return max(len(v.lines)-v.body(), 0) }
 
 func (v *RunView) key(msg tea.KeyMsg) tea.Cmd {
+	cmd, _ := v.actions().Handle(msg)
+	return cmd
+}
+
+// actions are the view's keys: one table for dispatch and help.
+func (v *RunView) actions() components.KeyActions {
 	k := v.ctx.Keys
-	switch {
-	case key.Matches(msg, k.Up):
-		v.offset, v.follow = max(v.offset-1, 0), false
-	case key.Matches(msg, k.Down):
-		v.offset = min(v.offset+1, v.bottom())
-		v.follow = v.offset == v.bottom()
-	case key.Matches(msg, k.PageUp):
-		v.offset, v.follow = max(v.offset-v.body(), 0), false
-	case key.Matches(msg, k.PageDown):
-		v.offset = min(v.offset+v.body(), v.bottom())
-		v.follow = v.offset == v.bottom()
-	case key.Matches(msg, k.Top):
-		v.offset, v.follow = 0, false
-	case key.Matches(msg, k.Bottom), key.Matches(msg, k.Follow):
-		v.offset, v.follow = v.bottom(), true
-	case key.Matches(msg, k.LogReport):
-		return common.WriteReport(v.ctx, v.sandbox, v.run.ID)
+	act := func(b key.Binding, do func()) components.KeyAction {
+		return components.Act(b, func() tea.Cmd { do(); return nil })
 	}
-	return nil
+	bottom := func() { v.offset, v.follow = v.bottom(), true }
+	return components.KeyActions{
+		act(k.Up, func() { v.offset, v.follow = max(v.offset-1, 0), false }),
+		act(k.Down, func() {
+			v.offset = min(v.offset+1, v.bottom())
+			v.follow = v.offset == v.bottom()
+		}),
+		act(k.PageUp, func() { v.offset, v.follow = max(v.offset-v.body(), 0), false }),
+		act(k.PageDown, func() {
+			v.offset = min(v.offset+v.body(), v.bottom())
+			v.follow = v.offset == v.bottom()
+		}),
+		act(k.Top, func() { v.offset, v.follow = 0, false }),
+		act(k.Bottom, bottom),
+		act(relabel(k.Follow, "follow (to the bottom)"), bottom),
+		components.Act(k.LogReport, func() tea.Cmd { return common.WriteReport(v.ctx, v.sandbox, v.run.ID) }),
+	}
 }
 
 // View draws the run: its state and evidence, the output, and what the view is doing.
@@ -488,8 +496,7 @@ func (v *RunView) ShortHelp() []key.Binding {
 	return []key.Binding{k.Up, k.Down, k.Bottom, k.LogReport, k.Back}
 }
 
-// FullHelp lists the view's keys.
+// FullHelp lists the view's keys, from the table that dispatches them.
 func (v *RunView) FullHelp() [][]key.Binding {
-	k := v.ctx.Keys
-	return k.HelpColumns([]key.Binding{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom}, []key.Binding{k.LogReport, k.Back})
+	return v.ctx.Keys.HelpColumns(v.actions().Bindings())
 }

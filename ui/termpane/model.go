@@ -203,12 +203,19 @@ func (m *Model) ShortHelp() []key.Binding {
 	if m.scrolled {
 		return []key.Binding{k.PageUp, k.PageDown, k.Top, k.Bottom, k.FocusPane, k.Help}
 	}
-	return []key.Binding{k.FocusPane, k.PageUp, k.Attach, k.Interrupt, k.Terminate, k.Back, k.Help}
+	if m.hasScrollback() {
+		return []key.Binding{k.FocusPane, k.PageUp, k.Attach, k.Interrupt, k.Terminate, k.Back, k.Help}
+	}
+	return []key.Binding{k.FocusPane, k.Attach, k.Interrupt, k.Terminate, k.Back, k.Help}
 }
 
-// FullHelp lists the pane's keys for the help screen.
+// FullHelp lists the pane's keys for the help screen: the leave key while focused, else the
+// keys of the table that dispatches them.
 func (m *Model) FullHelp() [][]key.Binding {
-	return m.ctx.Keys.FullHelp(keymap.Terminal)
+	if m.focused {
+		return [][]key.Binding{{m.leave}}
+	}
+	return m.ctx.Keys.HelpColumns(m.actions().Bindings())
 }
 
 // Messages. Each carries the pane ID so a root with several panes can route them.

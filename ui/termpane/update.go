@@ -8,6 +8,7 @@ import (
 
 	"sandscope/client"
 	"sandscope/ui/common"
+	"sandscope/ui/components"
 )
 
 // Update handles the pane's own messages and, while focused, keys and mouse events.
@@ -70,55 +71,81 @@ func (m *Model) Update(msg tea.Msg) (*Model, tea.Cmd) {
 
 // unfocusedKey handles the keys that act on the pane while the TUI has the keyboard.
 func (m *Model) unfocusedKey(msg tea.KeyMsg) tea.Cmd {
-	k := m.ctx.Keys
-	var a Action
-	switch {
-	case key.Matches(msg, k.FocusPane):
-		if m.closed || m.state.Final() {
-			return nil
-		}
-		m.Focus()
-		return nil
-	case key.Matches(msg, k.PageUp, k.PageDown, k.Top, k.Bottom):
-		m.page(msg)
-		return nil
-	case key.Matches(msg, k.Attach):
-		a = AttachAction
-	case key.Matches(msg, k.Interrupt):
-		a = InterruptAction
-	case key.Matches(msg, k.Terminate):
-		a = TerminateAction
-	default:
-		return nil
-	}
-	id := m.id
-	return func() tea.Msg { return ActionMsg{ID: id, Action: a} }
+	cmd, _ := m.actions().Handle(msg)
+	return cmd
 }
+
+// actions are the keys of the unfocused pane: one table for dispatch and help.
+func (m *Model) actions() components.KeyActions {
+	k := m.ctx.Keys
+	ask := func(a Action) func() tea.Cmd {
+		id := m.id
+		return func() tea.Cmd { return func() tea.Msg { return ActionMsg{ID: id, Action: a} } }
+	}
+	var acts components.KeyActions
+	if !m.closed && !m.state.Final() {
+		acts = append(acts, components.Act(k.FocusPane, func() tea.Cmd { m.Focus(); return nil }))
+	}
+	// the scrollback, read while the pane is not focused (offered once rows have scrolled off)
+	if m.hasScrollback() {
+		page := func(to scrollTo) func() tea.Cmd { return func() tea.Cmd { m.page(to); return nil } }
+		acts = append(acts,
+			components.Act(k.PageUp, page(pageUp)),
+			components.Act(k.PageDown, page(pageDown)),
+			components.Act(k.Top, page(oldest)),
+			components.Act(k.Bottom, page(live)))
+	}
+	return append(acts,
+		components.Act(k.Attach, ask(AttachAction)),
+		components.Act(k.Interrupt, ask(InterruptAction)),
+		components.Act(k.Terminate, ask(TerminateAction)))
+}
+
+// hasScrollback reports whether rows have scrolled off the top (or the view is scrolled back).
+func (m *Model) hasScrollback() bool {
+	if m.scrolled {
+		return true
+	}
+	if m.w == nil || m.w.hist == nil {
+		return false
+	}
+	n, _ := m.w.hist.Len()
+	return n > 0
+}
+
+// scrollTo is where a paging key moves the scrollback view.
+type scrollTo int
+
+const (
+	pageUp scrollTo = iota
+	pageDown
+	oldest
+	live
+)
 
 // page moves the view through the scrollback: a page up or down, to the oldest row kept, or back
 // to live (a page down past the screen's top row returns there too).
-func (m *Model) page(msg tea.KeyMsg) {
-	k := m.ctx.Keys
+func (m *Model) page(to scrollTo) {
 	_, rows := m.innerSize()
 	m.w.hist.Window(0, 0) // render the rows not rendered yet: row numbers are final after it
 	n, base := m.w.hist.Len()
-	live := base + int64(n) // the row number of the screen's top row
-	top := live
+	liveTop := base + int64(n) // the row number of the screen's top row
+	top := liveTop
 	if m.scrolled {
 		top = m.scrollTop
 	}
-	switch {
-	case key.Matches(msg, k.PageUp):
+	switch to {
+	case pageUp:
 		top -= int64(rows)
-	case key.Matches(msg, k.PageDown):
+	case pageDown:
 		top += int64(rows)
-	case key.Matches(msg, k.Top):
+	case oldest:
 		top = base
-	case key.Matches(msg, k.Bottom):
-		top = live
+	case live:
+		top = liveTop
 	}
 	m.scrollTop = max(top, base)
-	m.scrolled = m.scrollTop < live
+	m.scrolled = m.scrollTop < liveTop
 }
 
 // clampScroll keeps a scrolled view on rows still kept (the oldest go as new ones arrive).
