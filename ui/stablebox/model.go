@@ -436,7 +436,7 @@ func StablePTY(session string) client.Terminal {
 	if id == "" {
 		id = "default"
 	}
-	return client.Terminal{ID: id, Status: "running", Command: []string{"pty", "session " + id}}
+	return client.Terminal{ID: id, Status: "running", Command: []string{"pty", "session", id}}
 }
 
 // parseStableExec turns the exec form into exec options; env goes through env(1), as /exec has
