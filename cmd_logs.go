@@ -7,12 +7,10 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"runtime"
 	"sandscope/sanitize"
 	"sandscope/vocab"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -88,9 +86,19 @@ followed process ends, is lost or cannot be resumed; with --all, for each follow
 				return err
 			}
 			streamOnOneCore()
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			ctx, stop := interruptContext(cmd.Context())
 			defer stop()
-			if s, ok := stableAdapter(ctx, c); ok {
+			if follow {
+				ctx = followContext(ctx)
+			}
+			s, ok, err := stableAdapter(ctx, c)
+			switch {
+			case err != nil && !follow:
+				return bridgeFailure("logs", err, exitFailure)
+			case err != nil:
+				stillFollowing(cmd.ErrOrStderr(), err)
+			}
+			if ok {
 				// PROCESS is a run started here by exec; its recorder files hold its output.
 				return withStableBook(g, t.url, cmd.ErrOrStderr(), func(book runBook) error {
 					return runStableLogs(ctx, s, book, t.url, args[0], args[1], follow, cmd.OutOrStdout(), cmd.ErrOrStderr())
@@ -125,7 +133,7 @@ func runLogs(ctx context.Context, c *client.Client, rec *commandRecord, sandbox,
 	if err := checkSandboxArg(sandbox); err != nil {
 		return err
 	}
-	process, found, err := lookupProcess(ctx, c, sandbox, process)
+	process, found, err := lookupProcess(ctx, c, sandbox, process, !follow)
 	if err != nil {
 		return err
 	}
@@ -133,7 +141,9 @@ func runLogs(ctx context.Context, c *client.Client, rec *commandRecord, sandbox,
 	fctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	opts := client.FollowOptions{Since: since, NoFollow: !follow, ReuseData: true, Buffer: 8}
-	if !follow {
+	if follow {
+		opts = followOptions(opts)
+	} else {
 		// a snapshot does not wait out a long outage: a few quick attempts, then say so
 		opts.RetryBudget, opts.MaxBackoff = 2, time.Second
 	}
@@ -151,7 +161,7 @@ func runLogs(ctx context.Context, c *client.Client, rec *commandRecord, sandbox,
 				// a command line to paste
 				fmt.Fprintf(stderr, "sandscope: interrupted; the bridge's resume cursor is not a plain token: %s\n", sanitize.Message(cursor))
 			}
-			return &exitError{code: exitInterrupt}
+			return &exitError{code: interruptStatus(ctx)}
 		}
 		return nil // snapshot delivered
 	}
@@ -174,8 +184,13 @@ func runLogs(ctx context.Context, c *client.Client, rec *commandRecord, sandbox,
 
 // lookupProcess is resolveProcessID that also returns the process as the list showed it (nil
 // when the list failed or did not hold it: the follower's own lookup then reports the trouble).
-func lookupProcess(ctx context.Context, c *client.Client, sandbox, id string) (string, *client.Process, error) {
+// once (a command that does not retry) ends the command when the bridge did not answer: the
+// follower would only wait for it again.
+func lookupProcess(ctx context.Context, c *client.Client, sandbox, id string, once bool) (string, *client.Process, error) {
 	ps, err := c.ListProcesses(ctx, sandbox)
+	if err != nil && once && errors.Is(err, client.ErrNoAnswer) {
+		return "", nil, bridgeFailure("", err, exitFailure)
+	}
 	if err != nil {
 		return id, nil, nil
 	}
@@ -304,7 +319,7 @@ func printFollow(f *client.Follower, stdout, stderr io.Writer, verbose bool, obs
 			}
 		case client.Reconnecting:
 			if verbose {
-				notice("reconnecting (attempt %d)", ev.Attempt)
+				notice("%s", describeRetry(ev))
 			}
 		case client.Resumed:
 			notice("resumed (attempt %d), no gap", ev.Attempt)

@@ -67,7 +67,11 @@ with its container; 4 when the bridge stayed unreachable; 2 on usage, auth or no
 				return err
 			}
 			sandbox := args[0]
-			if s, ok := stableAdapter(cmd.Context(), c); ok {
+			s, ok, err := stableAdapter(cmd.Context(), c)
+			if err != nil {
+				return setupError(err)
+			}
+			if ok {
 				shell := ""
 				if dash == 1 {
 					if len(argv) != 1 {

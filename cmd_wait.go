@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"github.com/charmbracelet/x/term"
@@ -58,13 +56,18 @@ not be read 5 times in a row.`,
 			if err != nil {
 				return err
 			}
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			ctx, stop := interruptContext(cmd.Context())
 			defer stop()
 			bell := io.Discard
 			if notify && isTerminal(cmd.ErrOrStderr()) {
 				bell = cmd.ErrOrStderr()
 			}
-			if s, ok := stableAdapter(ctx, c); ok {
+			ctx = followContext(ctx)
+			s, ok, err := stableAdapter(ctx, c)
+			if err != nil {
+				stillFollowing(cmd.ErrOrStderr(), err)
+			}
+			if ok {
 				// PROCESS is a run sandscope started (exec, the TUI); the recorder settles it.
 				return withStableBook(g, t.url, cmd.ErrOrStderr(), func(book runBook) error {
 					return runStableWait(ctx, s, book, t.url, args[0], args[1], timeout, cmd.ErrOrStderr(), bell)
@@ -98,7 +101,7 @@ func runWait(ctx context.Context, c *client.Client, rec *commandRecord, sandbox,
 	if err := checkSandboxArg(sandbox); err != nil {
 		return err
 	}
-	process, found, err := lookupProcess(ctx, c, sandbox, process)
+	process, found, err := lookupProcess(ctx, c, sandbox, process, false)
 	if err != nil {
 		return err
 	}
@@ -116,7 +119,7 @@ func runWait(ctx context.Context, c *client.Client, rec *commandRecord, sandbox,
 		fmt.Fprintf(stderr, "sandscope: %s\n", sanitize.Message(fmt.Sprintf(format, a...)))
 	}
 	ring := func() { _, _ = bell.Write([]byte{'\a'}) }
-	f := c.Follow(wctx, sandbox, process, client.FollowOptions{ReuseData: true, Buffer: 8})
+	f := c.Follow(wctx, sandbox, process, followOptions(client.FollowOptions{ReuseData: true, Buffer: 8}))
 	events := f.Events()
 	for {
 		var ev client.LogEvent
@@ -131,7 +134,7 @@ func runWait(ctx context.Context, c *client.Client, rec *commandRecord, sandbox,
 		}
 		if !more {
 			if ctx.Err() != nil {
-				return &exitError{code: exitInterrupt}
+				return &exitError{code: interruptStatus(ctx)}
 			}
 			return &exitError{code: exitNoResume, err: fmt.Errorf("wait %s: log stream closed without an ending", process)}
 		}
@@ -141,6 +144,8 @@ func runWait(ctx context.Context, c *client.Client, rec *commandRecord, sandbox,
 		switch ev.Kind {
 		case client.Interrupted:
 			notice("stream interrupted: %s; resuming", ev.Reason)
+		case client.Reconnecting:
+			notice("%s", describeRetry(ev))
 		case client.Resumed:
 			notice("resumed (attempt %d)", ev.Attempt)
 		case client.SuspectEnd:
