@@ -27,7 +27,9 @@ func newExecCmd(g *globalOptions) *cobra.Command {
 		Long: `Launch a process in a sandbox and follow its output (stdout to stdout, stderr to stderr).
 Exit with the process's own exit code once the bridge confirms it ended; 2 for usage,
 authentication or not-found errors; otherwise (lost, bridge unreachable, ended in error) exit 255
-with a "sandscope: " notice on stderr.
+with a "sandscope: " notice on stderr. A bridge that does not answer the launch within 12 s is
+reported as such (255); once launched, the output is followed as logs -f follows it (retries
+announced, then 255). Ctrl-C or SIGTERM (130) and SIGHUP (129) leave the process running.
 
 On a stable (0.12) bridge the command runs through /exec under a small recorder inside the sandbox
 that keeps its pid, output and real exit status in /workspace/.sandscope/runs/RUN: the stream's

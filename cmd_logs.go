@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
@@ -32,7 +33,12 @@ sandscope's own notices go to stderr as lines starting "sandscope: ".
 With -f, follow until the process ends, resuming from the last cursor when the stream breaks.
 Exit status: 0 the bridge confirms the process ended (the final notice gives its exit code),
 3 the process was lost with its container, 4 the stream could not be resumed,
-2 usage, authentication or not-found errors.
+2 usage, authentication or not-found errors (a --since that is not a cursor included),
+130 Ctrl-C or SIGTERM and 129 SIGHUP (the notice gives the cursor to resume from).
+An unreachable bridge is retried 10 times, each retry announced on stderr (the pause doubling from
+0.1 s to 10 s): about 40 s when it refuses connections, about 2.5 minutes when it accepts them and
+never answers (each attempt waits 8 s for an answer); then exit 4. Without -f a bridge that does
+not answer within 12 s ends the command with exit status 1.
 
 With --all (no PROCESS), follow every process of the sandbox at once, including the ones that
 start while it runs (-f), each line prefixed with a short, stable name ("build-1a2b3c4d | ..."),
@@ -73,6 +79,9 @@ followed process ends, is lost or cannot be resumed; with --all, for each follow
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if !all && len(args) != 2 {
 				return &exitError{code: exitUsage, err: fmt.Errorf("logs takes SANDBOX PROCESS (or SANDBOX --all), got %d argument(s)", len(args))}
+			}
+			if err := checkSince(since); err != nil {
+				return err
 			}
 			var bell io.Writer
 			if notify && follow && isTerminal(cmd.ErrOrStderr()) {
@@ -374,4 +383,21 @@ func describeEnd(p *client.Process) string {
 		return fmt.Sprintf("process %s ended: %s", vocab.Text(p.ID), w)
 	}
 	return fmt.Sprintf("process %s ended: %s", vocab.Text(p.ID), vocab.EndingDetail(p.Exit))
+}
+
+// exampleCursor is what a log cursor looks like (the bridge's format: base64url, no padding, of
+// "v1." + base64url(store) + "." + sequence number).
+var exampleCursor = base64.RawURLEncoding.EncodeToString([]byte("v1." + base64.RawURLEncoding.EncodeToString([]byte("a1b2c3")) + ".42"))
+
+// checkSince refuses a --since that is not a log cursor, before any request (exit 2): the bridge
+// would reject it, and the follower would restart from the beginning.
+func checkSince(since string) error {
+	if since == "" || client.ParseCursor(since).Known {
+		return nil
+	}
+	shown := since
+	if len(shown) > 40 || !plainToken(shown) {
+		shown = "(as given)"
+	}
+	return &exitError{code: exitUsage, err: fmt.Errorf("--since %s is not a log cursor: a cursor is the token sandscope prints when a follow is interrupted (\"resume with: sandscope logs -f --since CURSOR …\") or the TUI's log view copies with y, like %s", shown, exampleCursor)}
 }

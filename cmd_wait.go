@@ -34,7 +34,10 @@ ended, so a script can tell a process that exited 3 from a lost one.
 Exit status: the process's exit code once the bridge confirms the ending; 3 the process was lost
 with its container; 4 the bridge could not be reached past the retry budget; 75 --timeout elapsed
 first (the process keeps running); 255 it ended in an error without an exit code; 2 usage,
-authentication or not-found errors; 130 interrupted with Ctrl-C.
+authentication or not-found errors; 130 interrupted with Ctrl-C or SIGTERM, 129 SIGHUP.
+An unreachable bridge is retried 10 times, each retry announced on stderr: about 40 s when it
+refuses connections, about 2.5 minutes when it accepts them and never answers (each attempt waits
+8 s for an answer); then exit 4.
 
 On a stable (0.12) bridge PROCESS is a run sandscope started (exec, the TUI's exec prompt; a unique
 prefix of its ID will do): the in-sandbox recorder's status file settles it, read every 2 s (each
