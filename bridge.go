@@ -126,8 +126,9 @@ func newBridgeClient(g *globalOptions) (*client.Client, bridgeTarget, error) {
 }
 
 // newClient is a client for the bridge at url as every sandscope command and the TUI make it: the
-// token, sandscope's user agent, and a 30 s bound on each non-streaming call.
+// token, sandscope's user agent, and the timeout policy of timeouts.go (the wait for an answer,
+// the bound on each non-streaming call).
 func newClient(url, token string) (*client.Client, error) {
 	return client.New(url, client.WithToken(token), client.WithUserAgent("sandscope/"+version),
-		client.WithRequestTimeout(30*time.Second))
+		client.WithRequestTimeout(callTimeout), client.WithAnswerTimeout(oneShotAnswerWait))
 }

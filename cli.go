@@ -20,7 +20,8 @@ const (
 	exitUsage      = 2 // usage, authentication or not-found errors
 	exitLost       = 3
 	exitNoResume   = 4
-	exitInterrupt  = 130
+	exitInterrupt  = 130 // Ctrl-C or SIGTERM
+	exitHangup     = 129 // SIGHUP: the terminal that ran the command closed
 	exitExecUnsure = 255
 )
 

@@ -52,7 +52,11 @@ with its container; 4 when the bridge stayed unreachable; 2 on usage, auth or no
 			if err := checkSandboxArg(args[0]); err != nil {
 				return err
 			}
-			if s, ok := stableAdapter(cmd.Context(), c); ok {
+			s, ok, err := stableAdapter(cmd.Context(), c)
+			if err != nil {
+				return setupError(err)
+			}
+			if ok {
 				// TERMINAL is a session ID, or "default" for the session-less shell.
 				session, err := stableSessionTarget(args[1])
 				if err != nil {
@@ -77,7 +81,7 @@ with its container; 4 when the bridge stayed unreachable; 2 on usage, auth or no
 				}
 				rec.Lookup(record.LookupTerminal(args[0], *found))
 			}
-			return attachTerminal(cmd.Context(), c, rec, args[0], tid, detachKey, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
+			return attachTerminal(cmd.Context(), c, rec, args[0], tid, false, detachKey, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
 	cmd.Flags().BoolVar(&noRecord, "no-record", false, "do not record the terminal and how the attachment ended in sandscope's record")

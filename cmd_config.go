@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"path/filepath"
 	"sort"
@@ -41,6 +42,12 @@ func loadSettings(g *globalOptions) (*config.Config, *config.Effective, error) {
 	}
 	eff, err := cfg.Resolve(config.Flags{URL: g.url, TokenFile: g.tokenFile, Context: g.context}, os.LookupEnv)
 	if err != nil {
+		for _, u := range []struct{ where, raw string }{{"--url", g.url}, {"SANDSCOPE_URL", os.Getenv("SANDSCOPE_URL")}} {
+			if fix := schemeless(u.raw); fix != "" {
+				err = fmt.Errorf("%s %s has no scheme: a bridge URL starts with http:// or https://; did you mean %s?", u.where, u.raw, fix)
+				break
+			}
+		}
 		return nil, nil, &exitError{code: 2, err: err}
 	}
 	return cfg, eff, nil
@@ -344,4 +351,19 @@ func writeConfigJSON(w io.Writer, eff *config.Effective, info configInfo) error 
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(out)
+}
+
+// schemeless is raw with http:// in front when raw is a host and port (or a host) written without
+// a scheme ("127.0.0.1:7681", "localhost:7681/bridge"), else "". Nothing that could hold a secret
+// (user:password@, a query) is echoed.
+func schemeless(raw string) string {
+	raw = strings.TrimSpace(raw)
+	if raw == "" || strings.Contains(raw, "://") || strings.ContainsAny(raw, "@?# \t") {
+		return ""
+	}
+	u, err := url.Parse("http://" + raw)
+	if err != nil || u.Host == "" || u.Hostname() == "" {
+		return ""
+	}
+	return "http://" + raw
 }

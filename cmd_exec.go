@@ -5,11 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
 	"sandscope/sanitize"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -30,7 +27,9 @@ func newExecCmd(g *globalOptions) *cobra.Command {
 		Long: `Launch a process in a sandbox and follow its output (stdout to stdout, stderr to stderr).
 Exit with the process's own exit code once the bridge confirms it ended; 2 for usage,
 authentication or not-found errors; otherwise (lost, bridge unreachable, ended in error) exit 255
-with a "sandscope: " notice on stderr.
+with a "sandscope: " notice on stderr. A bridge that does not answer the launch within 12 s is
+reported as such (255); once launched, the output is followed as logs -f follows it (retries
+announced, then 255). Ctrl-C or SIGTERM (130) and SIGHUP (129) leave the process running.
 
 On a stable (0.12) bridge the command runs through /exec under a small recorder inside the sandbox
 that keeps its pid, output and real exit status in /workspace/.sandscope/runs/RUN: the stream's
@@ -72,9 +71,13 @@ stable session (cwd and environment kept between calls).`,
 				fmt.Fprintf(cmd.ErrOrStderr(), "sandscope: note: the local bridge runs processes without isolation, so /workspace is only a label (%s)\n", t.noIsolation)
 			}
 			streamOnOneCore()
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			ctx, stop := interruptContext(cmd.Context())
 			defer stop()
-			if s, ok := stableAdapter(ctx, c); ok {
+			s, ok, err := stableAdapter(ctx, c)
+			if err != nil {
+				return bridgeFailure("exec", err, exitExecUnsure)
+			}
+			if ok {
 				if session != "" && !client.ValidSessionID(session) {
 					return &exitError{code: exitUsage, err: fmt.Errorf("--session %q: want 1-128 of a-z A-Z 0-9 . _ - (no \"..\")", session)}
 				}
@@ -130,17 +133,17 @@ func runExec(ctx context.Context, c *client.Client, rec *commandRecord, sandbox 
 	}
 	if err != nil {
 		if ctx.Err() != nil {
-			return &exitError{code: exitInterrupt}
+			return &exitError{code: interruptStatus(ctx)}
 		}
 		return bridgeExit("exec", err, exitExecUnsure)
 	}
 	fctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	f := c.Follow(fctx, sandbox, p.ID, client.FollowOptions{Status: &p})
+	f := c.Follow(fctx, sandbox, p.ID, followOptions(client.FollowOptions{Status: &p}))
 	final, ok, _ := printFollow(f, stdout, stderr, true, rec.observe(sandbox, p.ID))
 	if !ok {
 		if ctx.Err() != nil {
-			return &exitError{code: exitInterrupt, err: fmt.Errorf("detached; process %s keeps running (sandscope logs %s %s -f)", p.ID, sandbox, p.ID)}
+			return &exitError{code: interruptStatus(ctx), err: fmt.Errorf("detached; process %s keeps running (sandscope logs %s %s -f)", p.ID, sandbox, p.ID)}
 		}
 		return &exitError{code: exitExecUnsure, err: fmt.Errorf("process %s: log stream closed without a confirmed end", p.ID)}
 	}

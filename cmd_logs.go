@@ -3,16 +3,15 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"runtime"
 	"sandscope/sanitize"
 	"sandscope/vocab"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -34,7 +33,12 @@ sandscope's own notices go to stderr as lines starting "sandscope: ".
 With -f, follow until the process ends, resuming from the last cursor when the stream breaks.
 Exit status: 0 the bridge confirms the process ended (the final notice gives its exit code),
 3 the process was lost with its container, 4 the stream could not be resumed,
-2 usage, authentication or not-found errors.
+2 usage, authentication or not-found errors (a --since that is not a cursor included),
+130 Ctrl-C or SIGTERM and 129 SIGHUP (the notice gives the cursor to resume from).
+An unreachable bridge is retried 10 times, each retry announced on stderr (the pause doubling from
+0.1 s to 10 s): about 40 s when it refuses connections, about 2.5 minutes when it accepts them and
+never answers (each attempt waits 8 s for an answer); then exit 4. Without -f a bridge that does
+not answer within 12 s ends the command with exit status 1.
 
 With --all (no PROCESS), follow every process of the sandbox at once, including the ones that
 start while it runs (-f), each line prefixed with a short, stable name ("build-1a2b3c4d | ..."),
@@ -76,6 +80,9 @@ followed process ends, is lost or cannot be resumed; with --all, for each follow
 			if !all && len(args) != 2 {
 				return &exitError{code: exitUsage, err: fmt.Errorf("logs takes SANDBOX PROCESS (or SANDBOX --all), got %s", vocab.Count(len(args), "argument"))}
 			}
+			if err := checkSince(since); err != nil {
+				return err
+			}
 			var bell io.Writer
 			if notify && follow && isTerminal(cmd.ErrOrStderr()) {
 				bell = cmd.ErrOrStderr()
@@ -88,9 +95,19 @@ followed process ends, is lost or cannot be resumed; with --all, for each follow
 				return err
 			}
 			streamOnOneCore()
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			ctx, stop := interruptContext(cmd.Context())
 			defer stop()
-			if s, ok := stableAdapter(ctx, c); ok {
+			if follow {
+				ctx = followContext(ctx)
+			}
+			s, ok, err := stableAdapter(ctx, c)
+			switch {
+			case err != nil && !follow:
+				return bridgeFailure("logs", err, exitFailure)
+			case err != nil:
+				stillFollowing(cmd.ErrOrStderr(), err)
+			}
+			if ok {
 				// PROCESS is a run started here by exec; its recorder files hold its output.
 				return withStableBook(g, t.url, cmd.ErrOrStderr(), func(book runBook) error {
 					return runStableLogs(ctx, s, book, t.url, args[0], args[1], follow, cmd.OutOrStdout(), cmd.ErrOrStderr())
@@ -125,7 +142,7 @@ func runLogs(ctx context.Context, c *client.Client, rec *commandRecord, sandbox,
 	if err := checkSandboxArg(sandbox); err != nil {
 		return err
 	}
-	process, found, err := lookupProcess(ctx, c, sandbox, process)
+	process, found, err := lookupProcess(ctx, c, sandbox, process, !follow)
 	if err != nil {
 		return err
 	}
@@ -133,7 +150,9 @@ func runLogs(ctx context.Context, c *client.Client, rec *commandRecord, sandbox,
 	fctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	opts := client.FollowOptions{Since: since, NoFollow: !follow, ReuseData: true, Buffer: 8}
-	if !follow {
+	if follow {
+		opts = followOptions(opts)
+	} else {
 		// a snapshot does not wait out a long outage: a few quick attempts, then say so
 		opts.RetryBudget, opts.MaxBackoff = 2, time.Second
 	}
@@ -151,7 +170,7 @@ func runLogs(ctx context.Context, c *client.Client, rec *commandRecord, sandbox,
 				// a command line to paste
 				fmt.Fprintf(stderr, "sandscope: interrupted; the bridge's resume cursor is not a plain token: %s\n", sanitize.Message(cursor))
 			}
-			return &exitError{code: exitInterrupt}
+			return &exitError{code: interruptStatus(ctx)}
 		}
 		return nil // snapshot delivered
 	}
@@ -174,8 +193,13 @@ func runLogs(ctx context.Context, c *client.Client, rec *commandRecord, sandbox,
 
 // lookupProcess is resolveProcessID that also returns the process as the list showed it (nil
 // when the list failed or did not hold it: the follower's own lookup then reports the trouble).
-func lookupProcess(ctx context.Context, c *client.Client, sandbox, id string) (string, *client.Process, error) {
+// once (a command that does not retry) ends the command when the bridge did not answer: the
+// follower would only wait for it again.
+func lookupProcess(ctx context.Context, c *client.Client, sandbox, id string, once bool) (string, *client.Process, error) {
 	ps, err := c.ListProcesses(ctx, sandbox)
+	if err != nil && once && errors.Is(err, client.ErrNoAnswer) {
+		return "", nil, bridgeFailure("", err, exitFailure)
+	}
 	if err != nil {
 		return id, nil, nil
 	}
@@ -304,7 +328,7 @@ func printFollow(f *client.Follower, stdout, stderr io.Writer, verbose bool, obs
 			}
 		case client.Reconnecting:
 			if verbose {
-				notice("reconnecting (attempt %d)", ev.Attempt)
+				notice("%s", describeRetry(ev))
 			}
 		case client.Resumed:
 			notice("resumed (attempt %d), no gap", ev.Attempt)
@@ -359,4 +383,21 @@ func describeEnd(p *client.Process) string {
 		return fmt.Sprintf("process %s ended: %s", vocab.Text(p.ID), w)
 	}
 	return fmt.Sprintf("process %s ended: %s", vocab.Text(p.ID), vocab.EndingDetail(p.Exit))
+}
+
+// exampleCursor is what a log cursor looks like (the bridge's format: base64url, no padding, of
+// "v1." + base64url(store) + "." + sequence number).
+var exampleCursor = base64.RawURLEncoding.EncodeToString([]byte("v1." + base64.RawURLEncoding.EncodeToString([]byte("a1b2c3")) + ".42"))
+
+// checkSince refuses a --since that is not a log cursor, before any request (exit 2): the bridge
+// would reject it, and the follower would restart from the beginning.
+func checkSince(since string) error {
+	if since == "" || client.ParseCursor(since).Known {
+		return nil
+	}
+	shown := since
+	if len(shown) > 40 || !plainToken(shown) {
+		shown = "(as given)"
+	}
+	return &exitError{code: exitUsage, err: fmt.Errorf("--since %s is not a log cursor: a cursor is the token sandscope prints when a follow is interrupted (\"resume with: sandscope logs -f --since CURSOR …\") or the TUI's log view copies with y, like %s", shown, exampleCursor)}
 }

@@ -10,11 +10,9 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"regexp"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"sandscope/client"
@@ -174,7 +172,9 @@ func (o *allOut) followOne(ctx context.Context, c *client.Client, sandbox string
 	// p is the status of a lookup just made (the list, or the watcher's last poll): the follower
 	// opens the stream at once instead of asking again.
 	fopts := client.FollowOptions{NoFollow: !o.opts.follow, ReuseData: true, Buffer: 8, Status: &p}
-	if !o.opts.follow {
+	if o.opts.follow {
+		fopts = followOptions(fopts)
+	} else {
 		fopts.RetryBudget, fopts.MaxBackoff = 2, time.Second
 	}
 	f := c.Follow(ctx, sandbox, p.ID, fopts)
@@ -223,6 +223,10 @@ func (o *allOut) followOne(ctx context.Context, c *client.Client, sandbox string
 			o.notice(name, p.ID, "gap: %s%s", ev.Reason, gapSize(ev.Gap))
 		case client.Interrupted:
 			o.notice(name, p.ID, "stream interrupted: %s; resuming after the last cursor received", ev.Reason)
+		case client.Reconnecting:
+			if o.opts.follow {
+				o.notice(name, p.ID, "%s", describeRetry(ev))
+			}
 		case client.Resumed:
 			o.notice(name, p.ID, "resumed (attempt %d), no gap", ev.Attempt)
 		case client.SuspectEnd:
@@ -317,19 +321,31 @@ func runLogsAll(ctx context.Context, c *client.Client, sandbox string, opts allO
 		cancel()
 		wg.Wait()
 		out.plain("interrupted; %s still being followed", vocab.Count(active, "process|processes"))
-		return &exitError{code: exitInterrupt}
+		return &exitError{code: interruptStatus(ctx)}
 	}
 
 	// The processes there now; the watcher then reports what changes after this look.
-	rs, err := c.Running(ctx, sandbox)
+	var rs client.RunningStatus
+	var ps []client.Process
+	err := firstLook(ctx, opts.follow, stderr, func() error {
+		var err error
+		if rs, err = c.Running(ctx, sandbox); err != nil {
+			return err
+		}
+		ps, err = c.ListProcesses(ctx, sandbox)
+		return err
+	})
 	if err != nil {
-		return bridgeExit("sandbox "+sandbox, err, exitFailure)
+		if ctx.Err() != nil {
+			return interrupted()
+		}
+		code := exitFailure
+		if opts.follow && client.IsRetryable(err) {
+			code = exitNoResume
+		}
+		return bridgeFailure("sandbox "+sandbox, err, code)
 	}
 	opts.rec.Lookup(record.LookupRunning(sandbox, rs, ""))
-	ps, err := c.ListProcesses(ctx, sandbox)
-	if err != nil {
-		return bridgeExit("list processes of "+sandbox, err, exitFailure)
-	}
 	for _, p := range ps {
 		opts.rec.Lookup(record.LookupProcess(sandbox, p))
 		start(p, false)
@@ -482,9 +498,19 @@ func runLogsAllCommand(cmd *cobra.Command, g *globalOptions, args []string, foll
 	if err != nil {
 		return err
 	}
-	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := interruptContext(cmd.Context())
 	defer stop()
-	if s, ok := stableAdapter(ctx, c); ok {
+	if follow {
+		ctx = followContext(ctx)
+	}
+	s, ok, err := stableAdapter(ctx, c)
+	switch {
+	case err != nil && !follow:
+		return bridgeFailure("logs --all", err, exitFailure)
+	case err != nil:
+		stillFollowing(cmd.ErrOrStderr(), err)
+	}
+	if ok {
 		// the runs sandscope started, from the record; their output from the recorder's files
 		return withStableBook(g, t.url, cmd.ErrOrStderr(), func(book runBook) error {
 			return runLogsAllCmd(ctx, c, nil, args, follow, since, states, pattern, bell, cmd.OutOrStdout(), cmd.ErrOrStderr(),

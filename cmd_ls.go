@@ -38,7 +38,11 @@ a container.`,
 			if err != nil {
 				return err
 			}
-			if _, ok := stableAdapter(cmd.Context(), c); ok {
+			_, ok, err := stableAdapter(cmd.Context(), c)
+			if err != nil {
+				return bridgeFailure("ls", err, exitFailure)
+			}
+			if ok {
 				// Any lookup would start the container: show what sandscope recorded.
 				sandbox := ""
 				if len(args) == 1 {

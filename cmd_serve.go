@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -81,6 +82,9 @@ func runServe(ctx context.Context, cmd *cobra.Command, o *serveOptions) error {
 	host, _, err := net.SplitHostPort(o.listen)
 	if err != nil {
 		return &exitError{code: 2, err: fmt.Errorf("serve: --listen %q: %w", o.listen, err)}
+	}
+	if ip := net.ParseIP(strings.Trim(host, "[]")); !o.allowRemote && !(strings.EqualFold(host, "localhost") || ip != nil && ip.IsLoopback()) {
+		return &exitError{code: exitUsage, err: fmt.Errorf("serve: --listen %s is not a loopback address: the bridge runs commands as you for anyone with the token, so it listens beyond this machine only with --allow-remote (or use 127.0.0.1:PORT)", o.listen)}
 	}
 	stateDir := localbridge.DefaultStateDir()
 	if err := os.MkdirAll(stateDir, 0o700); err != nil {

@@ -60,7 +60,10 @@ container. Exit status: 0 done; 2 usage or refused (e.g. an existing ID); 1 brid
 				}
 				return nil
 			}
-			s, ok := stableAdapter(cmd.Context(), c)
+			s, ok, err := stableAdapter(cmd.Context(), c)
+			if err != nil {
+				return bridgeFailure("session", err, exitFailure)
+			}
 			if !ok {
 				return &exitError{code: exitUsage, err: errStableOnly}
 			}

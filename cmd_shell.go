@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sandscope/sanitize"
 	"sandscope/vocab"
+	"time"
 
 	"github.com/charmbracelet/x/term"
 	"github.com/spf13/cobra"
@@ -34,8 +36,13 @@ Without ARGV the terminal runs a login shell: bash -l when the sandbox has bash,
 Detach with ctrl-] (or --detach-key, e.g. "ctrl-a d"); the terminal keeps running and
 "sandscope attach SANDBOX TERMINAL" reattaches.
 
+Scripted input (a pipe or a file) need not end in exit: its end reaches the shell as ctrl-D once
+the shell is ready, and a terminal that neither ends nor prints for 10 s after the input ended is
+ended (exit 255, with a notice).
+
 Exit status: the terminal's own exit code when it exits; 0 on detach; 3 when the terminal was lost
-with its container; 4 when the bridge stayed unreachable; 2 on usage, auth or not-found errors.`,
+with its container; 4 when the bridge stayed unreachable (or did not answer within 12 s); 2 on
+usage, auth or not-found errors.`,
 		Example: `  sandscope shell myapp
   sandscope shell myapp --cwd /workspace/app -- bash -l
   sandscope shell --detach-key "ctrl-a d" myapp -- python3`,
@@ -67,7 +74,11 @@ with its container; 4 when the bridge stayed unreachable; 2 on usage, auth or no
 				return err
 			}
 			sandbox := args[0]
-			if s, ok := stableAdapter(cmd.Context(), c); ok {
+			s, ok, err := stableAdapter(cmd.Context(), c)
+			if err != nil {
+				return setupError(err)
+			}
+			if ok {
 				shell := ""
 				if dash == 1 {
 					if len(argv) != 1 {
@@ -100,9 +111,9 @@ with its container; 4 when the bridge stayed unreachable; 2 on usage, auth or no
 			tm, err := c.CreateTerminal(ctx, sandbox, client.TerminalRequest{Argv: argv, Cwd: cwd, Cols: cols, Rows: rows})
 			rec.launchedTerminal(sandbox, tm, argv, cwd, err)
 			if err != nil {
-				return setupError(fmt.Errorf("create terminal in %s: %w", sandbox, err))
+				return setupError(err) // the client's error names the call: "create terminal in SANDBOX: …"
 			}
-			return attachTerminal(ctx, c, rec, sandbox, tm.ID, detachKey, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
+			return attachTerminal(ctx, c, rec, sandbox, tm.ID, true, detachKey, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
 	cmd.Flags().BoolVar(&noRecord, "no-record", false, "do not record the terminal, its launch and how the attachment ended in sandscope's record")
@@ -114,8 +125,9 @@ with its container; 4 when the bridge stayed unreachable; 2 on usage, auth or no
 
 // attachTerminal connects to a terminal and runs the full-screen attachment, turning its ending
 // into the command's exit status. With a record, the connection's final event (exited, lost with
-// its evidence, an error) is recorded.
-func attachTerminal(ctx context.Context, c *client.Client, rec *commandRecord, sandbox, tid, detachKey string, stdin io.Reader, stdout, stderr io.Writer) error {
+// its evidence, an error) is recorded. created says this command created the terminal (shell):
+// with scripted input (stdin not a terminal) it is then never left running.
+func attachTerminal(ctx context.Context, c *client.Client, rec *commandRecord, sandbox, tid string, created bool, detachKey string, stdin io.Reader, stdout, stderr io.Writer) error {
 	cols, rows := localSize()
 	conn, err := c.ConnectTerminal(ctx, sandbox, tid, client.ConnectOptions{Cols: cols, Rows: rows})
 	if err != nil {
@@ -125,10 +137,27 @@ func attachTerminal(ctx context.Context, c *client.Client, rec *commandRecord, s
 	res, err := attach.Run(ctx, conn, attach.Options{
 		Stdin: stdin, Stdout: stdout, Stderr: stderr,
 		DetachKey:    detachKey,
+		EOFWait:      scriptedEOFWait,
 		Label:        fmt.Sprintf("sandbox %s terminal %s", sandbox, tid),
 		ReattachHint: fmt.Sprintf("sandscope attach %s %s", sandbox, tid),
 	})
 	rec.terminalEnded(sandbox, tid, res)
+	scripted := !isTerminalReader(stdin)
+	if res.Ending == attach.InputEnded {
+		if !created {
+			fmt.Fprintf(stderr, "sandscope: the input ended and terminal %s did not end within %v; detached, it keeps running (sandscope attach %s %s)\n", vocab.Text(tid), scriptedEOFWait, sandbox, vocab.Text(tid))
+			return &exitError{code: exitExecUnsure}
+		}
+		fmt.Fprintf(stderr, "sandscope: the input ended and terminal %s did not end within %v (no output since); ending it\n", vocab.Text(tid), scriptedEOFWait)
+	}
+	if created && scripted && res.Ending != attach.Exited && res.Ending != attach.Lost && res.Ending != attach.EndedUnknown && res.Ending != attach.Detached {
+		// this command made the terminal for its scripted input: it does not outlive the command
+		tctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), oneShotAnswerWait)
+		if terr := c.TerminateTerminal(tctx, sandbox, tid); terr != nil && !errors.Is(terr, client.ErrNotFound) {
+			fmt.Fprintf(stderr, "sandscope: could not end terminal %s: %s\n", vocab.Text(tid), sanitize.Message(terr.Error()))
+		}
+		cancel()
+	}
 	if err != nil {
 		return &exitError{code: 255, err: fmt.Errorf("attach %s: %w", tid, err)}
 	}
@@ -139,6 +168,16 @@ func attachTerminal(ctx context.Context, c *client.Client, rec *commandRecord, s
 		return &exitError{code: code}
 	}
 	return nil
+}
+
+// scriptedEOFWait is how long a shell or attach fed by scripted input lasts after that input
+// ended while the terminal neither ends nor prints (see attach.Options.EOFWait).
+const scriptedEOFWait = 10 * time.Second
+
+// isTerminalReader says whether r is a terminal.
+func isTerminalReader(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	return ok && term.IsTerminal(f.Fd())
 }
 
 // needTerminal refuses a full-screen command (shell, attach) whose input is neither a terminal nor

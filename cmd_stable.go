@@ -25,15 +25,10 @@ import (
 var stableRecoverEvery = 2 * time.Second
 
 // stableAdapter returns the stable adapter when the bridge's document says it speaks the stable
-// API. Reading the document starts nothing.
-func stableAdapter(ctx context.Context, c *client.Client) (*client.Stable, bool) {
-	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	caps, err := c.Capabilities(cctx)
-	if err != nil || caps.Dialect != client.DialectStable {
-		return nil, false
-	}
-	return c.Stable(), true
+// API. Reading the document starts nothing. err is set when the bridge did not answer at all (see
+// probeBridge).
+func stableAdapter(ctx context.Context, c *client.Client) (*client.Stable, bool, error) {
+	return probeBridge(ctx, c)
 }
 
 // wakeNotice says, the first time per sandbox, that an action starts its container.
@@ -63,7 +58,7 @@ func runStableExec(ctx context.Context, s *client.Stable, book runBook, bridge, 
 	run, err := s.Run(ctx, sandbox, opts)
 	if err != nil {
 		if ctx.Err() != nil {
-			return &exitError{code: exitInterrupt}
+			return &exitError{code: interruptStatus(ctx)}
 		}
 		return bridgeExit("exec", err, exitExecUnsure)
 	}
@@ -103,7 +98,7 @@ func runStableExec(ctx context.Context, s *client.Stable, book runBook, bridge, 
 		_ = book.Update(bridge, sandbox, func(sb *bookSandbox) {
 			sb.SetRun(entry, client.RunResult{State: client.RunInterrupted, Evidence: "sandscope stopped following; the command runs on"}, time.Now())
 		})
-		return &exitError{code: exitInterrupt, err: fmt.Errorf("detached; run %s keeps going in the sandbox (sandscope logs -f %s %s)", run.ID, sandbox, run.ID)}
+		return &exitError{code: interruptStatus(ctx), err: fmt.Errorf("detached; run %s keeps going in the sandbox (sandscope logs -f %s %s)", run.ID, sandbox, run.ID)}
 	}
 	if sawFFFD {
 		fmt.Fprintf(stderr, "sandscope: the stable bridge decodes output as text: bytes that were not UTF-8 show as U+FFFD; the exact bytes are in %s/out and err (sandscope logs %s %s)\n",
@@ -155,7 +150,7 @@ func stableExit(ctx context.Context, res client.RunResult, id string, stderr io.
 		return &exitError{code: exitExecUnsure, err: fmt.Errorf("run %s is LOST (inferred): %s", id, res.Evidence)}
 	}
 	if ctx.Err() != nil {
-		return &exitError{code: exitInterrupt, err: fmt.Errorf("detached; run %s may still be going", id)}
+		return &exitError{code: interruptStatus(ctx), err: fmt.Errorf("detached; run %s may still be going", id)}
 	}
 	return &exitError{code: exitExecUnsure, err: fmt.Errorf("run %s: no confirmed ending (%s)", id, res.Evidence)}
 }
@@ -282,7 +277,7 @@ func runStableLogs(ctx context.Context, s *client.Stable, book runBook, bridge, 
 		return &exitError{code: exitLost}
 	}
 	if ctx.Err() != nil {
-		return &exitError{code: exitInterrupt}
+		return &exitError{code: interruptStatus(ctx)}
 	}
 	if follow {
 		return &exitError{code: exitNoResume}

@@ -178,7 +178,7 @@ func runStableLogsAll(ctx context.Context, s *client.Stable, book runBook, bridg
 				read(f)
 			}
 			if ctx.Err() != nil {
-				return &exitError{code: exitInterrupt}
+				return &exitError{code: interruptStatus(ctx)}
 			}
 		}
 		open := 0
@@ -208,7 +208,7 @@ func runStableLogsAll(ctx context.Context, s *client.Stable, book runBook, bridg
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return &exitError{code: exitInterrupt}
+			return &exitError{code: interruptStatus(ctx)}
 		case <-t.C:
 		}
 		if err := look(); err != nil {
@@ -262,7 +262,7 @@ func runStableWait(ctx context.Context, s *client.Stable, book runBook, bridge, 
 		res, err := s.Recover(ctx, sandbox, run.ID, run.Incarnation)
 		switch {
 		case ctx.Err() != nil:
-			return &exitError{code: exitInterrupt}
+			return &exitError{code: interruptStatus(ctx)}
 		case err != nil:
 			failures++
 			notice("reading run %s: %s", run.ID, err.Error())
@@ -281,7 +281,7 @@ func runStableWait(ctx context.Context, s *client.Stable, book runBook, bridge, 
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return &exitError{code: exitInterrupt}
+			return &exitError{code: interruptStatus(ctx)}
 		case <-expired:
 			t.Stop()
 			notice("timed out after %v; run %s is still not confirmed ended", timeout, run.ID)

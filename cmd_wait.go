@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"github.com/charmbracelet/x/term"
@@ -36,7 +34,10 @@ ended, so a script can tell a process that exited 3 from a lost one.
 Exit status: the process's exit code once the bridge confirms the ending; 3 the process was lost
 with its container; 4 the bridge could not be reached past the retry budget; 75 --timeout elapsed
 first (the process keeps running); 255 it ended in an error without an exit code; 2 usage,
-authentication or not-found errors; 130 interrupted with Ctrl-C.
+authentication or not-found errors; 130 interrupted with Ctrl-C or SIGTERM, 129 SIGHUP.
+An unreachable bridge is retried 10 times, each retry announced on stderr: about 40 s when it
+refuses connections, about 2.5 minutes when it accepts them and never answers (each attempt waits
+8 s for an answer); then exit 4.
 
 On a stable (0.12) bridge PROCESS is a run sandscope started (exec, the TUI's exec prompt; a unique
 prefix of its ID will do): the in-sandbox recorder's status file settles it, read every 2 s (each
@@ -58,13 +59,18 @@ not be read 5 times in a row.`,
 			if err != nil {
 				return err
 			}
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			ctx, stop := interruptContext(cmd.Context())
 			defer stop()
 			bell := io.Discard
 			if notify && isTerminal(cmd.ErrOrStderr()) {
 				bell = cmd.ErrOrStderr()
 			}
-			if s, ok := stableAdapter(ctx, c); ok {
+			ctx = followContext(ctx)
+			s, ok, err := stableAdapter(ctx, c)
+			if err != nil {
+				stillFollowing(cmd.ErrOrStderr(), err)
+			}
+			if ok {
 				// PROCESS is a run sandscope started (exec, the TUI); the recorder settles it.
 				return withStableBook(g, t.url, cmd.ErrOrStderr(), func(book runBook) error {
 					return runStableWait(ctx, s, book, t.url, args[0], args[1], timeout, cmd.ErrOrStderr(), bell)
@@ -98,7 +104,7 @@ func runWait(ctx context.Context, c *client.Client, rec *commandRecord, sandbox,
 	if err := checkSandboxArg(sandbox); err != nil {
 		return err
 	}
-	process, found, err := lookupProcess(ctx, c, sandbox, process)
+	process, found, err := lookupProcess(ctx, c, sandbox, process, false)
 	if err != nil {
 		return err
 	}
@@ -116,7 +122,7 @@ func runWait(ctx context.Context, c *client.Client, rec *commandRecord, sandbox,
 		fmt.Fprintf(stderr, "sandscope: %s\n", sanitize.Message(fmt.Sprintf(format, a...)))
 	}
 	ring := func() { _, _ = bell.Write([]byte{'\a'}) }
-	f := c.Follow(wctx, sandbox, process, client.FollowOptions{ReuseData: true, Buffer: 8})
+	f := c.Follow(wctx, sandbox, process, followOptions(client.FollowOptions{ReuseData: true, Buffer: 8}))
 	events := f.Events()
 	for {
 		var ev client.LogEvent
@@ -131,7 +137,7 @@ func runWait(ctx context.Context, c *client.Client, rec *commandRecord, sandbox,
 		}
 		if !more {
 			if ctx.Err() != nil {
-				return &exitError{code: exitInterrupt}
+				return &exitError{code: interruptStatus(ctx)}
 			}
 			return &exitError{code: exitNoResume, err: fmt.Errorf("wait %s: log stream closed without an ending", process)}
 		}
@@ -141,6 +147,8 @@ func runWait(ctx context.Context, c *client.Client, rec *commandRecord, sandbox,
 		switch ev.Kind {
 		case client.Interrupted:
 			notice("stream interrupted: %s; resuming", ev.Reason)
+		case client.Reconnecting:
+			notice("%s", describeRetry(ev))
 		case client.Resumed:
 			notice("resumed (attempt %d)", ev.Attempt)
 		case client.SuspectEnd:

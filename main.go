@@ -92,6 +92,23 @@ With no subcommand it opens the terminal UI, on a remote bridge when one is conf
 	for _, c := range root.Commands() {
 		checkArgsFirst(c, sandboxFirst[c.Name()])
 	}
+	// "sandscope record --help" is not the root's help: an unknown command says so (exit 2)
+	help := root.HelpFunc()
+	root.SetHelpFunc(func(c *cobra.Command, args []string) {
+		if c == root {
+			if rest := root.Flags().Args(); len(rest) > 0 {
+				fmt.Fprintf(c.ErrOrStderr(), "sandscope: %s\n", unknownCommand(root, rest[0]))
+				exit(exitUsage)
+			}
+		}
+		help(c, args)
+	})
+	root.Args = func(c *cobra.Command, args []string) error {
+		if len(args) > 0 {
+			return &exitError{code: exitUsage, err: errors.New(unknownCommand(root, args[0]))}
+		}
+		return nil
+	}
 	return root
 }
 
@@ -171,4 +188,25 @@ func printError(err error) {
 		}
 	}
 	fmt.Fprintf(os.Stderr, "sandscope: %s\n", sanitize.Message(err.Error()))
+}
+
+// exit ends the process (a variable: tests of the help path replace it).
+var exit = os.Exit
+
+// unknownCommand says name is not a command, with the closest ones cobra suggests and the list.
+func unknownCommand(root *cobra.Command, name string) string {
+	msg := fmt.Sprintf("unknown command %q", name)
+	if root.SuggestionsMinimumDistance <= 0 {
+		root.SuggestionsMinimumDistance = 2
+	}
+	if s := root.SuggestionsFor(name); len(s) > 0 {
+		msg += "; did you mean " + strings.Join(s, " or ") + "?"
+	}
+	var names []string
+	for _, c := range root.Commands() {
+		if c.IsAvailableCommand() {
+			names = append(names, c.Name())
+		}
+	}
+	return msg + "; commands: " + strings.Join(names, ", ") + " (sandscope --help)"
 }

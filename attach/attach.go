@@ -11,6 +11,7 @@ import (
 	"sandscope/sanitize"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/charmbracelet/x/term"
 	"github.com/muesli/cancelreader"
@@ -38,6 +39,12 @@ type Options struct {
 	// screen once the TUI is gone (what the remote program printed belongs to the terminal, which
 	// the TUI still shows).
 	OwnScreen bool
+	// EOFWait bounds how long an attachment whose input is not a terminal lasts once that input
+	// ended (a pipe or a file, e.g. printf 'make\n' | sandscope shell): the end of input is
+	// delivered as ctrl-D once the terminal is ready (its output has settled), again while it stays
+	// silent, and when the terminal neither ends nor prints for EOFWait, Run returns InputEnded.
+	// Default 10s.
+	EOFWait time.Duration
 }
 
 // Ending says why Run returned.
@@ -51,10 +58,11 @@ const (
 	Errored                    // the bridge reported the terminal failed, or the stream broke
 	Cancelled                  // the context was cancelled or a signal arrived
 	EndedUnknown               // the shell ended, exit code unknown (stable bridges never report it)
+	InputEnded                 // scripted input ended and the terminal did not end within Options.EOFWait
 )
 
 func (e Ending) String() string {
-	return [...]string{"detached", "exited", "lost", "failed", "error", "cancelled", "ended (exit code unknown)"}[e]
+	return [...]string{"detached", "exited", "lost", "failed", "error", "cancelled", "ended (exit code unknown)", "input ended"}[e]
 }
 
 // Result is how an attachment ended.
@@ -109,6 +117,9 @@ func Run(ctx context.Context, conn Conn, opts Options) (res Result, err error) {
 	if opts.DetachKey == "" {
 		opts.DetachKey = DefaultDetachKey
 	}
+	if opts.EOFWait <= 0 {
+		opts.EOFWait = 10 * time.Second
+	}
 	key, err := ParseDetachKey(opts.DetachKey)
 	if err != nil {
 		return Result{Ending: Errored}, err
@@ -158,10 +169,17 @@ func Run(ctx context.Context, conn Conn, opts Options) (res Result, err error) {
 	}
 	detached := make(chan struct{})
 	inDone := make(chan struct{})
+	var inputEnded chan struct{} // closed when scripted input reached its end
+	if !isTTY {
+		inputEnded = make(chan struct{})
+	}
 	go func() {
 		defer close(inDone)
-		pumpInput(ctx, in, conn, key, n, detached)
+		pumpInput(ctx, in, conn, key, n, detached, inputEnded)
 	}()
+	eof := &eofDelivery{conn: conn, wait: opts.EOFWait}
+	var eofTick <-chan time.Time
+	ended := inputEnded
 	defer func() {
 		cancel()
 		if cr != nil && cr.Cancel() {
@@ -173,6 +191,19 @@ func Run(ctx context.Context, conn Conn, opts Options) (res Result, err error) {
 	alt := &altTracker{}
 	for {
 		select {
+		case <-ended:
+			ended = nil
+			eof.begin(time.Now())
+			t := time.NewTicker(eofPoll)
+			defer t.Stop()
+			eofTick = t.C
+		case now := <-eofTick:
+			if eof.tick(now) {
+				if raw {
+					n.leave(opts.Stdout, alt)
+				}
+				return Result{Ending: InputEnded}, nil
+			}
 		case <-detached:
 			if raw {
 				n.leave(opts.Stdout, alt)
@@ -202,6 +233,9 @@ func Run(ctx context.Context, conn Conn, opts Options) (res Result, err error) {
 				_ = conn.Resize(w, h)
 			}
 		case ev, ok := <-conn.Events():
+			if ok && (ev.Kind == client.TermOutput || ev.Kind == client.TermReplayed) {
+				eof.output(time.Now())
+			}
 			if !ok {
 				if raw {
 					n.leave(opts.Stdout, alt)
@@ -284,9 +318,10 @@ func handle(ev client.TermEvent, opts Options, n *notifier, alt *altTracker) (Re
 }
 
 // pumpInput copies stdin to the terminal, watching for the detach key. EOF on a non-terminal stdin
-// (scripted input from a pipe or a file) is passed on as ^D, the terminal's end of input, so a
-// shell reading it ends instead of waiting forever; the attachment lasts until the terminal ends.
-func pumpInput(ctx context.Context, in io.Reader, conn Conn, key DetachKey, n *notifier, detached chan<- struct{}) {
+// (scripted input from a pipe or a file; inputEnded non-nil) closes inputEnded: Run then delivers
+// it as ^D, the terminal's end of input, once the terminal is ready for it (eofDelivery), so a
+// shell reading it ends instead of waiting forever. On a terminal, EOF is passed on at once.
+func pumpInput(ctx context.Context, in io.Reader, conn Conn, key DetachKey, n *notifier, detached chan<- struct{}, inputEnded chan<- struct{}) {
 	d := &detector{key: key}
 	buf := make([]byte, 32<<10)
 	warned := false
@@ -311,11 +346,65 @@ func pumpInput(ctx context.Context, in io.Reader, conn Conn, key DetachKey, n *n
 		}
 		if err != nil {
 			if errors.Is(err, io.EOF) && ctx.Err() == nil {
-				_, _ = conn.Write([]byte{0x04})
+				if inputEnded != nil {
+					close(inputEnded)
+				} else {
+					_, _ = conn.Write([]byte{0x04})
+				}
 			}
 			return
 		}
 	}
+}
+
+// eofPoll is how often the delivery of the end of scripted input is reconsidered.
+const eofPoll = 100 * time.Millisecond
+
+// eofDelivery delivers the end of scripted input as ctrl-D. Sent while the shell is still
+// starting, a ctrl-D is lost (the terminal's line discipline takes it before the shell reads), so
+// it is sent once the terminal has printed something and then been quiet for eofSettle (a prompt
+// waiting for input), and again after each further eofResend of quiet, at most eofMax times.
+// Once the terminal neither ended nor printed for wait after the input ended, tick reports done.
+type eofDelivery struct {
+	conn       Conn
+	wait       time.Duration
+	since      time.Time // the input ended (zero: not yet)
+	lastOutput time.Time
+	sawOutput  bool
+	lastSent   time.Time
+	sent       int
+}
+
+const (
+	eofSettle = 300 * time.Millisecond
+	eofResend = time.Second
+	eofMax    = 5
+)
+
+func (d *eofDelivery) begin(now time.Time) { d.since = now }
+
+func (d *eofDelivery) output(now time.Time) { d.sawOutput, d.lastOutput = true, now }
+
+// tick sends ctrl-D when the terminal looks ready; it reports true when the wait is over.
+func (d *eofDelivery) tick(now time.Time) bool {
+	if d.since.IsZero() {
+		return false
+	}
+	quietSince := d.since
+	if d.lastOutput.After(quietSince) {
+		quietSince = d.lastOutput
+	}
+	if now.Sub(quietSince) >= d.wait {
+		return true
+	}
+	ready := d.sawOutput && now.Sub(d.lastOutput) >= eofSettle
+	if ready && d.sent < eofMax && (d.sent == 0 || now.Sub(d.lastSent) >= eofResend) {
+		if _, err := d.conn.Write([]byte{0x04}); err == nil {
+			d.sent++
+			d.lastSent = now
+		}
+	}
+	return false
 }
 
 // notifier writes sandscope's own notices to stderr on lines of their own.

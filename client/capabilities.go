@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -46,6 +47,10 @@ func (c *Client) Capabilities(ctx context.Context) (Capabilities, error) {
 	}
 	caps, err := c.fetchCapabilities(ctx)
 	if err != nil {
+		if errors.Is(err, ErrNoAnswer) {
+			// the sandbox calls that follow do not wait for it again (see checkDialect)
+			c.capsFailed = time.Now()
+		}
 		return Capabilities{}, err
 	}
 	c.caps = &caps
@@ -68,21 +73,18 @@ func (e *StableBridgeError) Is(target error) bool { return target == ErrUnsuppor
 // capsRetryAfter is how long sandbox calls go ahead unchecked after the capability read failed.
 const capsRetryAfter = time.Minute
 
-// capsCheckTimeout bounds the capability read made on a client's first sandbox call.
-const capsCheckTimeout = 5 * time.Second
-
 // checkDialect returns a *StableBridgeError when the bridge speaks the stable API. It reads the
 // capabilities on the first sandbox call; when they cannot be read (an older or stripped bridge,
 // a network fault) the call goes ahead and the read is tried again after capsRetryAfter, so a
-// bridge without the document still works.
+// bridge without the document still works. A bridge that does not answer at all within the
+// answer wait fails the call (ErrNoAnswer): waiting for the call's own answer would only double
+// the time a command takes to say so.
 func (c *Client) checkDialect(ctx context.Context) error {
 	c.capsMu.Lock()
 	caps, failed := c.caps, c.capsFailed
 	c.capsMu.Unlock()
 	if caps == nil && (failed.IsZero() || time.Since(failed) > capsRetryAfter) {
-		cctx, cancel := context.WithTimeout(ctx, min(c.timeout, capsCheckTimeout))
-		got, err := c.Capabilities(cctx)
-		cancel()
+		got, err := c.Capabilities(ctx)
 		if err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
@@ -90,6 +92,9 @@ func (c *Client) checkDialect(ctx context.Context) error {
 			c.capsMu.Lock()
 			c.capsFailed = time.Now()
 			c.capsMu.Unlock()
+			if errors.Is(err, ErrNoAnswer) {
+				return err
+			}
 			return nil
 		}
 		caps = &got
@@ -110,8 +115,8 @@ func (c Capabilities) Problem() error {
 }
 
 func (c *Client) fetchCapabilities(ctx context.Context) (Capabilities, error) {
-	const op = "capabilities"
-	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	const op = "read the bridge's API description (GET /v1/openapi.json)"
+	ctx, cancel := c.callContext(ctx)
 	defer cancel()
 	req, err := c.newRequest(ctx, http.MethodGet, "/v1/openapi.json", nil, nil)
 	if err != nil {
@@ -187,6 +192,9 @@ func isTrue(raw json.RawMessage) bool {
 // document cannot be read, the call is attempted anyway (the route's own answer decides).
 func (c *Client) requireLocal(ctx context.Context, what string) error {
 	caps, err := c.Capabilities(ctx)
+	if errors.Is(err, ErrNoAnswer) {
+		return fmt.Errorf("%s: %w", what, err)
+	}
 	if err != nil {
 		return nil
 	}

@@ -28,6 +28,7 @@ type Client struct {
 	http      *http.Client
 	userAgent string
 	timeout   time.Duration // per non-streaming call
+	answer    time.Duration // the wait for an answer's headers, streams included (≤ timeout)
 
 	capsMu     sync.Mutex
 	caps       *Capabilities
@@ -49,6 +50,35 @@ func WithUserAgent(ua string) Option { return func(c *Client) { c.userAgent = ua
 
 // WithRequestTimeout bounds each non-streaming call (default 30s).
 func WithRequestTimeout(d time.Duration) Option { return func(c *Client) { c.timeout = d } }
+
+// WithAnswerTimeout bounds the wait for the bridge to answer any request, a stream's included:
+// past it the call fails with a *TransportError holding a *NoAnswerError (ErrNoAnswer), which
+// names the bridge and the wait. Default: the request timeout.
+func WithAnswerTimeout(d time.Duration) Option { return func(c *Client) { c.answer = d } }
+
+type answerWaitKey struct{}
+
+// WithAnswerWait returns a context whose requests wait at most d for the bridge's answer (when d
+// is shorter than the client's own answer timeout): a follower that retries asks for less than a
+// command that tries once.
+func WithAnswerWait(ctx context.Context, d time.Duration) context.Context {
+	return context.WithValue(ctx, answerWaitKey{}, d)
+}
+
+// answerWait is how long a request made with ctx waits for the bridge's answer.
+func (c *Client) answerWait(ctx context.Context) time.Duration {
+	w := c.timeout
+	if c.answer > 0 && c.answer < w {
+		w = c.answer
+	}
+	if d, ok := ctx.Value(answerWaitKey{}).(time.Duration); ok && d > 0 && d < w {
+		w = d
+	}
+	return w
+}
+
+// AnswerWait is how long a request made with ctx waits for the bridge to answer.
+func (c *Client) AnswerWait(ctx context.Context) time.Duration { return c.answerWait(ctx) }
 
 // New returns a client for the bridge at baseURL (e.g. "http://127.0.0.1:7681").
 func New(baseURL string, opts ...Option) (*Client, error) {
@@ -156,22 +186,50 @@ func (c *Client) headers() http.Header {
 	return h
 }
 
-// send performs req; any failure to get an answer becomes a *TransportError. Non-2xx answers
-// become *APIError (the body is consumed and closed).
+// send performs req; any failure to get an answer becomes a *TransportError, and no answer within
+// the answer wait (answerWait) one holding a *NoAnswerError. Non-2xx answers become *APIError
+// (the body is consumed and closed). A response's body stays readable until it is closed.
 func (c *Client) send(op string, req *http.Request) (*http.Response, error) {
-	resp, err := c.http.Do(req)
+	parent := req.Context()
+	noAnswer := &NoAnswerError{Bridge: c.base, After: c.answerWait(parent)}
+	ctx, cancel := context.WithCancelCause(parent)
+	timer := time.AfterFunc(noAnswer.After, func() { cancel(noAnswer) })
+	resp, err := c.http.Do(req.WithContext(ctx))
+	inTime := timer.Stop()
+	if err == nil && !inTime {
+		resp.Body.Close()
+		err = context.Cause(ctx)
+	}
 	if err != nil {
-		if ctxErr := req.Context().Err(); ctxErr != nil && errors.Is(err, ctxErr) {
+		cancel(nil)
+		var na *NoAnswerError
+		if errors.As(context.Cause(ctx), &na) || errors.As(context.Cause(parent), &na) {
+			return nil, &TransportError{Op: op, Err: na}
+		}
+		if ctxErr := parent.Err(); ctxErr != nil && errors.Is(err, ctxErr) {
 			return nil, fmt.Errorf("%s: %w", op, ctxErr)
 		}
 		return nil, &TransportError{Op: op, Err: scrubErr(err, c.token)}
 	}
+	resp.Body = &cancelOnClose{ReadCloser: resp.Body, cancel: cancel}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		ae := readAPIError(resp, c.token)
 		resp.Body.Close()
 		return nil, fmt.Errorf("%s: %w", op, ae)
 	}
 	return resp, nil
+}
+
+// cancelOnClose releases a request's context when its body is closed.
+type cancelOnClose struct {
+	io.ReadCloser
+	cancel context.CancelCauseFunc
+}
+
+func (b *cancelOnClose) Close() error {
+	err := b.ReadCloser.Close()
+	b.cancel(nil)
+	return err
 }
 
 // requestFunc builds a request on one dialect's routes; the dialect gate lives in it, so the
@@ -191,7 +249,7 @@ func (c *Client) call(ctx context.Context, op, method, path string, in, out any)
 
 // exchange is call on any dialect's routes; maxAnswer > 0 bounds the JSON answer read.
 func (c *Client) exchange(ctx context.Context, mk requestFunc, maxAnswer int64, op, method, path string, in, out any) error {
-	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	ctx, cancel := c.callContext(ctx)
 	defer cancel()
 	var body io.Reader
 	if in != nil {
@@ -222,12 +280,22 @@ func (c *Client) exchange(ctx context.Context, mk requestFunc, maxAnswer int64, 
 		answer = io.LimitReader(resp.Body, maxAnswer)
 	}
 	if err := json.NewDecoder(answer).Decode(out); err != nil {
+		var na *NoAnswerError
+		if ctx.Err() != nil && errors.As(context.Cause(ctx), &na) {
+			return &TransportError{Op: op, Err: na}
+		}
 		if ctx.Err() != nil || isTransportRead(err) {
 			return &TransportError{Op: op, Err: err}
 		}
 		return fmt.Errorf("%s: decode answer: %w", op, err)
 	}
 	return nil
+}
+
+// callContext bounds one non-streaming call by the request timeout; when that ends the wait for
+// the answer, the call fails as a *NoAnswerError.
+func (c *Client) callContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeoutCause(ctx, c.timeout, &NoAnswerError{Bridge: c.base, After: c.timeout})
 }
 
 // isTransportRead reports whether a body read error means the connection broke.
@@ -459,7 +527,7 @@ func (c *Client) readFile(ctx context.Context, mk requestFunc, cutMeansMissing b
 		return nil, fmt.Errorf("read file: %w", err)
 	}
 	op := "read file " + path
-	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	ctx, cancel := c.callContext(ctx)
 	defer cancel()
 	req, err := mk(ctx, http.MethodGet, sandboxPath(sandbox)+"/file/"+fp, nil)
 	if err != nil {
@@ -502,7 +570,7 @@ func (c *Client) writeFile(ctx context.Context, mk requestFunc, sandbox, path st
 		return fmt.Errorf("write file: %w", err)
 	}
 	op := "write file " + path
-	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	ctx, cancel := c.callContext(ctx)
 	defer cancel()
 	req, err := mk(ctx, http.MethodPut, sandboxPath(sandbox)+"/file/"+fp, bytes.NewReader(data))
 	if err != nil {

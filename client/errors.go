@@ -5,8 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net/http"
+	"net/url"
 	"strings"
+	"time"
 )
 
 // Sentinel kinds of failure. Callers branch with errors.Is; the concrete error is an *APIError for
@@ -24,6 +27,9 @@ var (
 	ErrCapacity = errors.New("capacity exceeded")
 	// ErrTransport: no answer from the bridge (unreachable, reset, cut body, timeout).
 	ErrTransport = errors.New("bridge unreachable")
+	// ErrNoAnswer: the bridge did not answer a request within the wait allowed for an answer (it
+	// may have accepted the connection and then said nothing). It is also an ErrTransport.
+	ErrNoAnswer = errors.New("no answer from the bridge")
 	// ErrServerText: the bridge answered a bare text 500 (an SDK error escaped a handler: invalid
 	// cursor, stale handle, interrupted runtime, transport loss).
 	ErrServerText = errors.New("bridge internal error")
@@ -93,8 +99,24 @@ type TransportError struct {
 }
 
 func (e *TransportError) Error() string {
+	var na *NoAnswerError
+	if errors.As(e.Err, &na) {
+		return e.Op + ": " + na.Error()
+	}
 	return e.Op + ": " + ErrTransport.Error() + ": " + e.Err.Error()
 }
+
+// NoAnswerError says the bridge at Bridge gave no answer (not even its headers) within After.
+// errors.Is(err, ErrNoAnswer) and errors.Is(err, ErrTransport) hold for it.
+type NoAnswerError struct {
+	Bridge string
+	After  time.Duration
+}
+
+func (e *NoAnswerError) Error() string {
+	return fmt.Sprintf("no answer from the bridge at %s within %v", e.Bridge, e.After.Round(time.Millisecond))
+}
+func (e *NoAnswerError) Is(t error) bool  { return t == ErrNoAnswer || t == ErrTransport }
 func (e *TransportError) Unwrap() error   { return e.Err }
 func (e *TransportError) Is(t error) bool { return t == ErrTransport }
 
@@ -119,10 +141,19 @@ func readAPIError(resp *http.Response, secret string) *APIError {
 		Code  string  `json:"code"`
 	}
 	ct := resp.Header.Get("Content-Type")
-	if strings.HasPrefix(ct, "application/json") && json.Unmarshal(body, &j) == nil && j.Error != nil {
+	mt, _, _ := mime.ParseMediaType(ct)
+	switch {
+	case strings.HasPrefix(ct, "application/json") && json.Unmarshal(body, &j) == nil && j.Error != nil:
 		e.Code = j.Code
 		e.Message = *j.Error
-	} else {
+	case markup(mt, body):
+		// an HTML page (a proxy's, a CDN's or a login page) says nothing a message can use: name it
+		e.Text = true
+		if mt == "" {
+			mt = "an HTML page"
+		}
+		e.Message = fmt.Sprintf("a %s page (%d bytes, not shown): not the bridge's own answer, perhaps a proxy's or a login page in front of it", mt, len(body))
+	default:
 		e.Text = true
 		e.Message = strings.TrimSpace(string(body))
 		if len(e.Message) > 512 {
@@ -134,12 +165,92 @@ func readAPIError(resp *http.Response, secret string) *APIError {
 	return e
 }
 
-// scrub removes secret from s.
+// markup says an error answer is a web page: its content type says HTML or XML, or, with none
+// given, the body starts like one.
+func markup(mediaType string, body []byte) bool {
+	switch mediaType {
+	case "text/html", "application/xhtml+xml", "text/xml", "application/xml":
+		return true
+	case "":
+		head := strings.ToLower(strings.TrimSpace(string(body[:min(len(body), 64)])))
+		return strings.HasPrefix(head, "<!doctype html") || strings.HasPrefix(head, "<html")
+	}
+	return false
+}
+
+// longSecret is the length from which a token is redacted wherever it appears: a run of that many
+// characters matching it by chance is not plausible. A shorter token is redacted only where a
+// bridge or a proxy could echo it (see echoed).
+const longSecret = 8
+
+// scrub removes secret from s: every occurrence of a long secret, and of its URL-escaped forms;
+// a short one only where it stands as an echoed value (a header, a query parameter, a body field),
+// so that a one-letter token does not eat the letter out of every word.
 func scrub(s, secret string) string {
-	if secret == "" || !strings.Contains(s, secret) {
+	if secret == "" {
 		return s
 	}
-	return strings.ReplaceAll(s, secret, "[redacted]")
+	forms := []string{secret}
+	for _, f := range []string{url.QueryEscape(secret), url.PathEscape(secret)} {
+		if f != secret {
+			forms = append(forms, f)
+		}
+	}
+	for _, f := range forms {
+		if !strings.Contains(s, f) {
+			continue
+		}
+		if len(secret) >= longSecret {
+			s = strings.ReplaceAll(s, f, "[redacted]")
+			continue
+		}
+		s = replaceEchoed(s, f)
+	}
+	return s
+}
+
+// replaceEchoed replaces the occurrences of a short secret that stand alone as a value: not part
+// of a longer word, and either the whole text or after a header name ("Bearer ", "Authorization:"),
+// an "=" (a query or form parameter) or a quote or colon (a JSON field).
+func replaceEchoed(s, secret string) string {
+	var b strings.Builder
+	rest := s
+	for {
+		i := strings.Index(rest, secret)
+		if i < 0 {
+			b.WriteString(rest)
+			return b.String()
+		}
+		before, after := rest[:i], rest[i+len(secret):]
+		done := s[:len(s)-len(rest)] + before // everything before the occurrence
+		if echoed(done, after) {
+			b.WriteString(before)
+			b.WriteString("[redacted]")
+		} else {
+			b.WriteString(before)
+			b.WriteString(secret)
+		}
+		rest = after
+	}
+}
+
+func echoed(before, after string) bool {
+	word := func(c byte) bool {
+		return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.' || c == '~' || c == '+' || c == '/'
+	}
+	if before != "" && word(before[len(before)-1]) || after != "" && word(after[0]) {
+		return false // inside a longer word: "x" in "/v1/sandbox"
+	}
+	if strings.TrimSpace(before) == "" && strings.TrimSpace(after) == "" {
+		return true // the whole text
+	}
+	b := strings.ToLower(strings.TrimRight(before, " \t"))
+	for _, ctx := range []string{"bearer", "authorization:", "=", `"`, "'", ":", "token"} {
+		if strings.HasSuffix(b, ctx) {
+			return true
+		}
+	}
+	return false
 }
 
 // scrubErr wraps err so its text never contains secret.

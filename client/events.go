@@ -13,7 +13,8 @@ const (
 	Gap
 	// Interrupted says the stream broke (Reason says how); the follower will try to resume.
 	Interrupted
-	// Reconnecting says a resume attempt is under way (Attempt counts from 1).
+	// Reconnecting says a resume attempt is scheduled: Attempt (from 1) of Budget, made after Delay;
+	// Reason says why the last one failed.
 	Reconnecting
 	// Resumed says the stream is flowing again from the last delivered cursor, with no gap.
 	Resumed
@@ -87,6 +88,9 @@ type LogEvent struct {
 	Gap     *GapInfo      // Gap
 	Reason  string        // Interrupted, Reconnecting, SuspectEnd, Gap, Failed: human-readable why
 	Attempt int           // Reconnecting, Resumed: which attempt
+	Budget  int           // Reconnecting: how many attempts are made before the follower gives up
+	Delay   time.Duration // Reconnecting: the pause before this attempt starts
+	Since   time.Time     // Interrupted, Reconnecting: when the interruption began (zero: unknown)
 	Status  *Process      // Quiet, SuspectEnd, Ended: the status lookup that decided it
 	Loss    *LossEvidence // Lost
 	Err     error         // Interrupted, Failed: the underlying error

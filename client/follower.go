@@ -30,6 +30,10 @@ type FollowOptions struct {
 	// them. It saves allocating and zeroing a buffer per event on fast logs. Keep Buffer small with
 	// it: about Buffer+8 buffers of an event's size are in rotation.
 	ReuseData bool
+	// AnswerWait, when set, bounds the wait for the bridge to answer each of the follower's
+	// requests (lookups and stream opens) below the client's own answer timeout: a bridge that
+	// accepts connections and says nothing is then reported (Interrupted) and retried that soon.
+	AnswerWait time.Duration
 	// Status, when set, is the caller's fresh status of the process (e.g. StartProcess's answer):
 	// the follower skips its initial lookup and opens the stream at once.
 	Status *Process
@@ -84,6 +88,9 @@ func (f *Follower) Done() <-chan struct{} { return f.done }
 // breaks, and decides endings by checking the process's status.
 func (c *Client) Follow(ctx context.Context, sandbox, process string, opts FollowOptions) *Follower {
 	opts.defaults()
+	if opts.AnswerWait > 0 {
+		ctx = WithAnswerWait(ctx, opts.AnswerWait)
+	}
 	f := &Follower{events: make(chan LogEvent, opts.Buffer), done: make(chan struct{}), cursor: opts.Since}
 	r := &follower{
 		c: c, ctx: ctx, sandbox: sandbox, process: process, opts: opts, pub: f,
@@ -104,12 +111,14 @@ type follower struct {
 	opts             FollowOptions
 	pub              *Follower
 
-	last        Cursor   // last delivered event's cursor (the dedupe mark when Known)
-	resume      string   // since= for the next open; "" = from the oldest retained
-	proc        *Process // last known status
-	interrupted bool     // Interrupted emitted, Resumed not yet
-	attempt     int      // consecutive failed attempts
-	suspects    int      // consecutive suspect endings (spaces out re-checks)
+	last        Cursor    // last delivered event's cursor (the dedupe mark when Known)
+	resume      string    // since= for the next open; "" = from the oldest retained
+	proc        *Process  // last known status
+	interrupted bool      // Interrupted emitted, Resumed not yet
+	attempt     int       // consecutive failed attempts
+	outage      time.Time // when the current outage began (Interrupted emitted)
+	lastFailure string    // why the last attempt failed
+	suspects    int       // consecutive suspect endings (spaces out re-checks)
 	pendingGap  *GapInfo
 	// withheld is the sequence number of a terminal event received but not delivered (a suspect
 	// ending): the next event following it is in sequence, not after a gap
@@ -169,6 +178,11 @@ func (r *follower) run() {
 	} else if errors.Is(err, ErrNotFound) || errors.Is(err, ErrUnauthorized) || errors.Is(err, ErrInvalidRequest) {
 		r.emit(LogEvent{Kind: Failed, Reason: "cannot follow: " + err.Error(), Err: err})
 		return
+	} else if IsRetryable(err) {
+		// say at once that the bridge does not answer; the stream's open is the first attempt
+		if r.interrupt("status lookup: "+describeOpenError(err), err) == actEnd {
+			return
+		}
 	}
 	for {
 		act := r.stream()
@@ -191,13 +205,26 @@ func (r *follower) run() {
 		}
 		r.attempt++
 		if r.attempt > r.opts.RetryBudget {
-			r.emit(LogEvent{Kind: Failed, Reason: fmt.Sprintf("could not resume after %d attempts", r.opts.RetryBudget), Err: ErrTransport})
+			reason := fmt.Sprintf("could not resume after %d attempts", r.opts.RetryBudget)
+			if !r.outage.IsZero() {
+				reason += fmt.Sprintf(" over %v", time.Since(r.outage).Round(time.Second))
+			}
+			if r.lastFailure != "" {
+				reason += "; last: " + r.lastFailure
+			}
+			r.emit(LogEvent{Kind: Failed, Reason: reason, Err: ErrTransport})
 			return
 		}
-		if !r.sleep(r.backoff(r.attempt)) {
+		// Reconnecting comes before the pause: it says when the next attempt is made
+		delay := r.backoff(r.attempt)
+		reason := "resuming from the last delivered cursor"
+		if r.lastFailure != "" {
+			reason = r.lastFailure
+		}
+		if !r.emit(LogEvent{Kind: Reconnecting, Attempt: r.attempt, Budget: r.opts.RetryBudget, Delay: delay, Since: r.outage, Reason: reason}) {
 			return
 		}
-		if !r.emit(LogEvent{Kind: Reconnecting, Attempt: r.attempt, Reason: "resuming from the last delivered cursor"}) {
+		if !r.sleep(delay) {
 			return
 		}
 	}
@@ -271,9 +298,11 @@ func (r *follower) release() {
 
 // interrupt reports a broken stream (once per outage) and asks for a retry.
 func (r *follower) interrupt(reason string, err error) action {
+	r.lastFailure = reason
 	if !r.interrupted {
 		r.interrupted = true
-		if !r.emit(LogEvent{Kind: Interrupted, Reason: reason, Err: err}) {
+		r.outage = time.Now()
+		if !r.emit(LogEvent{Kind: Interrupted, Reason: reason, Err: err, Since: r.outage}) {
 			return actEnd
 		}
 	}
@@ -309,6 +338,7 @@ func (r *follower) stream() action {
 	r.resumed, r.resent, r.skipping = r.resume != "", 0, false
 	if r.interrupted {
 		r.interrupted = false
+		r.outage, r.lastFailure = time.Time{}, ""
 		if !r.emit(LogEvent{Kind: Resumed, Attempt: r.attempt, Reason: "stream open again from the last delivered cursor"}) {
 			return actEnd
 		}
@@ -436,6 +466,9 @@ func describeOpenError(err error) string {
 	var ae *APIError
 	if errors.As(err, &ae) {
 		return fmt.Sprintf("bridge answered %d (5xx) on open: %s", ae.Status, ae.Message)
+	}
+	if errors.Is(err, ErrTransport) {
+		return err.Error() // a *TransportError says "bridge unreachable" (or "no answer") itself
 	}
 	return "bridge unreachable: " + err.Error()
 }
