@@ -1,6 +1,8 @@
 package common
 
 import (
+	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -84,5 +86,15 @@ func TestDisplayArgvShowsWhatWasAskedFor(t *testing.T) {
 		if got := Argv(c.in); got != c.want {
 			t.Errorf("Argv(%q) = %q, want %q", c.in, got, c.want)
 		}
+	}
+}
+
+// Describe adds each part of a message once: an error that already says the bridge is unreachable
+// and names the operation is not wrapped again ("pool stats: bridge unreachable: pool stats: …").
+func TestDescribeSaysItOnce(t *testing.T) {
+	err := fmt.Errorf("pool stats: bridge unreachable: %w", &client.TransportError{Op: "pool stats", Err: errors.New("connection refused")})
+	got := Describe("pool stats", err)
+	if strings.Count(got, "pool stats") != strings.Count(err.Error(), "pool stats") || strings.Count(got, "unreachable") != strings.Count(err.Error(), "unreachable") {
+		t.Fatalf("Describe repeats itself: %q (from %q)", got, err)
 	}
 }

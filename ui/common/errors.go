@@ -120,7 +120,10 @@ func Describe(op string, err error) string {
 	case ErrUnauthorized:
 		s = "unauthorized: " + UnauthorizedHint
 	case ErrUnreachable:
-		s = "bridge unreachable: " + err.Error()
+		s = err.Error()
+		if !strings.Contains(s, "unreachable") { // the client's own words say it already
+			s = "bridge unreachable: " + s
+		}
 	case ErrCapacity:
 		s = CapacityText(err)
 	case ErrUnsupported, ErrWrongAPI:
