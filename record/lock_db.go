@@ -275,11 +275,7 @@ func (s *gstmt) Query(args []driver.Value) (driver.Rows, error) {
 func (s *gstmt) ExecContext(ctx context.Context, args []driver.NamedValue) (driver.Result, error) {
 	e, ok := s.Stmt.(driver.StmtExecContext)
 	if !ok {
-		vals := make([]driver.Value, len(args))
-		for i, a := range args {
-			vals[i] = a.Value
-		}
-		return s.Exec(vals)
+		return s.Exec(values(args))
 	}
 	res, err := e.ExecContext(ctx, args)
 	return res, s.g.seen(err)
@@ -288,11 +284,7 @@ func (s *gstmt) ExecContext(ctx context.Context, args []driver.NamedValue) (driv
 func (s *gstmt) QueryContext(ctx context.Context, args []driver.NamedValue) (driver.Rows, error) {
 	q, ok := s.Stmt.(driver.StmtQueryContext)
 	if !ok {
-		vals := make([]driver.Value, len(args))
-		for i, a := range args {
-			vals[i] = a.Value
-		}
-		return s.Query(vals)
+		return s.Query(values(args))
 	}
 	rows, err := q.QueryContext(ctx, args)
 	if err != nil {
@@ -314,3 +306,12 @@ type gtx struct {
 }
 
 func (t *gtx) Commit() error { return t.g.seen(t.Tx.Commit()) }
+
+// values drops the names of a statement's arguments (for a driver statement without context).
+func values(args []driver.NamedValue) []driver.Value {
+	vals := make([]driver.Value, len(args))
+	for i, a := range args {
+		vals[i] = a.Value
+	}
+	return vals
+}

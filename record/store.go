@@ -513,28 +513,26 @@ func copyFile(src, dst string) error {
 
 // padCopy copies a database file, extended with zeros to the size its header states.
 func padCopy(src, dst string) error {
-	in, err := os.Open(src)
+	if err := copyFile(src, dst); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(dst, os.O_RDWR, 0)
 	if err != nil {
 		return err
 	}
-	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
-	if err != nil {
-		return err
-	}
-	defer out.Close()
-	n, err := io.Copy(out, in)
+	defer f.Close()
+	fi, err := f.Stat()
 	if err != nil {
 		return err
 	}
 	head := make([]byte, 100)
-	if _, err := in.ReadAt(head, 0); err == nil && string(head[:16]) == "SQLite format 3\x00" {
+	if _, err := f.ReadAt(head, 0); err == nil && string(head[:16]) == "SQLite format 3\x00" {
 		pageSize := int64(binary.BigEndian.Uint16(head[16:18]))
 		if pageSize == 1 {
 			pageSize = 65536
 		}
-		if want := pageSize * int64(binary.BigEndian.Uint32(head[28:32])); want > n && want < 1<<40 {
-			return out.Truncate(want)
+		if want := pageSize * int64(binary.BigEndian.Uint32(head[28:32])); want > fi.Size() && want < 1<<40 {
+			return f.Truncate(want)
 		}
 	}
 	return nil
