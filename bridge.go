@@ -20,6 +20,8 @@ type bridgeTarget struct {
 	token     string
 	tokenFile string // where the token came from, when it was a file (for hints; never the token)
 	source    string // "--url", "SANDSCOPE_URL", "context NAME", "local bridge (serve.json)"
+	// discovered: the bridge is the local one found through its discovery file (no URL was given)
+	discovered bool
 	// noIsolation is why the local bridge runs processes without namespaces, as its discovery file
 	// says ("" when isolated, or not a local bridge found that way)
 	noIsolation string
@@ -62,7 +64,7 @@ func resolveBridge(g *globalOptions) (bridgeTarget, error) {
 	if err != nil {
 		return t, errNoBridge
 	}
-	t.url, t.source, t.noIsolation = d.URL, "local bridge ("+path+")", d.NoIsolation
+	t.url, t.source, t.noIsolation, t.discovered = d.URL, "local bridge ("+path+")", d.NoIsolation, true
 	tok, err := explicitToken(g)
 	if err != nil {
 		return t, err
@@ -109,6 +111,14 @@ func readTokenFile(path string) (string, error) {
 		return "", fmt.Errorf("token file %s holds more than one line", path)
 	}
 	return tok, nil
+}
+
+// resolvedBridge is the client this command made for its bridge, made now if it has none yet.
+func (g *globalOptions) resolvedBridge() (*client.Client, bridgeTarget, error) {
+	if g.bridge != nil {
+		return g.bridge, g.target, nil
+	}
+	return newBridgeClient(g)
 }
 
 // newBridgeClient resolves the bridge and builds a client for it. Failures are usage errors (exit 2).

@@ -124,7 +124,7 @@ func runReport(ctx context.Context, g *globalOptions, sandbox, entity string, as
 // dialectOf asks a configured bridge which API it speaks (3 s at most, no container is
 // contacted); "unknown" when it does not answer.
 func dialectOf(ctx context.Context, g *globalOptions) string {
-	c, _, err := newBridgeClient(g)
+	c, _, err := g.resolvedBridge()
 	if err != nil {
 		return string(client.DialectUnknown)
 	}

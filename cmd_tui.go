@@ -348,9 +348,6 @@ func (e *embedded) target() (ui.Target, error) {
 	// the embedded bridge's port changes every run; its sandboxes live under root
 	e.t = ui.Target{Client: c, BridgeURL: "local:" + root, BridgeLabel: e.labelLocked(), Local: true,
 		RecordID: record.LocalIdentity(srv.ID()), RecordLegacy: []string{"local:" + root}}
-	if srv.ID() == "" {
-		e.t.RecordID = "local:" + root
-	}
 	return e.t, nil
 }
 

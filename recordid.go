@@ -77,22 +77,17 @@ func bridgeIdentity(ctx context.Context, c *client.Client, rawURL string) (strin
 
 // writerRecordName is the record of the bridge a command talks to, decided by asking the bridge.
 func writerRecordName(ctx context.Context, g *globalOptions) (recordName, error) {
-	c, t := g.bridge, g.target
-	if c == nil {
-		var err error
-		if c, t, err = newBridgeClient(g); err != nil {
-			return recordName{}, err
-		}
+	c, t, err := g.resolvedBridge()
+	if err != nil {
+		return recordName{}, err
 	}
 	id, err := bridgeIdentity(ctx, c, t.url)
 	if err != nil {
 		return recordName{}, err
 	}
-	eff, _ := resolveSettings(g)
-	configured := eff != nil && eff.URL != ""
-	n := recordName{identity: id, kind: kindOf(id), legacy: legacyNames(t.url, !configured)}
-	if configured {
-		n.rawURL = eff.URL
+	n := recordName{identity: id, kind: kindOf(id), legacy: legacyNames(t.url, t.discovered)}
+	if !t.discovered {
+		n.rawURL = t.url
 	}
 	return n, nil
 }
@@ -109,7 +104,7 @@ func readerRecordName(ctx context.Context, g *globalOptions) (recordName, error)
 		n := recordName{rawURL: eff.URL, legacy: legacyNames(eff.URL, false)}
 		if id, ok := record.LookupIdentity(recordDir(), eff.URL); ok {
 			n.identity = id
-		} else if c, t, err := newBridgeClient(g); err == nil {
+		} else if c, t, err := g.resolvedBridge(); err == nil {
 			if id, err := bridgeIdentity(ctx, c, t.url); err == nil {
 				n.identity = id
 			}
