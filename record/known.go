@@ -15,8 +15,52 @@ func (r *Record) Forget(sandbox string) {
 }
 
 // KnownSandboxes lists, sorted, the sandboxes with history in the record that the user has not
-// forgotten since: the Sandboxes screen and `ls` list them even when the bridge cannot.
+// forgotten since: the Sandboxes screen and `ls` list them even when the bridge cannot. The file is
+// read once (and again after a prune); from then on Add keeps the answer, so asking often costs
+// no query.
 func (r *Record) KnownSandboxes() ([]string, error) {
+	r.mu.Lock()
+	known := r.known
+	if known == nil {
+		adds := r.knownAdds
+		r.mu.Unlock()
+		fromFile, err := r.knownInFile()
+		if err != nil {
+			return nil, err
+		}
+		r.mu.Lock()
+		// what this run added and has not committed yet counts too
+		for _, ev := range r.pending {
+			fromFile[ev.Sandbox] = !isForget(ev)
+		}
+		known = fromFile
+		if r.known == nil && r.knownAdds == adds {
+			r.known = known // no event was added while the file was read: the answer is whole
+		}
+	}
+	out := make([]string, 0, len(known))
+	for sb, ok := range known {
+		if ok {
+			out = append(out, sb)
+		}
+	}
+	r.mu.Unlock()
+	sort.Strings(out)
+	return out, nil
+}
+
+// noteKnownLocked keeps KnownSandboxes' answer for an event just added.
+func (r *Record) noteKnownLocked(ev Event) {
+	r.knownAdds++
+	if r.known != nil {
+		r.known[ev.Sandbox] = !isForget(ev)
+	}
+}
+
+func isForget(ev Event) bool { return ev.Source == FromAction && ev.Kind == ForgetKind }
+
+// knownInFile reads, per sandbox with history, whether the user forgot it since its last event.
+func (r *Record) knownInFile() (map[string]bool, error) {
 	rows, err := r.db.Query(`SELECT sandbox, MAX(id),
 		COALESCE(MAX(CASE WHEN source = 'action' AND kind = ? THEN id END), 0) FROM events GROUP BY sandbox`, ForgetKind)
 	if err != nil {
@@ -34,18 +78,5 @@ func (r *Record) KnownSandboxes() ([]string, error) {
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("record: known sandboxes: %w", err)
 	}
-	// what this run added and has not committed yet counts too
-	r.mu.Lock()
-	for _, ev := range r.pending {
-		known[ev.Sandbox] = !(ev.Source == FromAction && ev.Kind == ForgetKind)
-	}
-	r.mu.Unlock()
-	out := make([]string, 0, len(known))
-	for sb, ok := range known {
-		if ok {
-			out = append(out, sb)
-		}
-	}
-	sort.Strings(out)
-	return out, nil
+	return known, nil
 }

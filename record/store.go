@@ -125,6 +125,9 @@ type Record struct {
 	alerts    []Alert
 	alertSeq  int64
 	alertSeen map[string]bool
+	// known is KnownSandboxes' answer, kept up to date by Add (nil: read it from the file next)
+	known     map[string]bool
+	knownAdds int64     // events added, for a read of the file to tell whether it raced with one
 	opened    time.Time // when this run opened the record
 	opening   bool      // Open is running: notices go to Notices
 	live      []string  // notices since Open, for TakeNotices
@@ -651,6 +654,7 @@ func (r *Record) Add(ev Event) string {
 	notice := st.Apply(ev)
 	r.addAlertsLocked(alertsFor(st, ev, before, r.opened, r.alertSeen))
 	r.pending = append(r.pending, ev)
+	r.noteKnownLocked(ev)
 	if ev.Source == FromStream {
 		for i := len(r.chunks) - 1; i >= 0; i-- {
 			if c := &r.chunks[i]; c.Sandbox == ev.Sandbox && c.Process == ev.EntityID {
@@ -1131,6 +1135,12 @@ func (r *Record) write(evs []Event, chunks []Chunk, metas map[capKey]captureMeta
 // prune removes what is older than the budget's age and trims events and output to its sizes,
 // then gives the freed pages back to the file system (incremental auto-vacuum).
 func (r *Record) prune() {
+	defer func() {
+		// a sandbox whose history is all pruned is no longer known: read the set again
+		r.mu.Lock()
+		r.known = nil
+		r.mu.Unlock()
+	}()
 	run := atomic.LoadInt64(&r.run)
 	cutoff := r.now().Add(-r.budget.MaxAge).UnixNano()
 	_, _ = r.db.Exec("DELETE FROM events WHERE time < ?", cutoff)
