@@ -30,8 +30,10 @@ func (d *Stable) ListSandboxes(ctx context.Context) ([]client.SandboxInfo, error
 	return d.c.ListSandboxes(ctx)
 }
 func (d *Stable) CreateSandbox(ctx context.Context) (string, error) { return d.c.CreateSandbox(ctx) }
-func (d *Stable) Runs(context.Context, string) ([]Run, error)      { return nil, client.ErrUnsupported }
-func (d *Stable) Run(context.Context, string, string) (Run, error) { return Run{}, client.ErrUnsupported }
+func (d *Stable) Runs(context.Context, string) ([]Run, error)       { return nil, client.ErrUnsupported }
+func (d *Stable) Run(context.Context, string, string) (Run, error) {
+	return Run{}, client.ErrUnsupported
+}
 func (d *Stable) Start(context.Context, string, StartRequest) (Run, error) {
 	return Run{}, client.ErrUnsupported
 }
