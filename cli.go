@@ -4,7 +4,6 @@ package main
 // (with the same hint the TUI gives), and unique-prefix lookup of process and terminal IDs.
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -77,34 +76,10 @@ func matchPrefix(want string, ids []string) (string, error) {
 	return "", fmt.Errorf("%w %q: matches %s", errAmbiguous, want, strings.Join(found, ", "))
 }
 
-// resolveProcessID expands a unique prefix of a process ID in sandbox. A full ID the bridge lists
-// is returned as is; an ID it does not list is returned unchanged (the bridge answers for it, e.g.
-// a process whose record is gone but whose log is still held).
-func resolveProcessID(ctx context.Context, c *client.Client, sandbox, id string) (string, error) {
-	ps, err := c.ListProcesses(ctx, sandbox)
-	if err != nil {
-		return id, nil // the call that follows reports the bridge's trouble
-	}
-	ids := make([]string, len(ps))
-	for i, p := range ps {
-		ids[i] = p.ID
-	}
-	return expandPrefix("process", id, ids)
-}
-
-// resolveTerminalID is resolveProcessID for terminals.
-func resolveTerminalID(ctx context.Context, c *client.Client, sandbox, id string) (string, error) {
-	ts, err := c.ListTerminals(ctx, sandbox)
-	if err != nil {
-		return id, nil
-	}
-	ids := make([]string, len(ts))
-	for i, t := range ts {
-		ids[i] = t.ID
-	}
-	return expandPrefix("terminal", id, ids)
-}
-
+// expandPrefix expands a unique prefix of an ID of kind among ids (lookupProcess, lookupTerminal).
+// A full ID that is listed is returned as is; an ID that is not is returned unchanged (the bridge
+// answers for it, e.g. a process whose record is gone but whose log is still held); an ambiguous
+// prefix is a usage error.
 func expandPrefix(kind, id string, ids []string) (string, error) {
 	full, err := matchPrefix(id, ids)
 	switch {

@@ -7,6 +7,7 @@ import (
 
 	"sandscope/attach"
 	"sandscope/client"
+	"sandscope/driver"
 	"sandscope/record"
 )
 
@@ -45,33 +46,31 @@ with its container; 4 when the bridge stayed unreachable; 2 on usage, auth or no
 			if err := needTerminal("attach", cmd.InOrStdin()); err != nil {
 				return err
 			}
-			c, t, err := newBridgeClient(g)
-			if err != nil {
-				return err
-			}
 			if err := checkSandboxArg(args[0]); err != nil {
 				return err
 			}
-			s, ok, err := stableAdapter(cmd.Context(), c)
+			ctx := cmd.Context()
+			cn, err := g.connect(ctx, cmd, connectOptions{op: "attach", noAnswer: setupError})
 			if err != nil {
-				return setupError(err)
+				return err
 			}
-			if ok {
-				// TERMINAL is a session ID, or "default" for the session-less shell.
-				session, err := stableSessionTarget(args[1])
+			defer cn.Close()
+			tm, ok := cn.d.(driver.Terminals)
+			if !ok {
+				// No terminal objects: TERMINAL names a shell, a session's or the sandbox's own.
+				sh, ok := cn.d.(driver.Shells)
+				if !ok {
+					return lacks("terminals", "it offers neither terminals nor a shell")
+				}
+				session, err := shellTarget(cn.d, args[1])
 				if err != nil {
 					return err
 				}
-				return withStableBook(g, t.url, cmd.ErrOrStderr(), func(book runBook) error {
-					return runStableShell(cmd.Context(), s, book, t.url, args[0], session, "", detachKey, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
-				})
+				return runShell(ctx, cn, sh, args[0], session, "", detachKey)
 			}
-			var rec *commandRecord
-			if !noRecord {
-				rec = startRecording(g, cmd.ErrOrStderr())
-				defer rec.Close()
-			}
-			tid, found, err := lookupTerminal(cmd.Context(), c, args[0], args[1])
+			rec := cn.recorder(noRecord)
+			defer rec.Close()
+			tid, found, err := lookupTerminal(ctx, tm, args[0], args[1])
 			if err != nil {
 				return err
 			}
@@ -81,7 +80,7 @@ with its container; 4 when the bridge stayed unreachable; 2 on usage, auth or no
 				}
 				rec.Lookup(record.LookupTerminal(args[0], *found))
 			}
-			return attachTerminal(cmd.Context(), c, rec, args[0], tid, false, detachKey, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
+			return attachTerminal(ctx, tm, rec, args[0], tid, false, detachKey, cn.in, cn.out, cn.errOut)
 		},
 	}
 	cmd.Flags().BoolVar(&noRecord, "no-record", false, "do not record the terminal and how the attachment ended in sandscope's record")
@@ -89,9 +88,10 @@ with its container; 4 when the bridge stayed unreachable; 2 on usage, auth or no
 	return cmd
 }
 
-// lookupTerminal is resolveTerminalID that also returns the terminal as the list showed it (nil
+// lookupTerminal expands a unique prefix of a terminal ID (expandPrefix) and returns the
+// terminal as the list showed it (nil
 // when the list failed or did not hold it).
-func lookupTerminal(ctx context.Context, c *client.Client, sandbox, id string) (string, *client.Terminal, error) {
+func lookupTerminal(ctx context.Context, c driver.Terminals, sandbox, id string) (string, *client.Terminal, error) {
 	ts, err := c.ListTerminals(ctx, sandbox)
 	if err != nil {
 		return id, nil, nil

@@ -10,7 +10,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"sandscope/client"
 	"sandscope/demo"
+	"sandscope/driver"
 )
 
 func newDemoCmd(g *globalOptions) *cobra.Command {
@@ -40,20 +42,19 @@ it prints when the scene is ready); plain 'sandscope' starts its own embedded br
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			c, target, err := newBridgeClient(g)
+			cn, err := g.connect(ctx, cmd, connectOptions{op: "demo", noAnswerExit: exitFailure})
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.ErrOrStderr(), "sandscope: demo: bridge %s (%s)\n", c.BaseURL(), target.source)
-			capCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
-			caps, err := c.Capabilities(capCtx)
-			cancel()
-			if err != nil {
-				return fmt.Errorf("demo: %w", err)
+			defer cn.Close()
+			fmt.Fprintf(cmd.ErrOrStderr(), "sandscope: demo: bridge %s (%s)\n", cn.d.BaseURL(), cn.target.source)
+			tm, ok := cn.d.(driver.Terminals)
+			if !ok {
+				return lacks("terminals", "the demo scene opens shell terminals beside its processes")
 			}
 			// The local bridge runs real local processes, so it can run this very binary as the
 			// agent; a real container cannot.
-			if caps.Local && !noBinary {
+			if cn.d.Capabilities().Local && !noBinary {
 				if exe, err := os.Executable(); err == nil {
 					opts.Executable = exe
 				}
@@ -62,11 +63,11 @@ it prints when the scene is ready); plain 'sandscope' starts its own embedded br
 			opts.Log = func(format string, args ...any) {
 				fmt.Fprintf(errOut, "sandscope: demo: "+format+"\n", args...)
 			}
-			if err := demo.Run(ctx, c, opts); err != nil {
+			if err := demo.Run(ctx, demoBridge{d: cn.d, t: tm}, opts); err != nil {
 				return err
 			}
 			fmt.Fprintf(errOut, "sandscope: demo: scene ready in sandbox %q; open it in the TUI on the same bridge: %s\n",
-				sandboxName(opts.Sandbox), tuiHint(g, target))
+				sandboxName(opts.Sandbox), tuiHint(g, cn.target))
 			return nil
 		},
 	}
@@ -78,6 +79,34 @@ it prints when the scene is ready); plain 'sandscope' starts its own embedded br
 	f.BoolVar(&noBinary, "sh-agent", false, "run the agent as a sh script even on a local bridge")
 	cmd.AddCommand(newDemoAgentCmd())
 	return cmd
+}
+
+// demoBridge is the scene's bridge over the driver: runs through the core, terminals through
+// driver.Terminals, the container replacement through driver.Lifecycle where the driver has it.
+type demoBridge struct {
+	d driver.Driver
+	t driver.Terminals
+}
+
+func (b demoBridge) StartProcess(ctx context.Context, sandbox string, req client.ExecRequest) (client.Process, error) {
+	return b.d.Start(ctx, sandbox, driver.StartRequest{ExecRequest: req})
+}
+
+func (b demoBridge) GetProcess(ctx context.Context, sandbox, process string) (client.Process, error) {
+	return b.d.Run(ctx, sandbox, process)
+}
+
+func (b demoBridge) CreateTerminal(ctx context.Context, sandbox string, req client.TerminalRequest) (client.Terminal, error) {
+	return b.t.CreateTerminal(ctx, sandbox, req)
+}
+
+// ReplaceSandbox is client.ErrUnsupported on a driver without driver.Lifecycle: the scene then
+// goes without the replacement, as on a bridge that cannot replace containers.
+func (b demoBridge) ReplaceSandbox(ctx context.Context, sandbox string) error {
+	if l, ok := b.d.(driver.Lifecycle); ok {
+		return l.ReplaceSandbox(ctx, sandbox)
+	}
+	return client.ErrUnsupported
 }
 
 func sandboxName(s string) string {

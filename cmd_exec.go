@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"sandscope/client"
+	"sandscope/driver"
 	"sandscope/record"
 )
 
@@ -63,38 +64,24 @@ stable session (cwd and environment kept between calls).`,
 				return &exitError{code: exitUsage, err: fmt.Errorf("--timeout %v: must be at least 1ms", timeout)}
 			}
 			req.Timeout = timeout.Milliseconds()
-			c, t, err := newBridgeClient(g)
-			if err != nil {
+			if err := validSession("--session", session); err != nil {
 				return err
-			}
-			if t.noIsolation != "" {
-				fmt.Fprintf(cmd.ErrOrStderr(), "sandscope: note: the local bridge runs processes without isolation, so /workspace is only a label (%s)\n", t.noIsolation)
 			}
 			streamOnOneCore()
 			ctx, stop := interruptContext(cmd.Context())
 			defer stop()
-			s, ok, err := stableAdapter(ctx, c)
+			cn, err := g.connect(ctx, cmd, connectOptions{op: "exec", noAnswerExit: exitExecUnsure})
 			if err != nil {
-				return bridgeFailure("exec", err, exitExecUnsure)
+				return err
 			}
-			if ok {
-				if session != "" && !client.ValidSessionID(session) {
-					return &exitError{code: exitUsage, err: fmt.Errorf("--session %q: want 1-128 of a-z A-Z 0-9 . _ - (no \"..\")", session)}
-				}
-				opts := client.ExecOptions{Argv: stableExecArgv(req.Argv, req.Env, timeout), Cwd: cwd, Session: session}
-				return withStableBook(g, t.url, cmd.ErrOrStderr(), func(book runBook) error {
-					return runStableExec(ctx, s, book, t.url, args[0], opts, cmd.OutOrStdout(), cmd.ErrOrStderr())
-				})
+			defer cn.Close()
+			cn.noteIsolation()
+			if _, ok := cn.d.(driver.Sessions); session != "" && !ok {
+				return lacks("sessions", sessionsWhy)
 			}
-			if session != "" {
-				return &exitError{code: exitUsage, err: errStableOnly}
-			}
-			var rec *commandRecord
-			if !noRecord {
-				rec = startRecording(g, cmd.ErrOrStderr())
-				defer rec.Close()
-			}
-			return runExec(ctx, c, rec, args[0], req, cmd.OutOrStdout(), cmd.ErrOrStderr())
+			rec := cn.recorder(noRecord)
+			defer rec.Close()
+			return runExec(ctx, cn.d, rec, args[0], driver.StartRequest{ExecRequest: req, Session: session}, cn.out, cn.errOut)
 		},
 	}
 	cmd.Flags().BoolVar(&noRecord, "no-record", false, "do not record what this command saw (the launch, the sandbox, the stream's events) in sandscope's record")
@@ -105,13 +92,14 @@ stable session (cwd and environment kept between calls).`,
 	return cmd
 }
 
-// runExec launches a process and follows it; with a record, the launch (argv, cwd, environment
+// runExec launches a run and follows it; with a record, the launch (argv, cwd, environment
 // names), the action's outcome and the stream's events are recorded.
-func runExec(ctx context.Context, c *client.Client, rec *commandRecord, sandbox string, req client.ExecRequest, stdout, stderr io.Writer) error {
+func runExec(ctx context.Context, d driver.Driver, rec *commandRecord, sandbox string, req driver.StartRequest, stdout, stderr io.Writer) error {
 	if err := checkSandboxArg(sandbox); err != nil {
 		return err
 	}
-	p, err := startWithCapacityRetry(ctx, c, sandbox, req, stderr)
+	tellWake(d, sandbox, "exec", stderr)
+	p, err := startWithCapacityRetry(ctx, d, sandbox, req, stderr)
 	if err == nil {
 		// the launch's answer says the sandbox runs, in the incarnation the bridge reported
 		if ev, ok := record.LookupRunningProcess(sandbox, p, "the launch"); ok {
@@ -139,7 +127,7 @@ func runExec(ctx context.Context, c *client.Client, rec *commandRecord, sandbox 
 	}
 	fctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	f := c.Follow(fctx, sandbox, p.ID, followOptions(client.FollowOptions{Status: &p}))
+	f := d.Follow(fctx, sandbox, p.ID, driver.FollowOptions{FollowOptions: followOptions(client.FollowOptions{Status: &p})})
 	final, ok, _ := printFollow(f, stdout, stderr, true, rec.observe(sandbox, p.ID))
 	if !ok {
 		if ctx.Err() != nil {
@@ -147,32 +135,72 @@ func runExec(ctx context.Context, c *client.Client, rec *commandRecord, sandbox 
 		}
 		return &exitError{code: exitExecUnsure, err: fmt.Errorf("process %s: log stream closed without a confirmed end", p.ID)}
 	}
-	if final.Kind == client.Ended && final.Status != nil && final.Status.State == "exited" && final.Status.Exit != nil {
-		code := final.Status.Exit.Code
-		if code == 0 {
-			return nil
-		}
-		if code < 0 || code > 255 {
-			code = exitExecUnsure
-		}
-		return &exitError{code: code}
-	}
 	if final.Kind == client.Failed && usageKind(final.Err) {
 		// the token was rejected or the process is unknown: the caller's to fix
 		return &exitError{code: exitUsage}
 	}
-	// Lost, Failed, or ended in error: already reported by a notice.
+	// Lost and Failed are already reported by a notice; an ending is decided by endingExit.
+	if final.Kind != client.Ended {
+		return &exitError{code: exitExecUnsure}
+	}
+	return endingExit(final.Status, stderr)
+}
+
+// endingExit is the exit status of exec and wait for an ending: the process's own code only when
+// the ending is confirmed (exited), else 255 with a notice saying why the code is not its own
+// (the ending line above already named the ending).
+func endingExit(p *client.Process, stderr io.Writer) error {
+	why := ""
+	switch {
+	case p == nil:
+		why = "the bridge gave no status with the ending"
+	case p.State == driver.StateExited && p.Exit != nil:
+		code := p.Exit.Code
+		if code == 0 && p.Exit.Signal > 0 {
+			code = 128 + p.Exit.Signal
+		}
+		switch {
+		case code == 0:
+			return nil
+		case code < 0 || code > 255:
+			why = fmt.Sprintf("exit code %d is not one a process can return", code)
+		default:
+			return &exitError{code: code}
+		}
+	case p.State == driver.StateReported && p.Exit != nil:
+		why = fmt.Sprintf("the stream reported exit code %d and nothing confirms it", p.Exit.Code)
+	case p.State == driver.StateReported, p.State == driver.StateEnded:
+		why = "the run ended and its exit code is unknown"
+	case p.State == driver.StateInterrupted:
+		why = "the stream broke off and how the run ended is not known"
+	case p.State == driver.StateError:
+		// the ending line said which error; it has no exit code
+		return &exitError{code: exitExecUnsure}
+	default:
+		why = "the ending was not confirmed"
+	}
+	fmt.Fprintf(stderr, "sandscope: exit status %d: %s\n", exitExecUnsure, sanitize.Message(why))
 	return &exitError{code: exitExecUnsure}
 }
 
-// startWithCapacityRetry launches the process, retrying with backoff only when the bridge's pool
-// refused for capacity: then nothing was started. Any other failure may have had a side effect and
-// is not retried.
-func startWithCapacityRetry(ctx context.Context, c *client.Client, sandbox string, req client.ExecRequest, stderr io.Writer) (client.Process, error) {
+// tellWake says, before the first request of a command to sandbox, that it starts the sandbox's
+// container, on a bridge where requests do (driver.Waker); once per sandbox, as the driver keeps it.
+func tellWake(d driver.Driver, sandbox, what string, stderr io.Writer) {
+	if w, ok := d.(driver.Waker); ok {
+		if s := w.WakeNotice(sandbox, what); s != "" {
+			fmt.Fprintf(stderr, "sandscope: %s\n", sanitize.Message(s))
+		}
+	}
+}
+
+// startWithCapacityRetry starts the run, retrying with backoff only when the bridge's pool
+// refused for capacity: then nothing was started (the container was never allocated). Any other
+// failure may have had a side effect and is not retried.
+func startWithCapacityRetry(ctx context.Context, d driver.Driver, sandbox string, req driver.StartRequest, stderr io.Writer) (driver.Run, error) {
 	const attempts = 5
 	delay := 250 * time.Millisecond
 	for i := 1; ; i++ {
-		p, err := c.StartProcess(ctx, sandbox, req)
+		p, err := d.Start(ctx, sandbox, req)
 		if err == nil || !errors.Is(err, client.ErrCapacity) || i == attempts {
 			return p, err
 		}

@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"sandscope/client"
+	"sandscope/driver"
 	"sandscope/ui/common"
 )
 
@@ -90,35 +91,20 @@ followed process ends, is lost or cannot be resumed; with --all, for each follow
 			if all {
 				return runLogsAllCommand(cmd, g, args, follow, noRecord, since, states, pattern, bell)
 			}
-			c, t, err := newBridgeClient(g)
-			if err != nil {
-				return err
-			}
 			streamOnOneCore()
 			ctx, stop := interruptContext(cmd.Context())
 			defer stop()
 			if follow {
 				ctx = followContext(ctx)
 			}
-			s, ok, err := stableAdapter(ctx, c)
-			switch {
-			case err != nil && !follow:
-				return bridgeFailure("logs", err, exitFailure)
-			case err != nil:
-				stillFollowing(cmd.ErrOrStderr(), err)
+			cn, err := g.connect(ctx, cmd, connectOptions{op: "logs", follow: follow, noAnswerExit: exitFailure})
+			if err != nil {
+				return err
 			}
-			if ok {
-				// PROCESS is a run started here by exec; its recorder files hold its output.
-				return withStableBook(g, t.url, cmd.ErrOrStderr(), func(book runBook) error {
-					return runStableLogs(ctx, s, book, t.url, args[0], args[1], follow, cmd.OutOrStdout(), cmd.ErrOrStderr())
-				})
-			}
-			var rec *commandRecord
-			if !noRecord {
-				rec = startRecording(g, cmd.ErrOrStderr())
-				defer rec.Close()
-			}
-			err = runLogs(ctx, c, rec, args[0], args[1], since, follow, cmd.OutOrStdout(), cmd.ErrOrStderr())
+			defer cn.Close()
+			rec := cn.recorder(noRecord)
+			defer rec.Close()
+			err = runLogs(ctx, cn.d, rec, args[0], args[1], since, follow, cn.out, cn.errOut)
 			if bell != nil && ringsAfterFollow(err) {
 				_, _ = bell.Write([]byte{'\a'})
 			}
@@ -138,11 +124,11 @@ followed process ends, is lost or cannot be resumed; with --all, for each follow
 // runLogs prints a process's log; with a record, what it saw (the process as its lookup found
 // it, the sandbox running in that process's incarnation, the stream's events but not its output)
 // is recorded as the TUI would record it.
-func runLogs(ctx context.Context, c *client.Client, rec *commandRecord, sandbox, process, since string, follow bool, stdout, stderr io.Writer) error {
+func runLogs(ctx context.Context, d driver.Driver, rec *commandRecord, sandbox, process, since string, follow bool, stdout, stderr io.Writer) error {
 	if err := checkSandboxArg(sandbox); err != nil {
 		return err
 	}
-	process, found, err := lookupProcess(ctx, c, sandbox, process, !follow)
+	process, found, err := lookupProcess(ctx, d, sandbox, process, !follow)
 	if err != nil {
 		return err
 	}
@@ -157,7 +143,7 @@ func runLogs(ctx context.Context, c *client.Client, rec *commandRecord, sandbox,
 		opts.RetryBudget, opts.MaxBackoff = 2, time.Second
 	}
 	// printFollow writes each event out before receiving the next, so Data buffers can be recycled.
-	f := c.Follow(fctx, sandbox, process, opts)
+	f := d.Follow(fctx, sandbox, process, driver.FollowOptions{FollowOptions: opts})
 	final, ok, cursor := printFollow(f, stdout, stderr, follow, rec.observe(sandbox, process))
 	if !ok {
 		if ctx.Err() != nil {
@@ -176,6 +162,10 @@ func runLogs(ctx context.Context, c *client.Client, rec *commandRecord, sandbox,
 	}
 	switch final.Kind {
 	case client.Ended:
+		if follow && unsettled(final.Status) {
+			// an ending whose code nothing confirms: how the run ended is unknown
+			return &exitError{code: exitNoResume}
+		}
 		return nil
 	case client.Lost:
 		return &exitError{code: exitLost}
@@ -191,12 +181,13 @@ func runLogs(ctx context.Context, c *client.Client, rec *commandRecord, sandbox,
 	}
 }
 
-// lookupProcess is resolveProcessID that also returns the process as the list showed it (nil
+// lookupProcess expands a unique prefix of a run ID among the driver's runs (expandPrefix) and
+// returns the run as the list showed it (nil
 // when the list failed or did not hold it: the follower's own lookup then reports the trouble).
 // once (a command that does not retry) ends the command when the bridge did not answer: the
 // follower would only wait for it again.
-func lookupProcess(ctx context.Context, c *client.Client, sandbox, id string, once bool) (string, *client.Process, error) {
-	ps, err := c.ListProcesses(ctx, sandbox)
+func lookupProcess(ctx context.Context, d driver.Driver, sandbox, id string, once bool) (string, *client.Process, error) {
+	ps, err := d.Runs(ctx, sandbox)
 	if err != nil && once && errors.Is(err, client.ErrNoAnswer) {
 		return "", nil, bridgeFailure("", err, exitFailure)
 	}
@@ -217,6 +208,12 @@ func lookupProcess(ctx context.Context, c *client.Client, sandbox, id string, on
 		}
 	}
 	return full, nil, nil
+}
+
+// unsettled says an ending's outcome is not confirmed: a code the stream reported and nothing
+// confirms, an ending without a code, a stream that broke off.
+func unsettled(p *client.Process) bool {
+	return p != nil && (p.State == driver.StateReported || p.State == driver.StateEnded || p.State == driver.StateInterrupted)
 }
 
 // ringsAfterFollow says whether logs -f's outcome is worth the bell: an ending (0), a loss (3), a
@@ -262,7 +259,7 @@ func failedExitCode(err error) int {
 // stderr as "sandscope: " notices. It returns the final event (Ended, Lost, Failed), or ok false
 // when the stream closed without one (snapshot done or cancelled).
 // cursor is the last cursor delivered ("" when none), to resume from.
-func printFollow(f *client.Follower, stdout, stderr io.Writer, verbose bool, observe func(client.LogEvent)) (final client.LogEvent, ok bool, cursor string) {
+func printFollow(events <-chan client.LogEvent, stdout, stderr io.Writer, verbose bool, observe func(client.LogEvent)) (final client.LogEvent, ok bool, cursor string) {
 	out := bufio.NewWriterSize(stdout, 256<<10)
 	errw := bufio.NewWriterSize(stderr, 64<<10)
 	defer out.Flush()
@@ -276,7 +273,6 @@ func printFollow(f *client.Follower, stdout, stderr io.Writer, verbose bool, obs
 		_ = errw.Flush()
 		last = nil
 	}
-	events := f.Events()
 	for {
 		var ev client.LogEvent
 		var more bool
@@ -369,20 +365,38 @@ func plainToken(s string) bool {
 	return s != ""
 }
 
-// describeEnd says how a confirmed ending went, in the shared vocabulary: "process ID ended:
-// KILLED TERM (exit 143)".
+// describeEnd is the ending line, the same for every bridge, in the shared vocabulary: "process
+// ID ended: KILLED TERM (exit 143)", "… ended: REPORTED 3 (unconfirmed)", "… ended: ENDED exit
+// code unknown".
 func describeEnd(p *client.Process) string {
 	if p == nil {
 		return "process ended"
 	}
-	if p.State == "error" && p.Error != nil {
-		return fmt.Sprintf("process %s ended: %s: %s", vocab.Text(p.ID), vocab.ErrorWord(p.Error), vocab.Text(p.Error.Message))
+	return fmt.Sprintf("process %s ended: %s", vocab.Text(p.ID), endingWord(p))
+}
+
+// endingWord is a run's ending as every screen words it, whichever dialect reported it.
+func endingWord(p *client.Process) string {
+	switch p.State {
+	case driver.StateError:
+		if p.Error != nil {
+			return vocab.ErrorWord(p.Error) + ": " + vocab.Text(p.Error.Message)
+		}
+	case driver.StateReported:
+		if p.Exit != nil {
+			return fmt.Sprintf("REPORTED %d (unconfirmed)", p.Exit.Code)
+		}
+		return "ENDED exit code unknown"
+	case driver.StateEnded:
+		return "ENDED exit code unknown"
+	case driver.StateInterrupted:
+		return "INTERRUPTED"
 	}
 	if p.Exit == nil {
-		_, w, _ := vocab.State(p.State, nil, nil)
-		return fmt.Sprintf("process %s ended: %s", vocab.Text(p.ID), w)
+		_, w, _ := vocab.State(p.State, nil, p.Error)
+		return w
 	}
-	return fmt.Sprintf("process %s ended: %s", vocab.Text(p.ID), vocab.EndingDetail(p.Exit))
+	return vocab.EndingDetail(p.Exit)
 }
 
 // exampleCursor is what a log cursor looks like (the bridge's format: base64url, no padding, of

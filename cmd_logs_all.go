@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"sandscope/client"
+	"sandscope/driver"
 	"sandscope/followall"
 	"sandscope/record"
 	"sandscope/sanitize"
@@ -165,7 +166,7 @@ const (
 )
 
 // followOne copies one process's log as prefixed lines and reports its events as notices.
-func (o *allOut) followOne(ctx context.Context, c *client.Client, sandbox string, p client.Process) outcome {
+func (o *allOut) followOne(ctx context.Context, d driver.Driver, sandbox string, p client.Process) outcome {
 	name := followall.Name(p)
 	po := o.prefix(o.opts.colorOut, name, p.ID)
 	pe := o.prefix(o.opts.colorErr, name, p.ID)
@@ -177,7 +178,7 @@ func (o *allOut) followOne(ctx context.Context, c *client.Client, sandbox string
 	} else {
 		fopts.RetryBudget, fopts.MaxBackoff = 2, time.Second
 	}
-	f := c.Follow(ctx, sandbox, p.ID, fopts)
+	events := d.Follow(ctx, sandbox, p.ID, driver.FollowOptions{FollowOptions: fopts})
 	observe := o.opts.rec.observe(sandbox, p.ID)
 	var outBuf, errBuf lineBuffer
 	// writeOut writes the batched whole lines of both streams (one write each, under the lock).
@@ -198,7 +199,6 @@ func (o *allOut) followOne(ctx context.Context, c *client.Client, sandbox string
 		errBuf.feed(nil, pe, o.opts.cleanErr, o.opts.noSGR, true)
 		writeOut()
 	}
-	events := f.Events()
 	for ev := range events {
 		if ev.Kind != client.Data {
 			writeOut() // the lines before a notice come before it
@@ -235,6 +235,9 @@ func (o *allOut) followOne(ctx context.Context, c *client.Client, sandbox string
 			flush()
 			o.notice(name, p.ID, "%s", describeEnd(ev.Status))
 			o.ring()
+			if o.opts.follow && unsettled(ev.Status) {
+				return outFailed // how it ended is unknown
+			}
 			return outEnded
 		case client.Lost:
 			flush()
@@ -278,7 +281,7 @@ type allResult struct {
 }
 
 // runLogsAll follows every process of sandbox that passes the filters.
-func runLogsAll(ctx context.Context, c *client.Client, sandbox string, opts allOptions, stdout, stderr io.Writer) error {
+func runLogsAll(ctx context.Context, d driver.Driver, sandbox string, opts allOptions, stdout, stderr io.Writer) error {
 	if err := checkSandboxArg(sandbox); err != nil {
 		return err
 	}
@@ -310,7 +313,7 @@ func runLogsAll(ctx context.Context, c *client.Client, sandbox string, opts allO
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			r := allResult{id: p.ID, out: out.followOne(fctx, c, sandbox, p)}
+			r := allResult{id: p.ID, out: out.followOne(fctx, d, sandbox, p)}
 			select {
 			case results <- r:
 			case <-fctx.Done():
@@ -325,14 +328,18 @@ func runLogsAll(ctx context.Context, c *client.Client, sandbox string, opts allO
 	}
 
 	// The processes there now; the watcher then reports what changes after this look.
+	// A driver without a status lookup that starts nothing (driver.Statuses) is not asked.
 	var rs client.RunningStatus
 	var ps []client.Process
+	statuses, hasStatus := d.(driver.Statuses)
 	err := firstLook(ctx, opts.follow, stderr, func() error {
 		var err error
-		if rs, err = c.Running(ctx, sandbox); err != nil {
-			return err
+		if hasStatus {
+			if rs, err = statuses.Running(ctx, sandbox); err != nil {
+				return err
+			}
 		}
-		ps, err = c.ListProcesses(ctx, sandbox)
+		ps, err = d.Runs(ctx, sandbox)
 		return err
 	})
 	if err != nil {
@@ -345,7 +352,9 @@ func runLogsAll(ctx context.Context, c *client.Client, sandbox string, opts allO
 		}
 		return bridgeFailure("sandbox "+sandbox, err, code)
 	}
-	opts.rec.Lookup(record.LookupRunning(sandbox, rs, ""))
+	if hasStatus {
+		opts.rec.Lookup(record.LookupRunning(sandbox, rs, ""))
+	}
 	for _, p := range ps {
 		opts.rec.Lookup(record.LookupProcess(sandbox, p))
 		start(p, false)
@@ -365,12 +374,14 @@ func runLogsAll(ctx context.Context, c *client.Client, sandbox string, opts allO
 	if active == 0 {
 		out.plain("no process of %s matches yet; waiting for one to start", sandbox)
 	}
-	resume := &client.WatchResume{Incarnation: client.Incarnation{Number: rs.Incarnation, Inferred: rs.Incarnation == 0}, Running: rs.Running, Processes: ps}
-	if !rs.IncarnationStarted.IsZero() {
-		resume.Incarnation.Started = rs.IncarnationStarted.UnixNano()
+	var resume *client.WatchResume
+	if hasStatus {
+		resume = &client.WatchResume{Incarnation: client.Incarnation{Number: rs.Incarnation, Inferred: rs.Incarnation == 0}, Running: rs.Running, Processes: ps}
+		if !rs.IncarnationStarted.IsZero() {
+			resume.Incarnation.Started = rs.IncarnationStarted.UnixNano()
+		}
 	}
-	w := c.Watch(fctx, sandbox, client.WatchOptions{FastInterval: opts.poll, Resume: resume})
-	events := w.Events()
+	events := d.Watch(fctx, sandbox, client.WatchOptions{FastInterval: opts.poll, Resume: resume}).Events
 	var settle <-chan time.Time
 	var settleTimer *time.Timer
 	watchFailing := false
@@ -434,7 +445,7 @@ func runLogsAll(ctx context.Context, c *client.Client, sandbox string, opts allO
 			}
 			// Every followed process has ended: one more look for a process that started meanwhile
 			// (an agent relaunched right after its container was replaced).
-			ps, err := c.ListProcesses(ctx, sandbox)
+			ps, err := d.Runs(ctx, sandbox)
 			if err == nil {
 				for _, p := range ps {
 					if !joiner.Seen(p.ID) {
@@ -461,40 +472,35 @@ func colorFor(w io.Writer) (tty, color bool) {
 	return tty, tty && os.Getenv("NO_COLOR") == ""
 }
 
-// runLogsAllCmd is logs --all's entry from the command line: it checks the flags and looks at the
-// terminals the output goes to.
-// stable, when set, runs it instead of the preview follower (a stable bridge). bell receives a
-// BEL for each followed ending (--notify; nil: none).
-func runLogsAllCmd(ctx context.Context, c *client.Client, rec *commandRecord, args []string, follow bool, since string, states []string, pattern string, bell, stdout, stderr io.Writer,
-	stable func(sandbox string, opts allOptions, stdout, stderr io.Writer) error) error {
+// logsAllOptions checks logs --all's arguments and flags and looks at the terminals the output
+// goes to. bell receives a BEL for each followed ending (--notify; nil: none).
+func logsAllOptions(args []string, follow bool, since string, states []string, pattern string, bell, stdout, stderr io.Writer) (allOptions, error) {
+	opts := allOptions{follow: follow, bell: bell}
 	if len(args) != 1 {
-		return &exitError{code: exitUsage, err: errors.New("logs --all takes the sandbox only (no PROCESS)")}
+		return opts, &exitError{code: exitUsage, err: errors.New("logs --all takes the sandbox only (no PROCESS)")}
 	}
 	if since != "" {
-		return &exitError{code: exitUsage, err: errors.New("logs --all: --since names a cursor of one process; use it without --all")}
+		return opts, &exitError{code: exitUsage, err: errors.New("logs --all: --since names a cursor of one process; use it without --all")}
 	}
-	opts := allOptions{follow: follow, bell: bell, rec: rec}
 	var err error
 	if opts.filter.States, err = followall.ParseStates(states); err != nil {
-		return &exitError{code: exitUsage, err: err}
+		return opts, &exitError{code: exitUsage, err: err}
 	}
 	if pattern != "" {
 		if opts.filter.Pattern, err = regexp.Compile(pattern); err != nil {
-			return &exitError{code: exitUsage, err: fmt.Errorf("--command: %w", err)}
+			return opts, &exitError{code: exitUsage, err: fmt.Errorf("--command: %w", err)}
 		}
 	}
 	opts.cleanOut, opts.colorOut = colorFor(stdout)
 	opts.cleanErr, opts.colorErr = colorFor(stderr)
 	opts.noSGR = os.Getenv("NO_COLOR") != ""
-	if stable != nil {
-		return stable(args[0], opts, stdout, stderr)
-	}
-	return runLogsAll(ctx, c, args[0], opts, stdout, stderr)
+	return opts, nil
 }
 
-// runLogsAllCommand connects and runs logs --all; unless noRecord, what it sees is recorded.
+// runLogsAllCommand checks the flags, connects and runs logs --all; unless noRecord, what it sees
+// is recorded.
 func runLogsAllCommand(cmd *cobra.Command, g *globalOptions, args []string, follow, noRecord bool, since string, states []string, pattern string, bell io.Writer) error {
-	c, t, err := newBridgeClient(g)
+	opts, err := logsAllOptions(args, follow, since, states, pattern, bell, cmd.OutOrStdout(), cmd.ErrOrStderr())
 	if err != nil {
 		return err
 	}
@@ -503,26 +509,12 @@ func runLogsAllCommand(cmd *cobra.Command, g *globalOptions, args []string, foll
 	if follow {
 		ctx = followContext(ctx)
 	}
-	s, ok, err := stableAdapter(ctx, c)
-	switch {
-	case err != nil && !follow:
-		return bridgeFailure("logs --all", err, exitFailure)
-	case err != nil:
-		stillFollowing(cmd.ErrOrStderr(), err)
+	cn, err := g.connect(ctx, cmd, connectOptions{op: "logs --all", follow: follow, noAnswerExit: exitFailure})
+	if err != nil {
+		return err
 	}
-	if ok {
-		// the runs sandscope started, from the record; their output from the recorder's files
-		return withStableBook(g, t.url, cmd.ErrOrStderr(), func(book runBook) error {
-			return runLogsAllCmd(ctx, c, nil, args, follow, since, states, pattern, bell, cmd.OutOrStdout(), cmd.ErrOrStderr(),
-				func(sandbox string, opts allOptions, stdout, stderr io.Writer) error {
-					return runStableLogsAll(ctx, s, book, t.url, sandbox, opts, stdout, stderr)
-				})
-		})
-	}
-	var rec *commandRecord
-	if !noRecord {
-		rec = startRecording(g, cmd.ErrOrStderr())
-		defer rec.Close()
-	}
-	return runLogsAllCmd(ctx, c, rec, args, follow, since, states, pattern, bell, cmd.OutOrStdout(), cmd.ErrOrStderr(), nil)
+	defer cn.Close()
+	opts.rec = cn.recorder(noRecord)
+	defer opts.rec.Close()
+	return runLogsAll(ctx, cn.d, args[0], opts, cn.out, cn.errOut)
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"sandscope/client"
+	"sandscope/driver"
 	"sandscope/record"
 	"sandscope/sanitize"
 	"sandscope/ui/common"
@@ -34,30 +35,18 @@ a container.`,
   sandscope ls --json myapp | jq -r '.processes[] | select(.state == "running") | .id'`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, t, err := newBridgeClient(g)
+			ctx := cmd.Context()
+			cn, err := g.connect(ctx, cmd, connectOptions{op: "ls", noAnswerExit: exitFailure})
 			if err != nil {
 				return err
 			}
-			_, ok, err := stableAdapter(cmd.Context(), c)
-			if err != nil {
-				return bridgeFailure("ls", err, exitFailure)
-			}
-			if ok {
-				// Any lookup would start the container: show what sandscope recorded.
-				sandbox := ""
-				if len(args) == 1 {
-					sandbox = args[0]
-				}
-				return withStableBook(g, t.url, cmd.ErrOrStderr(), func(book runBook) error {
-					return runStableLs(book, t.url, sandbox, asJSON, cmd.OutOrStdout())
-				})
-			}
+			defer cn.Close()
 			if len(args) == 0 {
-				return runLsSandboxes(cmd.Context(), c, recordedSandboxes(cmd.Context(), g), asJSON, cmd.OutOrStdout(), cmd.ErrOrStderr())
+				return runLsSandboxes(ctx, cn.d, recordedSandboxes(ctx, g, cn.rec), asJSON, cn.out, cn.errOut)
 			}
-			rec := startRecording(g, cmd.ErrOrStderr()) // what ls saw is history too
+			rec := cn.recorder(false) // what ls saw is history too
 			defer rec.Close()
-			return runLsSandbox(cmd.Context(), c, rec, args[0], asJSON, cmd.OutOrStdout())
+			return runLsSandbox(ctx, cn.d, rec, args[0], asJSON, cn.out)
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON instead of a table")
@@ -77,8 +66,8 @@ type lsSandbox struct {
 	LastSeen *time.Time `json:"lastSeen,omitempty"`
 }
 
-func runLsSandboxes(ctx context.Context, c *client.Client, recorded []lsSandbox, asJSON bool, w, stderr io.Writer) error {
-	list, err := c.ListSandboxes(ctx)
+func runLsSandboxes(ctx context.Context, d driver.Driver, recorded []lsSandbox, asJSON bool, w, stderr io.Writer) error {
+	list, err := d.ListSandboxes(ctx)
 	cannotList := errors.Is(err, client.ErrUnsupported)
 	if err != nil && !cannotList {
 		return lsExit(err)
@@ -121,17 +110,22 @@ func runLsSandboxes(ctx context.Context, c *client.Client, recorded []lsSandbox,
 }
 
 // recordedSandboxes is what the record knows of every sandbox with history on this bridge (none
-// when there is no record yet).
-func recordedSandboxes(ctx context.Context, g *globalOptions) []lsSandbox {
-	n, err := readerRecordName(ctx, g)
-	if err != nil || !record.Exists(recordDir(), n.identity, n.legacy) {
-		return nil
+// when there is no record yet). open is the record the command already holds (its driver's), else
+// nil: the record is then opened read-only for this.
+func recordedSandboxes(ctx context.Context, g *globalOptions, open *record.Record) []lsSandbox {
+	rec := open
+	if rec == nil {
+		n, err := readerRecordName(ctx, g)
+		if err != nil || !record.Exists(recordDir(), n.identity, n.legacy) {
+			return nil
+		}
+		if rec, err = record.Open(record.Options{Dir: recordDir(), Bridge: n.identity, Legacy: n.legacy, Version: version, ReadOnly: true}); err != nil {
+			return nil
+		}
+		defer rec.Close()
+	} else {
+		_ = rec.Flush() // what the driver queued counts
 	}
-	rec, err := record.Open(record.Options{Dir: recordDir(), Bridge: n.identity, Legacy: n.legacy, Version: version, ReadOnly: true})
-	if err != nil {
-		return nil
-	}
-	defer rec.Close()
 	ids, err := rec.KnownSandboxes()
 	if err != nil {
 		return nil
@@ -170,36 +164,56 @@ func recordedSandboxes(ctx context.Context, g *globalOptions) []lsSandbox {
 	return out
 }
 
-// sandboxListing is `ls SANDBOX --json`.
+// sandboxListing is `ls SANDBOX --json`. Running is absent when the bridge was not asked (a
+// driver without a status lookup that starts nothing); Sessions are listed where the bridge has
+// them.
 type sandboxListing struct {
 	Sandbox     string            `json:"sandbox"`
-	Running     bool              `json:"running"`
+	Running     *bool             `json:"running,omitempty"`
 	Incarnation int               `json:"incarnation,omitempty"`
 	Processes   []client.Process  `json:"processes"`
 	Terminals   []client.Terminal `json:"terminals"`
+	Sessions    []driver.Session  `json:"sessions,omitempty"`
 }
 
-func runLsSandbox(ctx context.Context, c *client.Client, rec *commandRecord, sandbox string, asJSON bool, w io.Writer) error {
+// runLsSandbox lists a sandbox's runs, terminals and sessions as far as the driver offers them,
+// with lookups that start nothing: a driver without driver.Statuses is not asked whether the
+// sandbox runs, and its runs and sessions come from what it keeps.
+func runLsSandbox(ctx context.Context, d driver.Driver, rec *commandRecord, sandbox string, asJSON bool, w io.Writer) error {
 	if err := checkSandboxArg(sandbox); err != nil {
 		return err
 	}
-	rs, err := c.Running(ctx, sandbox)
+	var rs client.RunningStatus
+	statuses, hasStatus := d.(driver.Statuses)
+	if hasStatus {
+		var err error
+		if rs, err = statuses.Running(ctx, sandbox); err != nil {
+			return lsExit(err)
+		}
+	}
+	ps, err := d.Runs(ctx, sandbox)
 	if err != nil {
 		return lsExit(err)
 	}
-	ps, err := c.ListProcesses(ctx, sandbox)
-	if err != nil {
-		return lsExit(err)
+	ts := []client.Terminal{}
+	if tm, ok := d.(driver.Terminals); ok {
+		if ts, err = tm.ListTerminals(ctx, sandbox); err != nil {
+			return lsExit(err)
+		}
 	}
-	ts, err := c.ListTerminals(ctx, sandbox)
-	if err != nil {
-		return lsExit(err)
+	var ss []driver.Session
+	if sm, ok := d.(driver.Sessions); ok {
+		if ss, err = sm.Sessions(ctx, sandbox); err != nil {
+			return lsExit(err)
+		}
 	}
-	empty := !rs.Running && rs.Incarnation == 0 && len(ps) == 0 && len(ts) == 0
-	if empty && !everSeen(ctx, c, sandbox) {
+	empty := !rs.Running && rs.Incarnation == 0 && len(ps) == 0 && len(ts) == 0 && len(ss) == 0
+	if empty && hasStatus && !everSeen(ctx, d, sandbox) {
 		return &exitError{code: exitUsage, err: fmt.Errorf("sandbox %s: never seen by this bridge (no container, process or terminal)", sandbox)}
 	}
-	rec.Lookup(record.LookupRunning(sandbox, rs, ""))
+	if hasStatus {
+		rec.Lookup(record.LookupRunning(sandbox, rs, ""))
+	}
 	for _, p := range ps {
 		rec.Lookup(record.LookupProcess(sandbox, p))
 	}
@@ -207,10 +221,20 @@ func runLsSandbox(ctx context.Context, c *client.Client, rec *commandRecord, san
 		rec.Lookup(record.LookupTerminal(sandbox, t))
 	}
 	if asJSON {
-		return writeJSON(w, sandboxListing{Sandbox: sandbox, Running: rs.Running, Incarnation: rs.Incarnation, Processes: ps, Terminals: ts})
+		l := sandboxListing{Sandbox: sandbox, Incarnation: rs.Incarnation, Processes: ps, Terminals: ts, Sessions: ss}
+		if hasStatus {
+			l.Running = &rs.Running
+		}
+		if l.Processes == nil {
+			l.Processes = []client.Process{}
+		}
+		return writeJSON(w, l)
 	}
 	state := vocab.Sandbox(rs.Running, rs.Incarnation)
-	if empty {
+	switch {
+	case !hasStatus:
+		state = "not asked (on this bridge a lookup starts the sandbox's container): the runs sandscope started here"
+	case empty:
 		state += " · nothing here: no process or terminal (this bridge cannot tell a sandbox never used from one stopped with nothing left)"
 	}
 	fmt.Fprintf(w, "sandbox %s: %s\n", sandbox, state)
@@ -222,13 +246,24 @@ func runLsSandbox(ctx context.Context, c *client.Client, rec *commandRecord, san
 	for _, t := range ts {
 		fmt.Fprintf(tw, "terminal\t%s\t%s\t%d\t-\t%s\n", safeText(t.ID), terminalState(t), t.PID, commandLine(t.Command))
 	}
+	for _, s := range ss {
+		fmt.Fprintf(tw, "session\t%s\t%s\t-\t%s\t-\n", safeText(s.ID), sessionWord(s), ago(s.Seen))
+	}
 	return tw.Flush()
+}
+
+// sessionWord says whether sandscope created a session or only used it.
+func sessionWord(s driver.Session) string {
+	if s.Created {
+		return "CREATED HERE"
+	}
+	return "USED HERE"
 }
 
 // everSeen reports whether the bridge knows sandbox: true unless a bridge that lists its sandboxes
 // (the local one) does not list it. A bridge that cannot list gets the benefit of the doubt.
-func everSeen(ctx context.Context, c *client.Client, sandbox string) bool {
-	list, err := c.ListSandboxes(ctx)
+func everSeen(ctx context.Context, d driver.Driver, sandbox string) bool {
+	list, err := d.ListSandboxes(ctx)
 	if err != nil {
 		return true
 	}
@@ -251,8 +286,13 @@ func writeJSON(w io.Writer, v any) error {
 	return err
 }
 
-// processState is the state word the product uses everywhere (RUNNING, EXITED n, KILLED TERM…).
+// processState is the state word the product uses everywhere (RUNNING, EXITED n, KILLED TERM,
+// REPORTED n (unconfirmed), ENDED exit code unknown…).
 func processState(p client.Process) string {
+	switch p.State {
+	case driver.StateReported, driver.StateEnded, driver.StateInterrupted:
+		return endingWord(&p)
+	}
 	_, w, _ := vocab.State(p.State, p.Exit, p.Error)
 	return w
 }

@@ -19,7 +19,7 @@ func TestLsSandboxTableAndJSON(t *testing.T) {
 	}
 	r = runSandscope(t, nil, append(flags, "ls", "local", "--json")...)
 	var l sandboxListing
-	if err := json.Unmarshal(r.stdout, &l); err != nil || !l.Running || len(l.Processes) != 1 || l.Processes[0].ID != p.ID || l.Incarnation == 0 {
+	if err := json.Unmarshal(r.stdout, &l); err != nil || l.Running == nil || !*l.Running || len(l.Processes) != 1 || l.Processes[0].ID != p.ID || l.Incarnation == 0 {
 		t.Fatalf("%s %v", r.stdout, err)
 	}
 	r = runSandscope(t, nil, append(flags, "ls")...)

@@ -4,11 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"sandscope/client"
+	"sandscope/driver"
 	"sandscope/vocab"
 )
 
@@ -17,7 +17,7 @@ func newSessionCmd(g *globalOptions) *cobra.Command {
 	var env []string
 	cmd := &cobra.Command{
 		Use:   "session create|ls|rm SANDBOX [ID]",
-		Short: "Stable bridges: create, list (those created or used here) and delete sessions",
+		Short: "Bridges with sessions (stable): create, list (those created or used here) and delete sessions",
 		Long: `Sessions exist on stable (0.12) bridges: a session keeps its working directory and environment
 between exec calls, and has its own shell. "create" makes one (the bridge picks session-<ms> without
 ID), "rm" deletes it, "ls" lists the sessions created or used here (the bridge has no list, and
@@ -40,36 +40,9 @@ container. Exit status: 0 done; 2 usage or refused (e.g. an existing ID); 1 brid
 			if err := checkSandboxArg(sandbox); err != nil {
 				return err
 			}
-			c, t, err := newBridgeClient(g)
-			if err != nil {
-				return err
-			}
-			book := stableBook(g, t.url, cmd.ErrOrStderr())
-			defer book.Close()
-			out, errOut := cmd.OutOrStdout(), cmd.ErrOrStderr()
-			if verb == "ls" {
-				sb, err := book.Sandbox(t.url, sandbox)
-				if err != nil {
-					return &exitError{code: exitFailure, err: err}
-				}
-				fmt.Fprintln(out, "SESSION\tCREATED HERE\tLAST USED")
-				for _, s := range sb.Sessions {
-					if !s.Deleted {
-						fmt.Fprintf(out, "%s\t%v\t%s\n", safeText(s.ID), s.Created, ago(s.Seen))
-					}
-				}
-				return nil
-			}
-			s, ok, err := stableAdapter(cmd.Context(), c)
-			if err != nil {
-				return bridgeFailure("session", err, exitFailure)
-			}
-			if !ok {
-				return &exitError{code: exitUsage, err: errStableOnly}
-			}
+			opts := client.SessionOptions{ID: id, Cwd: cwd}
 			switch verb {
 			case "create":
-				opts := client.SessionOptions{ID: id, Cwd: cwd}
 				for _, kv := range env {
 					k, v, ok := strings.Cut(kv, "=")
 					if !ok || k == "" {
@@ -80,26 +53,50 @@ container. Exit status: 0 done; 2 usage or refused (e.g. an existing ID); 1 brid
 					}
 					opts.Env[k] = v
 				}
-				wakeNotice(book, t.url, sandbox, "creating a session", errOut)
-				got, err := s.CreateSession(cmd.Context(), sandbox, opts)
-				if err != nil {
-					return bridgeExit("session create", err, exitFailure)
-				}
-				_ = book.Update(t.url, sandbox, func(sb *bookSandbox) { sb.UseSession(got, true, time.Now()) })
-				fmt.Fprintln(out, vocab.Text(got))
-				return nil
 			case "rm":
 				if id == "" {
 					return &exitError{code: exitUsage, err: errors.New("usage: sandscope session rm SANDBOX ID")}
 				}
-				wakeNotice(book, t.url, sandbox, "deleting a session", errOut)
-				if err := s.DeleteSession(cmd.Context(), sandbox, id); err != nil {
-					return bridgeExit("session rm", err, exitFailure)
+			case "ls":
+			default:
+				return &exitError{code: exitUsage, err: fmt.Errorf("session %q: want create, ls or rm", verb)}
+			}
+			ctx := cmd.Context()
+			cn, err := g.connect(ctx, cmd, connectOptions{op: "session", noAnswerExit: exitFailure})
+			if err != nil {
+				return err
+			}
+			defer cn.Close()
+			sm, ok := cn.d.(driver.Sessions)
+			if !ok {
+				return lacks("sessions", sessionsWhy)
+			}
+			switch verb {
+			case "ls":
+				// what sandscope recorded: asking the bridge would start the container
+				ss, err := sm.Sessions(ctx, sandbox)
+				if err != nil {
+					return &exitError{code: exitFailure, err: err}
 				}
-				_ = book.Update(t.url, sandbox, func(sb *bookSandbox) { sb.DeleteSession(id, time.Now()) })
+				fmt.Fprintln(cn.out, "SESSION\tCREATED HERE\tLAST USED")
+				for _, s := range ss {
+					fmt.Fprintf(cn.out, "%s\t%v\t%s\n", safeText(s.ID), s.Created, ago(s.Seen))
+				}
+				return nil
+			case "create":
+				cn.wake(sandbox, "creating a session")
+				got, err := sm.CreateSession(ctx, sandbox, opts)
+				if err != nil {
+					return bridgeExit("session create", err, exitFailure)
+				}
+				fmt.Fprintln(cn.out, vocab.Text(got))
 				return nil
 			}
-			return &exitError{code: exitUsage, err: fmt.Errorf("session %q: want create, ls or rm", verb)}
+			cn.wake(sandbox, "deleting a session")
+			if err := sm.DeleteSession(ctx, sandbox, id); err != nil {
+				return bridgeExit("session rm", err, exitFailure)
+			}
+			return nil
 		},
 	}
 	cmd.Flags().StringVar(&cwd, "cwd", "", "create: the session's working directory")

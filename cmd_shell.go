@@ -15,6 +15,7 @@ import (
 
 	"sandscope/attach"
 	"sandscope/client"
+	"sandscope/driver"
 	"sandscope/ui/common"
 )
 
@@ -69,56 +70,53 @@ usage, auth or not-found errors.`,
 			if err := needTerminal("shell", cmd.InOrStdin()); err != nil {
 				return err
 			}
-			c, t, err := newBridgeClient(g)
+			if err := validSession("--session", session); err != nil {
+				return err
+			}
+			ctx := cmd.Context()
+			cn, err := g.connect(ctx, cmd, connectOptions{op: "shell", noAnswer: setupError})
 			if err != nil {
 				return err
 			}
+			defer cn.Close()
 			sandbox := args[0]
-			s, ok, err := stableAdapter(cmd.Context(), c)
-			if err != nil {
-				return setupError(err)
+			if _, ok := cn.d.(driver.Sessions); session != "" && !ok {
+				return lacks("sessions", sessionsWhy)
 			}
-			if ok {
-				shell := ""
-				if dash == 1 {
-					if len(argv) != 1 {
-						return &exitError{code: exitUsage, err: errors.New("shell: a stable bridge's /pty runs one shell program (e.g. -- zsh), no arguments")}
-					}
-					shell = argv[0]
-				}
-				if cwd != "" {
-					return &exitError{code: exitUsage, err: errors.New("shell: --cwd is not available on a stable bridge (the PTY starts where its session is)")}
-				}
-				if session != "" {
-					if _, err := stableSessionTarget(session); err != nil {
-						return err
-					}
-				}
-				return withStableBook(g, t.url, cmd.ErrOrStderr(), func(book runBook) error {
-					return runStableShell(cmd.Context(), s, book, t.url, sandbox, session, shell, detachKey, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
-				})
-			}
-			if session != "" {
-				return &exitError{code: exitUsage, err: errStableOnly}
-			}
-			cols, rows := localSize()
-			ctx := cmd.Context()
-			var rec *commandRecord
-			if !noRecord {
-				rec = startRecording(g, cmd.ErrOrStderr())
+			if tm, ok := cn.d.(driver.Terminals); ok && session == "" {
+				// The bridge's own terminal objects: any ARGV and --cwd, and a terminal ID that
+				// attach reattaches to.
+				cols, rows := localSize()
+				rec := cn.recorder(noRecord)
 				defer rec.Close()
+				tt, err := tm.CreateTerminal(ctx, sandbox, client.TerminalRequest{Argv: argv, Cwd: cwd, Cols: cols, Rows: rows})
+				rec.launchedTerminal(sandbox, tt, argv, cwd, err)
+				if err != nil {
+					return setupError(err) // the client's error names the call: "create terminal in SANDBOX: …"
+				}
+				return attachTerminal(ctx, tm, rec, sandbox, tt.ID, true, detachKey, cn.in, cn.out, cn.errOut)
 			}
-			tm, err := c.CreateTerminal(ctx, sandbox, client.TerminalRequest{Argv: argv, Cwd: cwd, Cols: cols, Rows: rows})
-			rec.launchedTerminal(sandbox, tm, argv, cwd, err)
-			if err != nil {
-				return setupError(err) // the client's error names the call: "create terminal in SANDBOX: …"
+			sh, ok := cn.d.(driver.Shells)
+			if !ok {
+				return lacks("shells", "it offers neither terminals nor a shell")
 			}
-			return attachTerminal(ctx, c, rec, sandbox, tm.ID, true, detachKey, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
+			// The driver's shell: one program, started where the session (or the sandbox) is.
+			shell := ""
+			if dash == 1 {
+				if len(argv) != 1 {
+					return &exitError{code: exitUsage, err: errors.New("shell: this bridge's shell runs one program (e.g. -- zsh), no arguments")}
+				}
+				shell = argv[0]
+			}
+			if cwd != "" {
+				return &exitError{code: exitUsage, err: errors.New("shell: --cwd is not available on this bridge (its shell starts where its session is)")}
+			}
+			return runShell(ctx, cn, sh, sandbox, session, shell, detachKey)
 		},
 	}
 	cmd.Flags().BoolVar(&noRecord, "no-record", false, "do not record the terminal, its launch and how the attachment ended in sandscope's record")
 	cmd.Flags().StringVar(&cwd, "cwd", "", "working directory of the terminal (default: the bridge's, /workspace)")
-	cmd.Flags().StringVar(&session, "session", "", "stable bridges: the session whose shell to open (default: the sandbox's session-less shell)")
+	cmd.Flags().StringVar(&session, "session", "", "bridges with sessions: the session whose shell to open (default: the sandbox's session-less shell)")
 	cmd.Flags().StringVar(&detachKey, "detach-key", attach.DefaultDetachKey, `detach key: "ctrl-]" or a prefix and a key like "ctrl-a d" (prefix twice sends it once)`)
 	return cmd
 }
@@ -127,7 +125,7 @@ usage, auth or not-found errors.`,
 // into the command's exit status. With a record, the connection's final event (exited, lost with
 // its evidence, an error) is recorded. created says this command created the terminal (shell):
 // with scripted input (stdin not a terminal) it is then never left running.
-func attachTerminal(ctx context.Context, c *client.Client, rec *commandRecord, sandbox, tid string, created bool, detachKey string, stdin io.Reader, stdout, stderr io.Writer) error {
+func attachTerminal(ctx context.Context, c driver.Terminals, rec *commandRecord, sandbox, tid string, created bool, detachKey string, stdin io.Reader, stdout, stderr io.Writer) error {
 	cols, rows := localSize()
 	conn, err := c.ConnectTerminal(ctx, sandbox, tid, client.ConnectOptions{Cols: cols, Rows: rows})
 	if err != nil {
@@ -168,6 +166,49 @@ func attachTerminal(ctx context.Context, c *client.Client, rec *commandRecord, s
 		return &exitError{code: code}
 	}
 	return nil
+}
+
+// runShell attaches full screen to the driver's shell in sandbox (of a session, or the
+// sandbox's session-less one): the shell a driver without terminal objects offers.
+func runShell(ctx context.Context, cn *conn, sh driver.Shells, sandbox, session, shell, detachKey string) error {
+	if err := checkSandboxArg(sandbox); err != nil {
+		return err
+	}
+	cn.wake(sandbox, "a shell")
+	cols, rows := localSize()
+	conn, err := sh.OpenShell(ctx, sandbox, driver.ShellRequest{Cols: cols, Rows: rows, Session: session, Shell: shell})
+	if err != nil {
+		return setupError(err)
+	}
+	defer conn.Close()
+	label, hint := "sandbox "+sandbox+" shell", "sandscope attach "+sandbox+" default"
+	if session != "" {
+		label, hint = "sandbox "+sandbox+" session "+session, "sandscope attach "+sandbox+" "+session
+	}
+	res, err := attach.Run(ctx, conn, attach.Options{Stdin: cn.in, Stdout: cn.out, Stderr: cn.errOut,
+		DetachKey: detachKey, Label: label, ReattachHint: hint})
+	if err != nil {
+		return &exitError{code: 255, err: fmt.Errorf("attach %s: %w", label, err)}
+	}
+	if code := res.ExitStatus(); code != 0 {
+		return &exitError{code: code}
+	}
+	return nil
+}
+
+// shellTarget maps attach's TERMINAL on a driver whose shells are not terminal objects: "default"
+// (or "-") is the sandbox's session-less shell, anything else a session's (drivers with Sessions).
+func shellTarget(d driver.Driver, arg string) (string, error) {
+	if arg == "default" || arg == "-" {
+		return "", nil
+	}
+	if _, ok := d.(driver.Sessions); !ok {
+		return "", &exitError{code: exitUsage, err: fmt.Errorf("terminal %q: this bridge has no terminals to attach to; \"default\" is the sandbox's shell", vocab.Text(arg))}
+	}
+	if !client.ValidSessionID(arg) {
+		return "", &exitError{code: exitUsage, err: fmt.Errorf("session %q: want 1-128 of a-z A-Z 0-9 . _ - (no \"..\"), or \"default\"", vocab.Text(arg))}
+	}
+	return arg, nil
 }
 
 // scriptedEOFWait is how long a shell or attach fed by scripted input lasts after that input

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"sandscope/client"
+	"sandscope/driver"
 	"sandscope/sanitize"
 	"sandscope/ui/common"
 )
@@ -55,10 +56,6 @@ not be read 5 times in a row.`,
 			if timeout < 0 {
 				return &exitError{code: exitUsage, err: fmt.Errorf("--timeout %v: must not be negative", timeout)}
 			}
-			c, t, err := newBridgeClient(g)
-			if err != nil {
-				return err
-			}
 			ctx, stop := interruptContext(cmd.Context())
 			defer stop()
 			bell := io.Discard
@@ -66,22 +63,14 @@ not be read 5 times in a row.`,
 				bell = cmd.ErrOrStderr()
 			}
 			ctx = followContext(ctx)
-			s, ok, err := stableAdapter(ctx, c)
+			cn, err := g.connect(ctx, cmd, connectOptions{op: "wait", follow: true})
 			if err != nil {
-				stillFollowing(cmd.ErrOrStderr(), err)
+				return err
 			}
-			if ok {
-				// PROCESS is a run sandscope started (exec, the TUI); the recorder settles it.
-				return withStableBook(g, t.url, cmd.ErrOrStderr(), func(book runBook) error {
-					return runStableWait(ctx, s, book, t.url, args[0], args[1], timeout, cmd.ErrOrStderr(), bell)
-				})
-			}
-			var rec *commandRecord
-			if !noRecord {
-				rec = startRecording(g, cmd.ErrOrStderr())
-				defer rec.Close()
-			}
-			return runWait(ctx, c, rec, args[0], args[1], timeout, cmd.ErrOrStderr(), bell)
+			defer cn.Close()
+			rec := cn.recorder(noRecord)
+			defer rec.Close()
+			return runWait(ctx, cn.d, rec, args[0], args[1], timeout, cn.errOut, bell)
 		},
 	}
 	cmd.Flags().BoolVar(&noRecord, "no-record", false, "do not record what this command saw (the process, the sandbox, the stream's events) in sandscope's record")
@@ -100,11 +89,11 @@ func isTerminal(w io.Writer) bool {
 // logs -f decides it (a status lookup and the stream's terminal event must agree). bell receives
 // the BEL byte once the outcome is known (io.Discard for none). With a record, what it saw (the
 // process as its lookup found it, the stream's events, the ending) is recorded as logs -f records it.
-func runWait(ctx context.Context, c *client.Client, rec *commandRecord, sandbox, process string, timeout time.Duration, stderr, bell io.Writer) error {
+func runWait(ctx context.Context, d driver.Driver, rec *commandRecord, sandbox, process string, timeout time.Duration, stderr, bell io.Writer) error {
 	if err := checkSandboxArg(sandbox); err != nil {
 		return err
 	}
-	process, found, err := lookupProcess(ctx, c, sandbox, process, false)
+	process, found, err := lookupProcess(ctx, d, sandbox, process, false)
 	if err != nil {
 		return err
 	}
@@ -122,8 +111,7 @@ func runWait(ctx context.Context, c *client.Client, rec *commandRecord, sandbox,
 		fmt.Fprintf(stderr, "sandscope: %s\n", sanitize.Message(fmt.Sprintf(format, a...)))
 	}
 	ring := func() { _, _ = bell.Write([]byte{'\a'}) }
-	f := c.Follow(wctx, sandbox, process, followOptions(client.FollowOptions{ReuseData: true, Buffer: 8}))
-	events := f.Events()
+	events := d.Follow(wctx, sandbox, process, driver.FollowOptions{FollowOptions: followOptions(client.FollowOptions{ReuseData: true, Buffer: 8})})
 	for {
 		var ev client.LogEvent
 		var more bool
@@ -156,7 +144,7 @@ func runWait(ctx context.Context, c *client.Client, rec *commandRecord, sandbox,
 		case client.Ended:
 			notice("%s", describeEnd(ev.Status))
 			ring()
-			return waitEndedExit(ev.Status)
+			return endingExit(ev.Status, stderr)
 		case client.Lost:
 			notice("lost: %s", ev.Reason)
 			ring()
@@ -170,23 +158,4 @@ func runWait(ctx context.Context, c *client.Client, rec *commandRecord, sandbox,
 			return &exitError{code: failedExitCode(ev.Err)}
 		}
 	}
-}
-
-// waitEndedExit is the exit status of a confirmed ending: the process's own code, 255 when the
-// bridge gave none (an error ending) or one a process cannot return.
-func waitEndedExit(p *client.Process) error {
-	if p == nil || p.State != "exited" || p.Exit == nil {
-		return &exitError{code: exitExecUnsure}
-	}
-	code := p.Exit.Code
-	if code == 0 && p.Exit.Signal > 0 {
-		code = 128 + p.Exit.Signal
-	}
-	switch {
-	case code == 0:
-		return nil
-	case code < 0 || code > 255:
-		return &exitError{code: exitExecUnsure}
-	}
-	return &exitError{code: code}
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"sandscope/client"
+	"sandscope/driver"
 )
 
 // TestWaitExitsWithTheProcessCode runs the real binary against a local bridge: a process that
@@ -92,7 +93,7 @@ func TestWaitRingsTheBell(t *testing.T) {
 		t.Fatal(err)
 	}
 	var stderr, bell bytes.Buffer
-	err = runWait(context.Background(), c, nil, "local", p.ID, 0, &stderr, &bell)
+	err = runWait(context.Background(), driver.NewPreview(c, client.Capabilities{}), nil, "local", p.ID, 0, &stderr, &bell)
 	var ee *exitError
 	if !errors.As(err, &ee) || ee.code != 7 || bell.String() != "\a" || bytes.Contains(stderr.Bytes(), []byte{'\a'}) {
 		t.Fatalf("err %v bell %q stderr %q", err, bell.String(), stderr.String())

@@ -7,7 +7,10 @@
 package main
 
 import (
+	"context"
+
 	"sandscope/client"
+	"sandscope/driver"
 
 	"errors"
 	"fmt"
@@ -34,6 +37,11 @@ type globalOptions struct {
 	// bridge who it is
 	bridge *client.Client
 	target bridgeTarget
+
+	// openDriver opens the driver of a bridge's client (nil: driver.Open); connectHook replaces
+	// the whole resolution (connect). Tests set them to inject a driver.
+	openDriver  func(ctx context.Context, c *client.Client, opts driver.Options) (driver.Driver, error)
+	connectHook func(ctx context.Context, o connectOptions) (*conn, error)
 }
 
 // exitError carries a specific exit status out of a command.

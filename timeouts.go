@@ -52,21 +52,6 @@ func followContext(ctx context.Context) context.Context {
 	return client.WithAnswerWait(ctx, followAnswerWait)
 }
 
-// probeBridge reads the bridge's API description: the stable adapter when the bridge speaks the
-// stable API. err is set only when the bridge did not answer at all (client.ErrNoAnswer): a
-// one-shot command then ends (noAnswerExit), a follower says so (stillFollowing) and goes on.
-// Other failures (an older bridge without the document) leave the preview adapter in use.
-func probeBridge(ctx context.Context, c *client.Client) (*client.Stable, bool, error) {
-	caps, err := c.Capabilities(ctx)
-	if errors.Is(err, client.ErrNoAnswer) {
-		return nil, false, err
-	}
-	if err != nil || caps.Dialect != client.DialectStable {
-		return nil, false, nil
-	}
-	return c.Stable(), true, nil
-}
-
 // noAnswerHint follows the message of a bridge that did not answer.
 const noAnswerHint = "is the bridge stuck or overloaded, or is another program listening at that address?"
 
