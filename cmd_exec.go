@@ -139,11 +139,20 @@ func runExec(ctx context.Context, d driver.Driver, rec *commandRecord, sandbox s
 		// the token was rejected or the process is unknown: the caller's to fix
 		return &exitError{code: exitUsage}
 	}
+	if final.Kind == client.Lost && keptAfterLoss(final) {
+		return &exitError{code: exitExecUnsure, err: fmt.Errorf("run %s is LOST: the output above is all sandscope received (sandscope logs %s %s prints what the record kept)", p.ID, sandbox, p.ID)}
+	}
 	// Lost and Failed are already reported by a notice; an ending is decided by endingExit.
 	if final.Kind != client.Ended {
 		return &exitError{code: exitExecUnsure}
 	}
 	return endingExit(final.Status, stderr)
+}
+
+// keptAfterLoss says the driver still knows a run it reports lost (its status says LOST): it
+// answers for it later from what it kept (a bridge that forgets a lost run reports no status).
+func keptAfterLoss(ev client.LogEvent) bool {
+	return ev.Status != nil && ev.Status.State == driver.StateLost
 }
 
 // endingExit is the exit status of exec and wait for an ending: the process's own code only when
@@ -169,6 +178,8 @@ func endingExit(p *client.Process, stderr io.Writer) error {
 		}
 	case p.State == driver.StateReported && p.Exit != nil:
 		why = fmt.Sprintf("the stream reported exit code %d and nothing confirms it", p.Exit.Code)
+	case p.State == driver.StateLost:
+		why = "the run was lost with its container"
 	case p.State == driver.StateReported, p.State == driver.StateEnded:
 		why = "the run ended and its exit code is unknown"
 	case p.State == driver.StateInterrupted:
@@ -188,7 +199,10 @@ func endingExit(p *client.Process, stderr io.Writer) error {
 func tellWake(d driver.Driver, sandbox, what string, stderr io.Writer) {
 	if w, ok := d.(driver.Waker); ok {
 		if s := w.WakeNotice(sandbox, what); s != "" {
-			fmt.Fprintf(stderr, "sandscope: %s\n", sanitize.Message(s))
+			if !strings.HasPrefix(s, "sandscope: ") {
+				s = "sandscope: " + s
+			}
+			fmt.Fprintf(stderr, "%s\n", sanitize.Message(s))
 		}
 	}
 }

@@ -168,6 +168,9 @@ func runLogs(ctx context.Context, d driver.Driver, rec *commandRecord, sandbox, 
 		}
 		return nil
 	case client.Lost:
+		if keptAfterLoss(final) {
+			fmt.Fprintf(stderr, "sandscope: its files went with its container: the output above is what sandscope kept of what the stream delivered before the loss\n")
+		}
 		return &exitError{code: exitLost}
 	default: // Failed
 		code := failedExitCode(final.Err)
@@ -265,6 +268,7 @@ func printFollow(events <-chan client.LogEvent, stdout, stderr io.Writer, verbos
 	defer out.Flush()
 	defer errw.Flush()
 	var last io.Writer // writer that may hold unflushed bytes
+	suspect := false   // a suspect end was reported
 	flushAll := func() { _ = out.Flush(); _ = errw.Flush() }
 	notice := func(format string, a ...any) {
 		_ = out.Flush()
@@ -331,9 +335,15 @@ func printFollow(events <-chan client.LogEvent, stdout, stderr io.Writer, verbos
 		case client.Quiet:
 			// Quiet streams are normal; nothing to say on the command line.
 		case client.SuspectEnd:
+			suspect = true
 			notice("suspect end: %s; still following", ev.Reason)
 		case client.Ended:
-			notice("%s", describeEnd(ev.Status))
+			line := describeEnd(ev.Status)
+			if suspect && ev.Reason != "" && ev.Status != nil && ev.Status.State == driver.StateExited {
+				// an ending doubted above: say what confirmed it
+				line += " (confirmed: " + ev.Reason + ")"
+			}
+			notice("%s", line)
 			return ev, true, cursor
 		case client.Lost:
 			notice("lost: %s", ev.Reason)
@@ -391,6 +401,8 @@ func endingWord(p *client.Process) string {
 		return "ENDED exit code unknown"
 	case driver.StateInterrupted:
 		return "INTERRUPTED"
+	case driver.StateLost:
+		return vocab.Lost + " (inferred)"
 	}
 	if p.Exit == nil {
 		_, w, _ := vocab.State(p.State, nil, p.Error)

@@ -290,7 +290,7 @@ func writeJSON(w io.Writer, v any) error {
 // REPORTED n (unconfirmed), ENDED exit code unknown…).
 func processState(p client.Process) string {
 	switch p.State {
-	case driver.StateReported, driver.StateEnded, driver.StateInterrupted:
+	case driver.StateReported, driver.StateEnded, driver.StateInterrupted, driver.StateLost:
 		return endingWord(&p)
 	}
 	_, w, _ := vocab.State(p.State, p.Exit, p.Error)
