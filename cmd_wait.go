@@ -98,6 +98,20 @@ func runWait(ctx context.Context, d driver.Driver, rec *commandRecord, sandbox, 
 		return err
 	}
 	rec.lookedUpProcess(sandbox, found, "the process list")
+	notice := func(format string, a ...any) {
+		fmt.Fprintf(stderr, "sandscope: %s\n", sanitize.Message(fmt.Sprintf(format, a...)))
+	}
+	ring := func() { _, _ = bell.Write([]byte{'\a'}) }
+	if found != nil && !d.Features().NonWakingLookups && settled(found.State) {
+		// Where reading a run starts its container, an ending the driver already knows is the
+		// answer: a stream would only be a request that starts the container to say it again.
+		notice("%s (from the record, no request sent)", describeEnd(found))
+		ring()
+		if found.State == driver.StateLost {
+			return &exitError{code: exitLost}
+		}
+		return endingExit(found, stderr)
+	}
 	observe := rec.observe(sandbox, process)
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -107,10 +121,6 @@ func runWait(ctx context.Context, d driver.Driver, rec *commandRecord, sandbox, 
 		defer t.Stop()
 		expired = t.C
 	}
-	notice := func(format string, a ...any) {
-		fmt.Fprintf(stderr, "sandscope: %s\n", sanitize.Message(fmt.Sprintf(format, a...)))
-	}
-	ring := func() { _, _ = bell.Write([]byte{'\a'}) }
 	events := d.Follow(wctx, sandbox, process, driver.FollowOptions{FollowOptions: followOptions(client.FollowOptions{ReuseData: true, Buffer: 8})})
 	for {
 		var ev client.LogEvent
@@ -158,4 +168,15 @@ func runWait(ctx context.Context, d driver.Driver, rec *commandRecord, sandbox, 
 			return &exitError{code: failedExitCode(ev.Err)}
 		}
 	}
+}
+
+// settled says a run's state is its final one: a confirmed ending, an error, an ending without a
+// code, a loss. (A code only the stream reported, or a stream that broke off, may still be
+// settled by reading the run.)
+func settled(state string) bool {
+	switch state {
+	case driver.StateExited, driver.StateError, driver.StateEnded, driver.StateLost:
+		return true
+	}
+	return false
 }
