@@ -21,13 +21,14 @@ type fakeDriver struct {
 	starts   []error // errors Start returns, in order, before it succeeds
 	started  int
 	run      driver.Run
+	features driver.Features
 	events   []client.LogEvent
 	followed []driver.FollowOptions
 }
 
 func (f *fakeDriver) BaseURL() string                   { return "http://fake.invalid" }
 func (f *fakeDriver) Capabilities() client.Capabilities { return client.Capabilities{} }
-func (f *fakeDriver) Features() driver.Features         { return driver.Features{} }
+func (f *fakeDriver) Features() driver.Features         { return f.features }
 func (f *fakeDriver) Close() error                      { return nil }
 
 func (f *fakeDriver) Start(_ context.Context, _ string, _ driver.StartRequest) (driver.Run, error) {
@@ -191,7 +192,7 @@ func TestSessionsOnlyWhereTheDriverHasThem(t *testing.T) {
 
 // logs RUN without -f names the ending; wait exits with a confirmed code and 255 otherwise.
 func TestLogsAndWaitEndingsThroughTheDriver(t *testing.T) {
-	d := &fakeDriver{run: driver.Run{ID: "r1-long-id", State: driver.StateExited},
+	d := &fakeDriver{run: driver.Run{ID: "r1-long-id", State: driver.StateExited}, features: driver.Features{NonWakingLookups: true},
 		events: []client.LogEvent{{Kind: client.Data, Stream: client.Stderr, Data: []byte("e\n")}, ended("r1-long-id", driver.StateExited, intp(3))}}
 	code, _, stderr := runWith(t, d, "logs", "box", "r1")
 	if code != 0 || !strings.Contains(stderr, "e\nsandscope: process r1-long-id ended: EXITED 3\n") {
@@ -209,5 +210,23 @@ func TestLogsAndWaitEndingsThroughTheDriver(t *testing.T) {
 	}
 	if code, _, stderr := runWith(t, d, "logs", "-f", "box", "r1"); code != exitNoResume {
 		t.Errorf("logs -f of an ending without a code: exit %d stderr %q", code, stderr)
+	}
+}
+
+// Where reading a run starts its container, wait answers an ending the driver already knows
+// without following the run; a run still going is followed.
+func TestWaitAnswersAKnownEndingWithoutAStream(t *testing.T) {
+	d := &fakeDriver{run: driver.Run{ID: "r1", State: driver.StateExited, Exit: &client.Exit{Code: 6}}}
+	code, _, stderr := runWith(t, d, "wait", "box", "r1")
+	if code != 6 || len(d.followed) != 0 || !strings.Contains(stderr, "process r1 ended: EXITED 6 (from the record, no request sent)") {
+		t.Fatalf("exit %d, %d follows, stderr %q", code, len(d.followed), stderr)
+	}
+	d = &fakeDriver{run: driver.Run{ID: "r1", State: driver.StateLost}}
+	if code, _, stderr := runWith(t, d, "wait", "box", "r1"); code != exitLost || len(d.followed) != 0 {
+		t.Errorf("lost: exit %d, %d follows, stderr %q", code, len(d.followed), stderr)
+	}
+	d = &fakeDriver{run: driver.Run{ID: "r1", State: driver.StateRunning}, events: []client.LogEvent{ended("r1", driver.StateExited, intp(0))}}
+	if code, _, stderr := runWith(t, d, "wait", "box", "r1"); code != 0 || len(d.followed) != 1 {
+		t.Errorf("running: exit %d, %d follows, stderr %q", code, len(d.followed), stderr)
 	}
 }
