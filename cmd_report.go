@@ -79,9 +79,13 @@ func runReport(ctx context.Context, g *globalOptions, sandbox, entity string, as
 	}
 	defer rec.Close()
 	defer tellRecordNotices(rec, stderr)
+	// The dialect is what the bridge says it speaks (a `sandscope serve --dialect stable` found
+	// through its discovery file included); the embedded bridge, when none runs to ask, is preview.
 	o := record.ReportOptions{Sandbox: sandbox, Entity: entity, Version: version, Kind: kind, Dialect: string(client.DialectPreview), Lines: lines}
-	if rawURL != "" {
+	if _, _, err := g.resolvedBridge(); err == nil || rawURL != "" {
 		o.Dialect = dialectOf(ctx, g)
+	}
+	if rawURL != "" {
 		if withHost {
 			if u, err := url.Parse(rawURL); err == nil {
 				o.Host = u.Hostname()
