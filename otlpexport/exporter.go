@@ -136,9 +136,19 @@ func (x *Exporter) Status() Status {
 }
 
 func (x *Exporter) notice(format string, args ...any) {
-	if x.o.Notices != nil {
-		x.o.Notices(fmt.Sprintf(format, args...))
+	x.mu.Lock()
+	f := x.o.Notices
+	x.mu.Unlock()
+	if f != nil {
+		f(fmt.Sprintf(format, args...))
 	}
+}
+
+// SetNotices routes the export's notices (an outage begins, the collector is back) to f.
+func (x *Exporter) SetNotices(f func(string)) {
+	x.mu.Lock()
+	x.o.Notices = f
+	x.mu.Unlock()
 }
 
 // Run sends what the record holds after the saved position, then what is added, until ctx ends;

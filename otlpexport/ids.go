@@ -67,3 +67,11 @@ func (derivedIDs) NewSpanID(ctx context.Context, _ trace.TraceID) trace.SpanID {
 func withRun(ctx context.Context, r runRef) context.Context {
 	return context.WithValue(ctx, runKey{}, r)
 }
+
+// RunIDs are the trace and span IDs a run is exported with: bridge is the record's identity
+// (record.Record.Bridge), incarnation the record's number of the container life (the stable
+// marker for a stable run), kind "process", "terminal" or "run". A consumer can compute them to
+// find a run's span.
+func RunIDs(bridge, sandbox, incarnation, kind, id string) (trace.TraceID, trace.SpanID) {
+	return runRef{bridge: bridge, sandbox: sandbox, incarnation: incarnation, kind: kind, id: id}.ids()
+}

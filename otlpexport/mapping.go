@@ -384,7 +384,15 @@ func (m *mapper) entrySpan(st *record.State, e *record.Entry, r runRef, word str
 		s.failed = true
 	}
 	s.events = append(s.events, m.markers[r]...)
-	s.events = append(s.events, m.livesWithin(st.Sandbox, start, end)...)
+	lives := m.livesWithin(st.Sandbox, start, end)
+	if l := e.Loss; len(lives) == 0 && l != nil && l.Incarnation > 0 && l.Previous > 0 && l.Incarnation != l.Previous {
+		// the follower found the run gone before the watcher told the new container: its evidence
+		// names both lives
+		lives = append(lives, markerSpec{kind: markIncarnation, time: end, attrs: []attribute.KeyValue{
+			attribute.String(keyPrevInc, strconv.Itoa(l.Previous)), attribute.String(keyIncarnation, strconv.Itoa(l.Incarnation)),
+			attribute.Bool(keyInferred, l.Inferred), attribute.String(keyEvidence, text(client.DescribeLoss(l)))}})
+	}
+	s.events = append(s.events, lives...)
 	return s
 }
 
