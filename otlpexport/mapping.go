@@ -239,8 +239,8 @@ func (m *mapper) markerOf(st *record.State, ev record.Event, prevInc client.Inca
 	if ev.Status != nil && kind == markSuspectEnd {
 		evidence = append(evidence, "status lookup: "+ev.Status.State)
 	}
-	if len(evidence) > 0 && kind != markIncarnation {
-		attrs = append(attrs, attribute.String(keyEvidence, text(strings.Join(evidence, "; "))))
+	if j := strings.Join(evidence, "; "); j != "" && j != ev.Reason && kind != markIncarnation {
+		attrs = append(attrs, attribute.String(keyEvidence, text(j)))
 	}
 	if kind == markIncarnation && len(ev.Evidence) > 0 {
 		attrs = append(attrs, attribute.String(keyEvidence, text(strings.Join(ev.Evidence, "; "))))
