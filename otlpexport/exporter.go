@@ -77,6 +77,8 @@ type Exporter struct {
 
 	// the batch built and not yet confirmed (kept as built across retries)
 	pend *pending
+	// where the collector's confirmed position is (guarded by mu; Status shows their IDs)
+	evMark, chMark record.Mark
 }
 
 type pending struct {
@@ -84,7 +86,7 @@ type pending struct {
 	logs           []sdklog.Record
 	spansSent      bool
 	logsSent       int
-	events, chunks int64 // the position once it is confirmed
+	events, chunks record.Mark // the position once it is confirmed
 	nEvents        int
 }
 
@@ -162,22 +164,19 @@ func (x *Exporter) Run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("otlp export: %w", err)
 	}
-	if last, err := rec.LastEventID(); err == nil && evPos > last {
-		x.notice("export: the record was emptied since the last export (position %d, newest event %d): starting over", evPos, last)
-		evPos = 0
+	if ok, err := rec.MarkStands(false, evPos); err == nil && !ok {
+		x.notice("export: the record was emptied and its numbering began again since the last export: starting from its first event")
+		evPos = record.Mark{}
 	}
-	if last, err := rec.LastChunkID(); err == nil && chPos > last {
-		chPos = 0
+	if ok, err := rec.MarkStands(true, chPos); err == nil && !ok {
+		chPos = record.Mark{}
 	}
-	if !x.o.Output && chPos == 0 {
-		// output not exported: what exists now is not owed if it is turned on later
-		chPos, _ = rec.LastChunkID()
-	}
-	if err := x.replay(ctx, evPos); err != nil {
+	if err := x.replay(ctx, evPos.ID); err != nil {
 		return err
 	}
 	x.mu.Lock()
-	x.st.Position, x.st.OutputPosition = evPos, chPos
+	x.evMark, x.chMark = evPos, chPos
+	x.st.Position, x.st.OutputPosition = evPos.ID, chPos.ID
 	x.mu.Unlock()
 	x.refreshBacklog()
 
@@ -312,7 +311,8 @@ func (x *Exporter) step(ctx context.Context) (more bool, err error) {
 	x.mu.Lock()
 	recovered := x.st.Failing
 	since := x.st.FailingSince
-	x.st.Position, x.st.OutputPosition = p.events, p.chunks
+	x.evMark, x.chMark = p.events, p.chunks
+	x.st.Position, x.st.OutputPosition = p.events.ID, p.chunks.ID
 	x.st.Spans += int64(len(p.spans))
 	x.st.Logs += int64(len(p.logs))
 	x.st.LastSent = time.Now()
@@ -346,7 +346,7 @@ func (x *Exporter) failed(err error) error {
 
 func (x *Exporter) refreshBacklog() {
 	x.mu.Lock()
-	pos, chPos := x.st.Position, x.st.OutputPosition
+	pos, chPos := x.evMark.ID, x.chMark.ID
 	x.mu.Unlock()
 	n, err := x.o.Record.CountEventsAfter(pos)
 	if err != nil {
@@ -364,24 +364,50 @@ func (x *Exporter) refreshBacklog() {
 // build reads the next events (and output) after the position and makes them spans and log
 // records. nil: nothing new.
 func (x *Exporter) build(ctx context.Context) (*pending, error) {
+	rec := x.o.Record
 	x.mu.Lock()
-	evPos, chPos := x.st.Position, x.st.OutputPosition
+	evPos, chPos := x.evMark, x.chMark
 	x.mu.Unlock()
-	evs, upto, err := x.o.Record.EventsAfter(evPos, x.o.BatchEvents)
+	// pruning that removed every row makes IDs begin again: a position past them means nothing
+	if ok, err := rec.MarkStands(false, evPos); err != nil {
+		return nil, err
+	} else if !ok {
+		x.notice("export: the record was emptied and its numbering began again: continuing from its first event")
+		evPos = record.Mark{}
+	}
+	if ok, err := rec.MarkStands(true, chPos); err != nil {
+		return nil, err
+	} else if !ok {
+		chPos = record.Mark{}
+	}
+	evs, upto, err := rec.EventsAfter(evPos.ID, x.o.BatchEvents)
 	if err != nil {
 		return nil, err
+	}
+	evUpto := evPos
+	if upto != evPos.ID {
+		evUpto = record.Mark{ID: upto}
+		if n := len(evs); n > 0 && evs[n-1].ID == upto {
+			evUpto = record.EventMark(evs[n-1])
+		}
 	}
 	var chunks []record.OutputChunk
 	chUpto := chPos
 	if x.o.Output {
-		if chunks, err = x.o.Record.ChunksAfter(chPos, x.o.BatchChunks); err != nil {
+		if chunks, err = rec.ChunksAfter(chPos.ID, x.o.BatchChunks); err != nil {
 			return nil, err
 		}
 		if n := len(chunks); n > 0 {
-			chUpto = chunks[n-1].ID
+			chUpto = record.ChunkMark(chunks[n-1])
+		}
+	} else if last, err := rec.LastChunkID(); err == nil && last != chPos.ID {
+		// output is not exported: what exists is not owed if it is turned on later
+		chUpto = record.Mark{ID: last}
+		if cs, err := rec.ChunksAfter(last-1, 1); err == nil && len(cs) == 1 && cs[0].ID == last {
+			chUpto = record.ChunkMark(cs[0])
 		}
 	}
-	if upto == evPos && chUpto == chPos {
+	if evUpto == evPos && chUpto == chPos {
 		return nil, nil
 	}
 	var spans []spanSpec
@@ -394,7 +420,7 @@ func (x *Exporter) build(ctx context.Context) (*pending, error) {
 	for _, c := range chunks {
 		logs = append(logs, x.m.outputLogs(c)...)
 	}
-	p := &pending{events: upto, chunks: chUpto, nEvents: len(evs)}
+	p := &pending{events: evUpto, chunks: chUpto, nEvents: len(evs)}
 	for _, s := range spans {
 		x.makeSpan(ctx, s)
 	}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -124,46 +123,87 @@ func (r *Record) LastChunkID() (int64, error) {
 	return id, nil
 }
 
-// ExportPosition is where the exporter named name stopped: the last event and output chunk it
-// sent and had confirmed (0, 0 when it never sent anything).
-func (r *Record) ExportPosition(name string) (events, chunks int64, err error) {
-	get := func(key string) (int64, error) {
+// Mark is a position in the events or the output: a row ID and that row's time. Pruning removes
+// the oldest rows; if it removes every one, IDs begin again from 1, and only the time tells a
+// reused ID from the row a reader stopped at.
+type Mark struct {
+	ID   int64 `json:"id"`
+	Time int64 `json:"time"` // Unix ns; 0 unknown
+}
+
+// ExportPosition is where the exporter named name stopped: the last event and output chunk the
+// collector confirmed (zero Marks when it never sent anything).
+func (r *Record) ExportPosition(name string) (events, chunks Mark, err error) {
+	get := func(key string) (Mark, error) {
 		var v string
 		err := r.db.QueryRow("SELECT value FROM meta WHERE key = ?", key).Scan(&v)
 		if errors.Is(err, sql.ErrNoRows) {
-			return 0, nil
+			return Mark{}, nil
 		}
 		if err != nil {
-			return 0, fmt.Errorf("record: export position: %w", err)
+			return Mark{}, fmt.Errorf("record: export position: %w", err)
 		}
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil {
-			return 0, nil // a position that does not read starts over: the IDs make it idempotent
+		var m Mark
+		if json.Unmarshal([]byte(v), &m) != nil {
+			return Mark{}, nil // a position that does not read starts over: the span IDs make that safe
 		}
-		return n, nil
+		return m, nil
 	}
 	if events, err = get(exportKey(name, "events")); err != nil {
-		return 0, 0, err
+		return Mark{}, Mark{}, err
 	}
 	chunks, err = get(exportKey(name, "output"))
 	return events, chunks, err
 }
 
-// SetExportPosition keeps the exporter's position. It is written at once (not queued with the
-// events): the exporter calls it after the collector confirmed a batch.
-func (r *Record) SetExportPosition(name string, events, chunks int64) error {
+// SetExportPosition keeps the exporter's position (written at once, not queued with the events:
+// the exporter calls it after the collector confirmed a batch).
+func (r *Record) SetExportPosition(name string, events, chunks Mark) error {
 	if r.readOnly || atomic.LoadInt64(&r.run) == 0 {
 		return errors.New("record: export position: the record is not open for writing")
 	}
+	ev, _ := json.Marshal(events)
+	ch, _ := json.Marshal(chunks)
 	return r.retryBusy(func() error {
 		_, err := r.db.Exec(`INSERT INTO meta (key, value) VALUES (?, ?), (?, ?)
 			ON CONFLICT (key) DO UPDATE SET value = excluded.value`,
-			exportKey(name, "events"), strconv.FormatInt(events, 10), exportKey(name, "output"), strconv.FormatInt(chunks, 10))
+			exportKey(name, "events"), string(ev), exportKey(name, "output"), string(ch))
 		if err != nil {
 			return fmt.Errorf("record: export position: %w", err)
 		}
 		return nil
 	})
+}
+
+// EventMark and ChunkMark are the marks of rows just read (for SetExportPosition).
+func EventMark(ev Event) Mark      { return Mark{ID: ev.ID, Time: ev.Time.UnixNano()} }
+func ChunkMark(c OutputChunk) Mark { return Mark{ID: c.ID, Time: c.Time.UnixNano()} }
+
+// MarkStands reports whether a position in the events (output false) or the output still means
+// what it meant: false when the IDs began again after pruning removed every row (the row at the
+// mark now holds a different time, or no row reaches it), and the reader must start over.
+func (r *Record) MarkStands(output bool, m Mark) (bool, error) {
+	if m.ID == 0 {
+		return true, nil
+	}
+	table := "events"
+	if output {
+		table = "chunks"
+	}
+	var t int64
+	err := r.db.QueryRow("SELECT time FROM "+table+" WHERE id = ?", m.ID).Scan(&t)
+	switch {
+	case err == nil:
+		return m.Time == 0 || t == m.Time, nil
+	case !errors.Is(err, sql.ErrNoRows):
+		return false, fmt.Errorf("record: export position: %w", err)
+	}
+	// the row is gone: pruned (newer rows have higher IDs), unless no row reaches it any more
+	var last int64
+	if err := r.db.QueryRow("SELECT COALESCE(MAX(id), 0) FROM " + table).Scan(&last); err != nil {
+		return false, fmt.Errorf("record: export position: %w", err)
+	}
+	return last > m.ID, nil
 }
 
 func exportKey(name, what string) string { return "export:" + name + ":" + what }
