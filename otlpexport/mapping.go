@@ -521,12 +521,10 @@ func (m *mapper) outputLogs(c record.OutputChunk) []logSpec {
 	if c.Stream == client.Stderr {
 		stream = "stderr"
 	}
-	base := append(append([]attribute.KeyValue(nil), m.base...), attribute.String(keySandbox, text(c.Sandbox)),
-		attribute.String(keyRunKind, string(record.Process)), attribute.String(keyRunID, text(c.Process)),
-		attribute.String(keyIncarnation, inc), attribute.String(keyIOStream, stream), attribute.Int64(keyChunkID, c.ID))
-	if c.Cursor != "" {
-		base = append(base, attribute.String(keyCursor, text(c.Cursor)))
-	}
+	// few attributes: a line costs about one record's worth of CPU each, and its span has the rest
+	// (bridge, incarnation, command, state)
+	base := []attribute.KeyValue{attribute.String(keySandbox, text(c.Sandbox)), attribute.String(keyRunID, text(c.Process)),
+		attribute.String(keyIOStream, stream), attribute.Int64(keyChunkID, c.ID)}
 	data := c.Data
 	var out []logSpec
 	for len(data) > 0 {

@@ -55,8 +55,10 @@ func Resolve(file Settings, lookup func(string) (string, bool)) (Resolved, error
 		lookup = os.LookupEnv
 	}
 	env := func(k string) string {
-		v, _ := lookup(k)
-		return strings.TrimSpace(v)
+		if v, ok := lookup(k); ok {
+			return strings.TrimSpace(v)
+		}
+		return ""
 	}
 	r := Resolved{Output: file.Output, service: file.ServiceName}
 	if strings.EqualFold(env("OTEL_SDK_DISABLED"), "true") {
