@@ -17,7 +17,8 @@ const openAPIHTML = `<!doctype html>
 `
 
 // openAPIDocument is the preview document plus the local bridge's extensions, each marked
-// "x-sandscope-extension": true: the sandbox list, stop and replace, the incarnation fields on
+// "x-sandscope-extension": true: the sandbox list (on ListPath, and on GET /v1/sandbox for older
+// sandscope clients), stop and replace, the incarnation fields on
 // status JSON, and the 501 answers for what the local bridge does not support; and the bridge's
 // identity in info (see announceBridgeID).
 func openAPIDocument(bridgeID string) ([]byte, error) {
@@ -48,16 +49,7 @@ func openAPIDocument(bridgeID string) ([]byte, error) {
 			"(local bridge extension; present while running). A bridge restarted over the same root continues " +
 			"the numbering, and a different start under the same number is a different container life."}
 
-	schemas["SandboxInfo"] = map[string]any{
-		"type": "object", "x-sandscope-extension": true,
-		"required": []any{"id", "running", "processes", "terminals", "createdAt", "lastActiveAt"},
-		"properties": map[string]any{
-			"id": map[string]any{"type": "string"}, "running": map[string]any{"type": "boolean"},
-			"incarnation": incarnation, "incarnationStarted": incarnationStarted, "processes": map[string]any{"type": "integer"},
-			"terminals": map[string]any{"type": "integer"}, "createdAt": map[string]any{"type": "string"},
-			"lastActiveAt": map[string]any{"type": "string"},
-		},
-	}
+	schemas["SandboxInfo"] = sandboxInfoSchema()
 	if rr, ok := schemas["RunningResponse"].(map[string]any); ok {
 		if props, ok := rr["properties"].(map[string]any); ok {
 			props["incarnation"] = incarnation
@@ -77,8 +69,8 @@ func openAPIDocument(bridgeID string) ([]byte, error) {
 	}
 	if sb, ok := paths["/v1/sandbox"].(map[string]any); ok {
 		sb["get"] = map[string]any{
-			"operationId": "listSandboxes", "x-sandscope-extension": true,
-			"summary": "List the sandboxes the local bridge knows (local bridge extension)",
+			"operationId": "listSandboxesLegacy", "x-sandscope-extension": true, "deprecated": true,
+			"summary": "List the sandboxes the local bridge knows (local bridge extension, kept for older sandscope clients; the list's own path is " + ListPath + ")",
 			"responses": map[string]any{
 				"200": map[string]any{"description": "Sandboxes.", "content": jsonContent(map[string]any{
 					"type": "array", "items": map[string]any{"$ref": "#/components/schemas/SandboxInfo"}})},
@@ -86,6 +78,7 @@ func openAPIDocument(bridgeID string) ([]byte, error) {
 			},
 		}
 	}
+	paths[ListPath] = listPathItem()
 	lifecycle := func(op, summary string, ok map[string]any) map[string]any {
 		return map[string]any{"post": map[string]any{
 			"operationId": op, "x-sandscope-extension": true, "summary": summary,
@@ -172,8 +165,10 @@ func sandboxInfoSchema() *object {
 		"properties", obj(
 			"id", typ("string"),
 			"running", typ("boolean"),
-			"incarnation", obj("type", "integer", "minimum", 1, "description", "Container incarnation (counts from 1; present while running)."),
-			"incarnationStarted", obj("type", "string", "format", "date-time", "description", "When the current incarnation started (present while running)."),
+			"incarnation", obj("type", "integer", "minimum", 1, "x-sandscope-extension", true,
+				"description", "Container incarnation (counts from 1; present while running)."),
+			"incarnationStarted", obj("type", "string", "format", "date-time", "x-sandscope-extension", true,
+				"description", "When the current incarnation started, RFC 3339 in UTC with nanoseconds (present while running)."),
 			"processes", typ("integer"),
 			"terminals", typ("integer"),
 			"createdAt", obj("type", "string", "format", "date-time"),
