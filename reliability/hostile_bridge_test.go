@@ -30,6 +30,7 @@ import (
 	"testing"
 	"time"
 
+	"sandscope/localbridge"
 	"sandscope/localbridge/bridgetest"
 )
 
@@ -103,7 +104,7 @@ func hostileBridge(t *testing.T, h, token string, openapi []byte) *httptest.Serv
 			_, _ = w.Write(openapi)
 		case r.URL.Path == "/health":
 			send(w, map[string]any{"status": "ok"})
-		case r.Method == "GET" && r.URL.Path == "/v1/sandbox":
+		case r.Method == "GET" && (r.URL.Path == localbridge.ListPath || r.URL.Path == "/v1/sandbox"):
 			send(w, []map[string]any{
 				{"id": "evil", "running": true, "incarnation": 1, "processes": len(procs), "terminals": len(terms), "createdAt": now, "lastActiveAt": now},
 				{"id": "zz" + h, "running": false, "processes": 0, "terminals": 0, "createdAt": now, "lastActiveAt": now},
