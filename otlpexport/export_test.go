@@ -282,3 +282,21 @@ func TestNumberingBeginningAgain(t *testing.T) {
 		t.Fatalf("sent %v", got)
 	}
 }
+
+// TestStableRunReportedAsProcessIsOneSpan: the stable driver's watcher reports the runs it keeps as
+// processes too; the run is exported once, as the stable run.
+func TestStableRunReportedAsProcessIsOneSpan(t *testing.T) {
+	rec := openRecord(t, t.TempDir())
+	defer rec.Close()
+	start := time.Now().Add(-time.Minute)
+	code := 0
+	r := record.StableRun{ID: "r1", Argv: []string{"make"}, Started: start, Incarnation: "c1", State: string(client.RunConfirmed), Code: &code, Updated: start.Add(time.Second)}
+	rec.Add(record.Event{Time: r.Updated, Sandbox: "sb", Source: record.FromStable, Kind: record.KindStableRun, Entity: record.StableRunEntity, EntityID: "r1", Stable: &record.StableEntry{Run: &r}})
+	ranAt(rec, "sb", "r1", 0, start)
+	_ = rec.Flush()
+	exp := &memExporter{}
+	run(t, rec, exp, func(x *Exporter) bool { return x.Status().Backlog == 0 && len(exp.spanNames()) > 0 })
+	if got := exp.spanNames(); len(got) != 1 || exp.spans[0].Name() != "run make" {
+		t.Fatalf("spans %v (first %q), want the stable run once", got, exp.spans[0].Name())
+	}
+}

@@ -117,7 +117,7 @@ type incChange struct {
 	inferred   bool
 	evidence   string
 	eventID    int64
-	sandboxKey string
+	fromMarker bool // told by a stable container marker (else by the watcher)
 }
 
 func newMapper(bridgeID string, b Bridge) *mapper {
@@ -146,10 +146,19 @@ func (m *mapper) apply(ev record.Event, emit bool) (spans []spanSpec, logs []log
 		return m.applyStable(st, ev, emit)
 	}
 
+	// on a stable bridge the driver's watcher reports the runs it keeps as processes too: the run
+	// is one span, the stable run's, and what its followers saw are that span's markers
+	stableRun := entity && ev.Entity == record.Process && m.stableRef(st, ev.EntityID) != nil
+
 	// a marker: a log record now, a span event when its run's span is made
 	if mk := m.markerOf(st, ev, prevInc); mk != nil {
 		var ref *runRef
-		if entity {
+		if stableRun {
+			ref = m.stableRef(st, ev.EntityID)
+			if len(m.markers[*ref]) < maxMarkersPerRun {
+				m.markers[*ref] = append(m.markers[*ref], *mk)
+			}
+		} else if entity {
 			if e := st.Find(ev.Entity, ev.EntityID); e != nil {
 				r := m.refOf(st, e)
 				ref = &r
@@ -163,7 +172,7 @@ func (m *mapper) apply(ev record.Event, emit bool) (spans []spanSpec, logs []log
 		}
 	}
 
-	if entity {
+	if entity && !stableRun {
 		if e := st.Find(ev.Entity, ev.EntityID); e != nil && ended(e) {
 			r := m.refOf(st, e)
 			word := finalWord(e)
@@ -176,6 +185,28 @@ func (m *mapper) apply(ev record.Event, emit bool) (spans []spanSpec, logs []log
 		}
 	}
 	return spans, logs
+}
+
+// recentLife: a container change of this sandbox was already exported within a few seconds of t
+// (a stable bridge's change is in the record twice: the container marker, and the driver's
+// watcher telling it).
+func (m *mapper) recentLife(sandbox string, t time.Time, fromMarker bool) bool {
+	l := m.lives[sandbox]
+	if len(l) == 0 || l[len(l)-1].fromMarker != fromMarker || !l[len(l)-1].inferred {
+		return false
+	}
+	d := l[len(l)-1].at.Sub(t)
+	return d < 5*time.Second && d > -5*time.Second
+}
+
+// stableRef is the stable run with this ID that the sandbox's record keeps (nil: none).
+func (m *mapper) stableRef(st *record.State, id string) *runRef {
+	for i := len(st.Stable.Runs) - 1; i >= 0; i-- {
+		if r := st.Stable.Runs[i]; r.ID == id {
+			return &runRef{bridge: m.bridgeID, sandbox: st.Sandbox, incarnation: r.Incarnation, kind: string(record.StableRunEntity), id: r.ID}
+		}
+	}
+	return nil
 }
 
 // markerOf says whether an event is a marker, and builds it.
@@ -201,6 +232,8 @@ func (m *mapper) markerOf(st *record.State, ev record.Event, prevInc client.Inca
 		switch {
 		case ev.Lost():
 			kind = markLost
+		case ev.Kind == client.IncarnationChanged.String() && ev.Incarnation.Inferred && m.recentLife(st.Sandbox, ev.Time, true):
+			// the stable driver's watcher telling the container marker already exported
 		case ev.Kind == client.IncarnationChanged.String():
 			kind = markIncarnation
 			from := prevInc.Number
@@ -423,14 +456,14 @@ func (m *mapper) applyStable(st *record.State, ev record.Event, emit bool) (span
 	case record.KindStableMarker:
 		prev := m.stable[ev.Sandbox]
 		m.stable[ev.Sandbox] = ev.Stable.Marker
-		if prev == "" || prev == ev.Stable.Marker {
-			return nil, nil
+		if prev == "" || prev == ev.Stable.Marker || m.recentLife(ev.Sandbox, ev.Time, false) {
+			return nil, nil // no change, or the watcher's report of it came first
 		}
 		mk := markerSpec{kind: markIncarnation, time: ev.Time, attrs: []attribute.KeyValue{attribute.String(keyPrevInc, text(prev)),
 			attribute.String(keyIncarnation, text(ev.Stable.Marker)), attribute.Bool(keyInferred, true),
 			attribute.String(keyEvidence, "sandscope's marker file in the container changed"), attribute.Int64(keyEventID, ev.ID)}}
 		m.lives[ev.Sandbox] = append(m.lives[ev.Sandbox], incChange{at: ev.Time, from: text(prev), to: text(ev.Stable.Marker), inferred: true,
-			evidence: "sandscope's marker file in the container changed", eventID: ev.ID})
+			evidence: "sandscope's marker file in the container changed", eventID: ev.ID, fromMarker: true})
 		if emit {
 			logs = append(logs, m.markerLog(ev, mk, nil))
 		}
