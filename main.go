@@ -95,6 +95,7 @@ With no subcommand it opens the terminal UI, on a remote bridge when one is conf
 		newConfigCmd(g),
 		newDemoCmd(g),
 		newReportCmd(g),
+		newWatchCmd(g),
 		newManCmd(),
 	)
 	for _, c := range root.Commands() {

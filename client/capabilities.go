@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"sort"
+	"strings"
 	"time"
 )
 
@@ -22,11 +24,16 @@ const (
 // Capabilities is what GET /v1/openapi.json says the bridge can do.
 type Capabilities struct {
 	Dialect Dialect
-	// Local is true for sandscope's local bridge: it lists sandboxes, stops and replaces them, and
-	// reports incarnations explicitly.
+	// Local is true for sandscope's local bridge: it stops and replaces sandboxes and reports
+	// incarnations explicitly. It is read from extensions other than the sandbox list, which
+	// other bridges (a registry Worker) may announce too.
 	Local bool
-	// Extensions lists the paths marked "x-sandscope-extension" (local bridge only).
+	// Extensions lists the paths marked "x-sandscope-extension".
 	Extensions []string
+	// ListPath is where the bridge lists its sandboxes: the path whose GET operation is
+	// "listSandboxes" marked "x-sandscope-extension" (the local bridge: /v1/x-sandscope/sandboxes;
+	// an older one: /v1/sandbox). "" when the document announces no list.
+	ListPath string
 	// BridgeID is the persistent identity a sandscope local bridge keeps in its root and announces
 	// as info["x-sandscope-bridge-id"] ("" for other bridges): the same bridge however it is
 	// reached (embedded, serve.json, a URL), across restarts.
@@ -162,12 +169,48 @@ func ParseCapabilities(doc []byte) (Capabilities, error) {
 		caps.Dialect = DialectStable
 	}
 	for path, item := range d.Paths {
-		if extensionMarked(item) {
-			caps.Extensions = append(caps.Extensions, path)
+		if !extensionMarked(item) {
+			continue
+		}
+		caps.Extensions = append(caps.Extensions, path)
+		if listOperation(item) && safeListPath(path) {
+			// more than one announced (none of sandscope's bridges does): the lowest, so the
+			// choice does not depend on map order
+			if caps.ListPath == "" || path < caps.ListPath {
+				caps.ListPath = path
+			}
+		} else {
+			caps.Local = true
 		}
 	}
-	caps.Local = len(caps.Extensions) > 0
+	sort.Strings(caps.Extensions)
 	return caps, nil
+}
+
+// listOperation reports whether a path item's GET is the sandbox list ("listSandboxes", marked
+// as an extension).
+func listOperation(item map[string]json.RawMessage) bool {
+	var get struct {
+		OperationID string          `json:"operationId"`
+		Ext         json.RawMessage `json:"x-sandscope-extension"`
+	}
+	return json.Unmarshal(item["get"], &get) == nil && get.OperationID == "listSandboxes" && isTrue(get.Ext)
+}
+
+// safeListPath keeps an announced list path only when it is a plain path under /v1/ and outside
+// /v1/sandbox/ (a hostile document must not steer the bearer token's request anywhere odd, nor
+// make a background refresh wake a stable bridge's container).
+func safeListPath(p string) bool {
+	if len(p) > 200 || !strings.HasPrefix(p, "/v1/") || strings.HasPrefix(p, "/v1/sandbox/") ||
+		strings.Contains(p, "//") || strings.Contains(p, "..") {
+		return false
+	}
+	for _, r := range p {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("/-_.", r)) {
+			return false
+		}
+	}
+	return true
 }
 
 func extensionMarked(item map[string]json.RawMessage) bool {

@@ -348,17 +348,40 @@ func (c *Client) DeleteSandbox(ctx context.Context, sandbox string) error {
 	return c.call(ctx, "delete sandbox "+sandbox, http.MethodDelete, sandboxPath(sandbox), nil, nil)
 }
 
-// ListSandboxes lists sandboxes (GET /v1/sandbox, a local bridge extension). On a bridge without it
-// the error matches ErrUnsupported.
+// legacyListPath is where older local bridges list sandboxes (their documents announce it).
+const legacyListPath = "/v1/sandbox"
+
+// defaultListPath is where sandscope's local bridge lists sandboxes in both dialects.
+const defaultListPath = "/v1/x-sandscope/sandboxes"
+
+// ListSandboxes lists sandboxes on the path the bridge's document announces (Capabilities.ListPath,
+// an extension; no container starts). On a bridge that announces none the error matches
+// ErrUnsupported and nothing is sent. When the document cannot be read, the local bridge's path
+// is tried, then the older one.
 func (c *Client) ListSandboxes(ctx context.Context) ([]SandboxInfo, error) {
-	if err := c.requireLocal(ctx, "list sandboxes"); err != nil {
-		return nil, err
+	const op = "list sandboxes"
+	caps, err := c.Capabilities(ctx)
+	if errors.Is(err, ErrNoAnswer) {
+		return nil, fmt.Errorf("%s: %w", op, err)
 	}
-	var out []SandboxInfo
-	if err := c.call(ctx, "list sandboxes", http.MethodGet, "/v1/sandbox", nil, &out); err != nil {
-		return nil, err
+	paths := []string{caps.ListPath}
+	switch {
+	case err != nil:
+		paths = []string{defaultListPath, legacyListPath}
+	case caps.ListPath == "":
+		return nil, fmt.Errorf("%s: %w (the bridge announces no sandbox list)", op, ErrUnsupported)
 	}
-	return out, nil
+	for i, p := range paths {
+		var out []SandboxInfo
+		err = c.call(ctx, op, http.MethodGet, p, nil, &out)
+		if err == nil {
+			return out, nil
+		}
+		if i+1 < len(paths) && !errors.Is(err, ErrUnsupported) {
+			break
+		}
+	}
+	return nil, err
 }
 
 // StopSandbox stops a sandbox's container like idle sleep (local bridge extension).

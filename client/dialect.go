@@ -31,13 +31,14 @@ type Features struct {
 	Exec bool
 	// Sessions: named sessions keep cwd and environment between calls (stable).
 	Sessions bool
-	// SandboxList: the bridge lists its sandboxes (sandscope's local bridge extension).
+	// SandboxList: the bridge lists its sandboxes (an extension its document announces:
+	// sandscope's local bridge, or any bridge that announces the list path).
 	SandboxList bool
 }
 
 // Features is what the dialect (and, for the local bridge, its extensions) allows.
 func (c Capabilities) Features() Features {
-	f := Features{SandboxList: c.Local}
+	f := Features{SandboxList: c.ListPath != ""}
 	switch c.Dialect {
 	case DialectStable:
 		f.Exec, f.Sessions = true, true

@@ -43,7 +43,8 @@ func (s *Stable) Health(ctx context.Context) error { return s.c.Health(ctx) }
 // CreateSandbox mints a sandbox ID (POST /v1/sandbox; no container starts).
 func (s *Stable) CreateSandbox(ctx context.Context) (string, error) { return s.c.CreateSandbox(ctx) }
 
-// ListSandboxes lists sandboxes on sandscope's local bridge (an extension; no container starts).
+// ListSandboxes lists sandboxes on the path the bridge's document announces (Client.ListSandboxes:
+// an extension of sandscope's local bridge, or of any bridge announcing it; no container starts).
 func (s *Stable) ListSandboxes(ctx context.Context) ([]SandboxInfo, error) {
 	return s.c.ListSandboxes(ctx)
 }

@@ -57,6 +57,8 @@ type Config struct {
 	// Notify maps a kind of change (NotifyKinds) to the signals it gives (NotifySignals, "none"
 	// dropped); a kind not set gives none.
 	Notify map[string][]string
+	// OTLP is `otlp:` (nil when absent): the OpenTelemetry export.
+	OTLP *OTLP
 
 	// lines records the line of each top-level key that was set (and of each keys.<action>).
 	lines map[string]int
@@ -228,7 +230,7 @@ func (p *parser) errorf(line int, format string, args ...any) {
 	p.errs = append(p.errs, &Error{File: p.file, Line: line, Msg: fmt.Sprintf(format, args...)})
 }
 
-var topKeys = []string{"contexts", "currentContext", "detachKey", "keys", "logMemoryLines", "notify", "pollFast", "pollSlow", "theme"}
+var topKeys = []string{"contexts", "currentContext", "detachKey", "keys", "logMemoryLines", "notify", "otlp", "pollFast", "pollSlow", "theme"}
 var contextKeys = []string{"name", "token", "tokenCommand", "tokenCommandTimeout", "tokenEnv", "tokenFile", "url"}
 
 func (c *Config) parse(data []byte) error {
@@ -287,6 +289,8 @@ func (c *Config) parse(data []byte) error {
 			c.Keys = p.keys(c, v)
 		case "notify":
 			c.Notify = p.notify(c, v)
+		case "otlp":
+			c.OTLP = p.otlp(c, v)
 		case "contexts":
 			c.Contexts = p.contexts(v, c.Mode)
 		default:

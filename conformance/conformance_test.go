@@ -22,7 +22,8 @@ var deliberate = map[string]string{
 	"openapi json bearer":      "the local bridge serves its own OpenAPI document (the published one plus its extensions, marked as such, and its bridge ID in info)",
 	"openapi html token query": "the local bridge's HTML page documents its own extensions",
 	"openapi bare token query": "the local bridge's HTML page documents its own extensions",
-	"GET /v1/sandbox list":     "listing sandboxes is a local bridge extension (GET /v1/sandbox); the real bridge has no such route",
+	"GET /v1/sandbox list":     "listing sandboxes is a local bridge extension, kept on GET /v1/sandbox for older sandscope clients; the real bridge has no such route",
+	"list extension path":      "listing sandboxes is a local bridge extension on its own path (announced in the OpenAPI document); the real bridge has no such route",
 	"pool stats":               "the local bridge has no warm pool and says so (501 not_supported) instead of inventing statistics; authentication of /v1/pool/* is still compared",
 	"pool prime":               "no warm pool locally (501 not_supported)",
 	"pool shutdown prewarmed":  "no warm pool locally (501 not_supported)",
@@ -359,6 +360,10 @@ func table() []Request {
 	add("get terminal interrupt", "GET", sb+"/terminals/{term}/interrupt", bearer)
 	add("unknown sandbox route", "GET", sb+"/whatever", bearer)
 	add("GET /v1/sandbox list", "GET", "/v1/sandbox", bearer)
+	add("list extension path", "GET", "/v1/x-sandscope/sandboxes", bearer)
+	add("openapi POST no auth", "POST", "/v1/openapi.json", nil)
+	add("POST /v1/sandbox/ trailing no auth", "POST", "/v1/sandbox/", nil)
+	add("GET /v1/sandbox/ trailing", "GET", "/v1/sandbox/", bearer)
 
 	// Process create validation, in the bridge's order.
 	pc := sb + "/processes"

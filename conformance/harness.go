@@ -267,6 +267,106 @@ func marshalSorted(v any) ([]byte, error) {
 	return bytes.TrimRight(buf.Bytes(), "\n"), nil
 }
 
+// NormalizeOrdered is Normalize keeping each JSON object's keys in the order the bridge wrote
+// them, so that a difference in field order is a difference (JSON.stringify writes keys in
+// insertion order; a Go map would write them sorted).
+func NormalizeOrdered(r Response) Response {
+	ct := strings.ToLower(r.ContentType)
+	switch {
+	case strings.HasPrefix(ct, "application/json"):
+		r.Body = normalizeOrderedText(r.Body)
+	case strings.HasPrefix(ct, "text/event-stream"):
+		lines := strings.Split(r.Body, "\n")
+		for i, l := range lines {
+			if rest, ok := strings.CutPrefix(l, "data: "); ok {
+				lines[i] = "data: " + normalizeOrderedText(rest)
+			}
+		}
+		r.Body = strings.Join(lines, "\n")
+	}
+	return r
+}
+
+// normalizeOrderedText re-encodes one JSON text compactly with normalizeValue's replacements,
+// keys in their original order; text that is not one JSON value stays as it is.
+func normalizeOrderedText(s string) string {
+	dec := json.NewDecoder(strings.NewReader(s))
+	dec.UseNumber()
+	var buf bytes.Buffer
+	if err := orderedValue(dec, &buf, ""); err != nil {
+		return s
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return s
+	}
+	return buf.String()
+}
+
+func orderedValue(dec *json.Decoder, buf *bytes.Buffer, key string) error {
+	tok, err := dec.Token()
+	if err != nil {
+		return err
+	}
+	switch t := tok.(type) {
+	case json.Delim:
+		switch t {
+		case '{':
+			buf.WriteByte('{')
+			first := true
+			for dec.More() {
+				kt, err := dec.Token()
+				if err != nil {
+					return err
+				}
+				k, _ := kt.(string)
+				if k == "incarnation" || k == "incarnationStarted" {
+					var skip json.RawMessage
+					if err := dec.Decode(&skip); err != nil {
+						return err
+					}
+					continue
+				}
+				if !first {
+					buf.WriteByte(',')
+				}
+				first = false
+				kb, _ := marshalSorted(k)
+				buf.Write(kb)
+				buf.WriteByte(':')
+				if err := orderedValue(dec, buf, k); err != nil {
+					return err
+				}
+			}
+			if _, err := dec.Token(); err != nil {
+				return err
+			}
+			buf.WriteByte('}')
+		case '[':
+			buf.WriteByte('[')
+			for i := 0; dec.More(); i++ {
+				if i > 0 {
+					buf.WriteByte(',')
+				}
+				if err := orderedValue(dec, buf, key); err != nil {
+					return err
+				}
+			}
+			if _, err := dec.Token(); err != nil {
+				return err
+			}
+			buf.WriteByte(']')
+		}
+		return nil
+	default:
+		b, err := marshalSorted(normalizeValue(key, tok))
+		if err != nil {
+			return err
+		}
+		buf.Write(b)
+		return nil
+	}
+}
+
 // Diff describes how two normalised responses differ; "" when they agree.
 func Diff(want, got Response) string {
 	var d []string

@@ -77,3 +77,35 @@ func TestHarnessReproducesVerifiedFacts(t *testing.T) {
 		t.Errorf("the OpenAPI document lacks the preview process routes")
 	}
 }
+
+// NormalizeOrdered keeps key order (so a reordered body is a difference), replaces the variable
+// parts as Normalize does, drops the local incarnation fields, and leaves non-JSON text alone.
+func TestNormalizeOrdered(t *testing.T) {
+	js := func(body string) Response {
+		return NormalizeOrdered(Response{ContentType: "application/json", Body: body})
+	}
+	a := js(`{"success":true,"sessionId":"s1","timestamp":"2026-01-02T03:04:05.678Z"}`)
+	b := js(`{"sessionId":"s1","success":true,"timestamp":"2026-01-02T03:04:05.678Z"}`)
+	if Diff(a, b) == "" {
+		t.Fatal("reordered keys compared equal")
+	}
+	if Diff(Normalize(a), Normalize(b)) != "" {
+		t.Fatal("Normalize should ignore key order")
+	}
+	if want := `{"success":true,"sessionId":"s1","timestamp":"<time>"}`; a.Body != want {
+		t.Fatalf("got %s, want %s", a.Body, want)
+	}
+	got := js(` {"id":"00000000-0000-4000-8000-000000000001","pid":42,"incarnation":3,"list":[{"b":null,"a":"x<y"}],"incarnationStarted":"t"} `).Body
+	if want := `{"id":"<uuid>","pid":0,"list":[{"b":null,"a":"x<y"}]}`; got != want {
+		t.Fatalf("got %s, want %s", got, want)
+	}
+	for _, text := range []string{`{"a":1}{"b":2}`, `{"a":`, `404 Not Found`} {
+		if got := js(text).Body; got != text {
+			t.Errorf("%q became %q", text, got)
+		}
+	}
+	sse := NormalizeOrdered(Response{ContentType: "text/event-stream", Body: "event: exit\ndata: {\"exit_code\":0, \"z\":1}\n\n"})
+	if sse.Body != "event: exit\ndata: {\"exit_code\":0,\"z\":1}\n\n" {
+		t.Fatalf("sse: %q", sse.Body)
+	}
+}

@@ -15,6 +15,8 @@ import (
 	"github.com/pb33f/libopenapi"
 	validator "github.com/pb33f/libopenapi-validator"
 
+	"sandscope/client"
+	"sandscope/localbridge"
 	"sandscope/localbridge/bridgetest"
 )
 
@@ -221,6 +223,7 @@ func TestOpenAPIConformance(t *testing.T) {
 
 	// Extensions and unsupported routes, against the served document.
 	c.do(true, "GET", "/v1/sandbox", nil)
+	c.do(true, "GET", localbridge.ListPath, nil)
 	c.do(true, "POST", sbx+"/replace", nil)
 	c.do(true, "POST", sbx+"/stop", nil)
 	c.do(true, "POST", sbx+"/mount", j(`{"mountPath":"/mnt","options":{}}`))
@@ -279,10 +282,26 @@ func TestServedDocument(t *testing.T) {
 			t.Fatalf("stable path %s present", p)
 		}
 	}
-	for p, m := range map[string]string{"/v1/sandbox": "get", "/v1/sandbox/{id}/stop": "post", "/v1/sandbox/{id}/replace": "post"} {
+	for p, m := range map[string]string{"/v1/sandbox": "get", localbridge.ListPath: "get", "/v1/sandbox/{id}/stop": "post", "/v1/sandbox/{id}/replace": "post"} {
 		if !strings.Contains(string(doc.Paths[p][m]), `"x-sandscope-extension":true`) {
 			t.Fatalf("%s %s not marked as an extension", m, p)
 		}
+	}
+	// The list's own path is the one announced as listSandboxes (GET /v1/sandbox is kept for
+	// older clients under another operation ID), and both answer the same list.
+	caps, err := client.ParseCapabilities(r.Body)
+	if err != nil || caps.ListPath != localbridge.ListPath {
+		t.Fatalf("announced list path %q (%v), want %s", caps.ListPath, err, localbridge.ListPath)
+	}
+	if r := call(t, b, "POST", "/v1/sandbox/"+sb+"/processes", `{"argv":["true"]}`, true); r.Status != 200 {
+		t.Fatalf("launch: %s", r)
+	}
+	legacy, own := call(t, b, "GET", "/v1/sandbox", nil, true), call(t, b, "GET", localbridge.ListPath, nil, true)
+	if legacy.Status != 200 || string(legacy.Body) != string(own.Body) || !strings.Contains(string(own.Body), `"id":"`+sb+`"`) {
+		t.Fatalf("GET /v1/sandbox %s, %s %s", legacy, localbridge.ListPath, own)
+	}
+	if r := call(t, b, "GET", localbridge.ListPath, nil, false); r.Status != 401 {
+		t.Fatalf("list without credentials: %s", r)
 	}
 }
 

@@ -18,7 +18,10 @@
 // numbering. Processes and terminals do not survive: their IDs answer 404 as after a stop.
 //
 // Extensions (marked "x-sandscope-extension" in /v1/openapi.json):
-//   - GET /v1/sandbox lists sandboxes (the JSON of client.SandboxInfo);
+//   - GET /v1/x-sandscope/sandboxes (ListPath) lists sandboxes (the JSON of client.SandboxInfo),
+//     announced as the GET operation "listSandboxes"; the preview dialect also answers the list on
+//     GET /v1/sandbox for older sandscope clients (the stable dialect answers that as the
+//     published stable bridge does: text 404);
 //   - POST /v1/sandbox/{id}/stop ends the incarnation as idle sleep would (204); lookups then
 //     answer as with no assignment; the next allocating call starts incarnation n+1;
 //   - POST /v1/sandbox/{id}/replace starts a new incarnation at once (200 {"running":true,
@@ -28,9 +31,13 @@
 //     /running and the sandbox list also carry "incarnationStarted" (RFC 3339, UTC, nanoseconds);
 //   - info["x-sandscope-bridge-id"] announces the bridge's identity.
 //
-// Not supported: bucket mounts, tunnels and the warm pool routes answer
+// Not supported: bucket mounts, tunnels and (preview dialect) the warm pool routes answer
 // 501 {"error":"the local bridge does not support …","code":"not_supported"} (after the same ID
-// check, auth and pool allocation as the real routes). A Host header that is neither a loopback
+// check, auth and pool allocation as the real routes; on the stable dialect also after the real
+// routes' request checks, port and tunnel name, mount and unmount bodies, with their answers).
+// The stable dialect answers the pool routes as a pool without warm containers: its statistics in
+// the published shape, prime and shutdown-prewarmed {"ok":true}. Outside /v1 and /health it
+// answers as the published bridge with no Worker of its own: 404 "Not Found". A Host header that is neither a loopback
 // name nor the listen address is refused with 421 {"code":"host_not_allowed"} (DNS rebinding).
 // Process launch bodies are limited to 1 MiB of JSON.
 //

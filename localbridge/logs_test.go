@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"sandscope/localbridge"
 	"sandscope/localbridge/bridgetest"
 )
 
@@ -426,7 +427,7 @@ func TestStopReplace(t *testing.T) {
 		t.Fatalf("old process after replace: %d", code)
 	}
 	var list []map[string]any
-	r = call(t, b, "GET", "/v1/sandbox", nil, true)
+	r = call(t, b, "GET", localbridge.ListPath, nil, true)
 	if err := jsonUnmarshal(r.Body, &list); err != nil || len(list) != 1 || list[0]["incarnation"] != float64(3) || list[0]["running"] != true {
 		t.Fatalf("list: %s", r)
 	}

@@ -17,7 +17,8 @@ const openAPIHTML = `<!doctype html>
 `
 
 // openAPIDocument is the preview document plus the local bridge's extensions, each marked
-// "x-sandscope-extension": true: the sandbox list, stop and replace, the incarnation fields on
+// "x-sandscope-extension": true: the sandbox list (on ListPath, and on GET /v1/sandbox for older
+// sandscope clients), stop and replace, the incarnation fields on
 // status JSON, and the 501 answers for what the local bridge does not support; and the bridge's
 // identity in info (see announceBridgeID).
 func openAPIDocument(bridgeID string) ([]byte, error) {
@@ -48,16 +49,7 @@ func openAPIDocument(bridgeID string) ([]byte, error) {
 			"(local bridge extension; present while running). A bridge restarted over the same root continues " +
 			"the numbering, and a different start under the same number is a different container life."}
 
-	schemas["SandboxInfo"] = map[string]any{
-		"type": "object", "x-sandscope-extension": true,
-		"required": []any{"id", "running", "processes", "terminals", "createdAt", "lastActiveAt"},
-		"properties": map[string]any{
-			"id": map[string]any{"type": "string"}, "running": map[string]any{"type": "boolean"},
-			"incarnation": incarnation, "incarnationStarted": incarnationStarted, "processes": map[string]any{"type": "integer"},
-			"terminals": map[string]any{"type": "integer"}, "createdAt": map[string]any{"type": "string"},
-			"lastActiveAt": map[string]any{"type": "string"},
-		},
-	}
+	schemas["SandboxInfo"] = sandboxInfoSchema()
 	if rr, ok := schemas["RunningResponse"].(map[string]any); ok {
 		if props, ok := rr["properties"].(map[string]any); ok {
 			props["incarnation"] = incarnation
@@ -77,8 +69,8 @@ func openAPIDocument(bridgeID string) ([]byte, error) {
 	}
 	if sb, ok := paths["/v1/sandbox"].(map[string]any); ok {
 		sb["get"] = map[string]any{
-			"operationId": "listSandboxes", "x-sandscope-extension": true,
-			"summary": "List the sandboxes the local bridge knows (local bridge extension)",
+			"operationId": "listSandboxesLegacy", "x-sandscope-extension": true, "deprecated": true,
+			"summary": "List the sandboxes the local bridge knows (local bridge extension, kept for older sandscope clients; the list's own path is " + ListPath + ")",
 			"responses": map[string]any{
 				"200": map[string]any{"description": "Sandboxes.", "content": jsonContent(map[string]any{
 					"type": "array", "items": map[string]any{"$ref": "#/components/schemas/SandboxInfo"}})},
@@ -86,6 +78,7 @@ func openAPIDocument(bridgeID string) ([]byte, error) {
 			},
 		}
 	}
+	paths[ListPath] = listPathItem()
 	lifecycle := func(op, summary string, ok map[string]any) map[string]any {
 		return map[string]any{"post": map[string]any{
 			"operationId": op, "x-sandscope-extension": true, "summary": summary,
@@ -156,4 +149,102 @@ func okStatus(ok map[string]any) string {
 		return "200"
 	}
 	return "204"
+}
+
+// ListPath is the local bridge's sandbox list (an extension on its own path, in both dialects:
+// the published stable bridge has no GET /v1/sandbox, and the local one answers that as it does).
+// The OpenAPI document announces it as the GET operation "listSandboxes" marked
+// "x-sandscope-extension" (client.Capabilities reads ListPath from there).
+const ListPath = "/v1/x-sandscope/sandboxes"
+
+// sandboxInfoSchema describes one entry of the sandbox list.
+func sandboxInfoSchema() *object {
+	typ := func(t string) *object { return obj("type", t) }
+	return obj("type", "object", "x-sandscope-extension", true,
+		"required", []string{"id", "running", "processes", "terminals", "createdAt", "lastActiveAt", "allocations"},
+		"properties", obj(
+			"id", typ("string"),
+			"running", typ("boolean"),
+			"incarnation", obj("type", "integer", "minimum", 1, "x-sandscope-extension", true,
+				"description", "Container incarnation (counts from 1; present while running)."),
+			"incarnationStarted", obj("type", "string", "format", "date-time", "x-sandscope-extension", true,
+				"description", "When the current incarnation started, RFC 3339 in UTC with nanoseconds (present while running)."),
+			"processes", typ("integer"),
+			"terminals", typ("integer"),
+			"createdAt", obj("type", "string", "format", "date-time"),
+			"lastActiveAt", obj("type", "string", "format", "date-time"),
+			"allocations", obj("type", "integer", "description", "Container allocations the sandbox's requests caused."),
+		))
+}
+
+// listPathItem is the path item of ListPath.
+func listPathItem() *object {
+	return obj("x-sandscope-extension", true, "get", obj(
+		"operationId", "listSandboxes", "x-sandscope-extension", true,
+		"summary", "List the sandboxes the local bridge knows (local bridge extension; starts no container)",
+		"responses", obj(
+			"200", obj("description", "Sandboxes, by ID.", "content", obj("application/json", obj("schema",
+				obj("type", "array", "items", obj("$ref", "#/components/schemas/SandboxInfo"))))),
+			"401", obj("$ref", "#/components/responses/Unauthorized"),
+		)))
+}
+
+// stableOpenAPIDocument is the published stable document, its keys in the published order, plus
+// the local bridge's extensions (each marked "x-sandscope-extension": true, appended after the
+// published entries) and its identity in info: the sandbox list on ListPath, stop and replace,
+// and the 501 answers of the routes it validates but does not support (tunnels, bucket mounts).
+func stableOpenAPIDocument(bridgeID string) ([]byte, error) {
+	doc, err := parseObject(openapiStable)
+	if err != nil {
+		return nil, fmt.Errorf("localbridge: embedded stable OpenAPI document: %w", err)
+	}
+	info, paths, comps := doc.child("info"), doc.child("paths"), doc.child("components")
+	var schemas *object
+	if comps != nil {
+		schemas = comps.child("schemas")
+	}
+	if info == nil || paths == nil || schemas == nil {
+		return nil, fmt.Errorf("localbridge: embedded stable OpenAPI document lacks info, paths or schemas")
+	}
+	info.set("x-sandscope-bridge-id", bridgeID)
+	doc.set("info", info)
+
+	schemas.set("SandboxInfo", sandboxInfoSchema())
+	schemas.set("NotSupportedResponse", obj("type", "object", "x-sandscope-extension", true,
+		"required", []string{"error", "code"},
+		"properties", obj("error", obj("type", "string"), "code", obj("type", "string", "enum", []string{"not_supported"}))))
+	comps.set("schemas", schemas)
+	doc.set("components", comps)
+
+	notSupported := obj("description", "Not supported by the local bridge, after the request passed the published checks (local bridge extension).",
+		"x-sandscope-extension", true,
+		"content", obj("application/json", obj("schema", obj("$ref", "#/components/schemas/NotSupportedResponse"))))
+	for _, p := range []string{"/v1/sandbox/{id}/tunnel/{port}", "/v1/sandbox/{id}/mount", "/v1/sandbox/{id}/unmount"} {
+		item := paths.child(p)
+		if item == nil {
+			return nil, fmt.Errorf("localbridge: embedded stable OpenAPI document has no %s", p)
+		}
+		for _, method := range item.keys {
+			op := item.child(method)
+			if op == nil {
+				continue
+			}
+			if resp := op.child("responses"); resp != nil {
+				resp.set("501", notSupported)
+				op.set("responses", resp)
+				item.set(method, op)
+			}
+		}
+		paths.set(p, item)
+	}
+	paths.set(ListPath, listPathItem())
+	for _, op := range []string{"stop", "replace"} {
+		paths.set("/v1/sandbox/{id}/"+op, obj("x-sandscope-extension", true, "post", obj(
+			"operationId", op+"Sandbox", "x-sandscope-extension", true,
+			"summary", op+" the sandbox's container (local bridge test control; not counted as an allocation)",
+			"responses", obj("204", obj("description", "Done."))),
+		))
+	}
+	doc.set("paths", paths)
+	return encodeJS(doc)
 }

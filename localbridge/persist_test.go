@@ -58,7 +58,7 @@ func running(t *testing.T, b *bridgetest.Bridge, sb string) (runningAnswer, stri
 
 func listSandboxes(t *testing.T, b *bridgetest.Bridge) map[string]client.SandboxInfo {
 	t.Helper()
-	r := call(t, b, "GET", "/v1/sandbox", nil, true)
+	r := call(t, b, "GET", localbridge.ListPath, nil, true)
 	var list []client.SandboxInfo
 	if r.Status != 200 || json.Unmarshal(r.Body, &list) != nil {
 		t.Fatalf("list: %s", r)
@@ -349,7 +349,8 @@ func TestOpenAPIAnnouncesBridgeID(t *testing.T) {
 			b := startAt(t, root, tc.opts...)
 			r := call(t, b, "GET", "/v1/openapi.json", nil, true)
 			caps, err := client.ParseCapabilities(r.Body)
-			if err != nil || caps.BridgeID != b.Server.ID() || caps.BridgeID == "" || caps.Dialect != tc.dialect || !caps.Local {
+			if err != nil || caps.BridgeID != b.Server.ID() || caps.BridgeID == "" || caps.Dialect != tc.dialect || !caps.Local ||
+				caps.ListPath != localbridge.ListPath || !caps.Features().SandboxList {
 				t.Fatalf("capabilities %+v, %v; want bridge ID %q", caps, err, b.Server.ID())
 			}
 			closeBridge(t, b)

@@ -721,13 +721,25 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		writeJSON(w, http.StatusOK, map[string]bool{"ok": true})
-	case p == "/v1/openapi.json" || p == "/v1/openapi.html" || p == "/v1/openapi":
-		if !s.authStrict(r) && !(r.URL.Query().Has("token") && s.tokenMatches(r.URL.Query().Get("token"))) {
+	case p == ListPath:
+		// the sandbox list (an extension), behind the sandbox routes' auth
+		if !s.authSandbox(r) {
 			writeUnauthorized(w)
 			return
 		}
 		if method != http.MethodGet {
 			writeNotFoundText(w)
+			return
+		}
+		writeJSON(w, http.StatusOK, s.listSandboxes())
+	case p == "/v1/openapi.json" || p == "/v1/openapi.html" || p == "/v1/openapi":
+		if method != http.MethodGet {
+			// the auth is middleware of the GET routes only: other methods meet the router's 404
+			writeNotFoundText(w)
+			return
+		}
+		if !s.authStrict(r) && !(r.URL.Query().Has("token") && s.tokenMatches(r.URL.Query().Get("token"))) {
+			writeUnauthorized(w)
 			return
 		}
 		if p == "/v1/openapi.json" {
@@ -745,6 +757,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		switch {
+		case s.stable():
+			s.serveStablePool(w, p, method)
 		case p == "/v1/pool/stats" && method == http.MethodGet,
 			p == "/v1/pool/prime" && method == http.MethodPost,
 			p == "/v1/pool/shutdown-prewarmed" && method == http.MethodPost:
@@ -765,6 +779,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 			writeJSON(w, http.StatusOK, map[string]string{"id": mintSandboxID()})
 		case http.MethodGet:
+			if s.stable() {
+				// the published stable bridge has no such route (the list is on ListPath)
+				writeNotFoundText(w)
+				return
+			}
+			// kept on the preview dialect for older sandscope clients (also on ListPath)
 			writeJSON(w, http.StatusOK, s.listSandboxes())
 		default:
 			writeNotFoundText(w)
@@ -776,7 +796,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			id, rest = tail[:i], tail[i:]
 		}
 		if id == "" {
-			// The real router's ":id" never matches an empty segment: no middleware runs, text 404.
+			// The "/v1/sandbox/*" middleware runs (no ID to check, then auth), but the router's
+			// ":id" never matches an empty segment: text 404.
+			if !s.authSandbox(r) {
+				writeUnauthorized(w)
+				return
+			}
 			writeNotFoundText(w)
 			return
 		}
@@ -789,6 +814,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		s.serveSandbox(w, r, method, id, rest)
+	case s.stable() && p != "/v1" && !strings.HasPrefix(p, "/v1/"):
+		// Outside the API prefix and the health path the bridge hands the request to the
+		// deployer's Worker; with none it answers new Response("Not Found", {status: 404}).
+		w.Header().Set("Content-Type", "text/plain;charset=UTF-8")
+		w.Header().Set("Content-Length", "9")
+		w.WriteHeader(http.StatusNotFound)
+		_, _ = w.Write([]byte("Not Found"))
 	default:
 		writeNotFoundText(w)
 	}

@@ -169,16 +169,19 @@ func (s *Server) serveStable(w http.ResponseWriter, r *http.Request, method, id,
 		s.handleStableSessionCreate(w, r, inc)
 	case seg[0] == "session" && len(seg) == 2 && seg[1] != "" && method == http.MethodDelete:
 		s.handleStableSessionDelete(w, inc, decodePathParam(seg[1]))
-	case seg[0] == "file" && len(seg) >= 2 && (method == http.MethodGet || method == http.MethodPut):
-		s.handleStableFile(w, r, method, id, strings.TrimPrefix(rest, "/file/"), inc)
+	case seg[0] == "file" && (method == http.MethodGet || method == http.MethodPut):
+		// "/file" alone matches the router's "/file/*" too: an empty path
+		s.handleStableFile(w, r, method, id, strings.TrimPrefix(strings.TrimPrefix(rest, "/file"), "/"), inc)
 	case rest == "/persist" && method == http.MethodPost:
 		s.handlePersist(w, r, func() *incarnation { return inc })
 	case rest == "/hydrate" && method == http.MethodPost:
 		s.handleHydrate(w, r, func() *incarnation { return inc })
-	case (rest == "/mount" || rest == "/unmount") && method == http.MethodPost:
-		writeNotSupported(w, "bucket mounts")
+	case rest == "/mount" && method == http.MethodPost:
+		handleStableMount(w, r)
+	case rest == "/unmount" && method == http.MethodPost:
+		handleStableUnmount(w, r)
 	case seg[0] == "tunnel" && len(seg) == 2 && seg[1] != "" && (method == http.MethodPost || method == http.MethodDelete):
-		writeNotSupported(w, "tunnels")
+		handleStableTunnel(w, r, method, seg[1])
 	default:
 		writeNotFoundText(w)
 	}
@@ -215,7 +218,7 @@ func (s *Server) handleStableSessionCreate(w http.ResponseWriter, r *http.Reques
 		Cwd json.RawMessage `json:"cwd"`
 		Env json.RawMessage `json:"env"`
 	}
-	trimmed := bytes.TrimSpace(body)
+	trimmed := trimJSONSpace(body)
 	if json.Valid(trimmed) && len(trimmed) > 0 {
 		if bytes.Equal(trimmed, []byte("null")) {
 			writeInternalError(w) // body.cwd of null throws
@@ -283,7 +286,12 @@ func (s *Server) handleStableSessionDelete(w http.ResponseWriter, inc *incarnati
 		_ = term.terminate()
 	}
 	_ = os.RemoveAll(sess.dir)
-	writeJSON(w, http.StatusOK, map[string]any{"success": true, "sessionId": sid, "timestamp": isoTime(time.Now())})
+	// the SDK's deleteSession builds {success, sessionId, timestamp} in that order
+	writeJSON(w, http.StatusOK, struct {
+		Success   bool   `json:"success"`
+		SessionID string `json:"sessionId"`
+		Timestamp string `json:"timestamp"`
+	}{true, sid, isoTime(time.Now())})
 }
 
 // stableSession returns the session, creating it (with cwd and env as its starting state) when it
@@ -335,36 +343,46 @@ func sessionDirName(id string) string {
 	return "x-" + base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString([]byte(id))
 }
 
-// stableOpenAPIDocument is the stable document plus the local bridge's extensions and identity.
-func stableOpenAPIDocument(bridgeID string) ([]byte, error) {
-	var doc map[string]any
-	if err := json.Unmarshal(openapiStable, &doc); err != nil {
-		return nil, fmt.Errorf("localbridge: embedded stable OpenAPI document: %w", err)
-	}
-	if err := announceBridgeID(doc, bridgeID); err != nil {
-		return nil, err
-	}
-	paths, _ := doc["paths"].(map[string]any)
-	if paths == nil {
-		return nil, fmt.Errorf("localbridge: embedded stable OpenAPI document has no paths")
-	}
-	jsonContent := func(schema any) map[string]any {
-		return map[string]any{"application/json": map[string]any{"schema": schema}}
-	}
-	if sb, ok := paths["/v1/sandbox"].(map[string]any); ok {
-		sb["get"] = map[string]any{
-			"operationId": "listSandboxes", "x-sandscope-extension": true,
-			"summary": "List the sandboxes the local bridge knows, with how many container allocations each caused (local bridge extension; allocates nothing)",
-			"responses": map[string]any{"200": map[string]any{"description": "Sandboxes.", "content": jsonContent(map[string]any{
-				"type": "array", "items": map[string]any{"type": "object"}})}},
+// stablePoolStats is GET /v1/pool/stats as the stable bridge's WarmPool writes it (getStats, keys
+// in its order). The local bridge keeps no warm containers: every container is one assigned to a
+// sandbox ID, and no instance limit is known.
+type stablePoolStats struct {
+	Warm         int              `json:"warm"`
+	Assigned     int              `json:"assigned"`
+	Total        int              `json:"total"`
+	Config       stablePoolConfig `json:"config"`
+	MaxInstances *int             `json:"maxInstances"`
+}
+
+// stablePoolConfig is the pool configuration the bridge pushes on every request (parsePoolConfig
+// of unset WARM_POOL_* variables: the defaults).
+type stablePoolConfig struct {
+	WarmTarget      int `json:"warmTarget"`
+	RefreshInterval int `json:"refreshInterval"`
+	MaxInstances    int `json:"maxInstances"`
+	ScaleBatchSize  int `json:"scaleBatchSize"`
+}
+
+// serveStablePool answers /v1/pool/* (after auth) as the stable bridge does for a pool with no
+// warm target: the statistics, and prime and shutdown-prewarmed as the no-ops they are there.
+func (s *Server) serveStablePool(w http.ResponseWriter, p, method string) {
+	switch {
+	case p == "/v1/pool/stats" && method == http.MethodGet:
+		s.mu.Lock()
+		assigned := 0
+		for _, sb := range s.sandboxes {
+			if sb.cur != nil {
+				assigned++
+			}
 		}
+		s.mu.Unlock()
+		writeJSON(w, http.StatusOK, stablePoolStats{Assigned: assigned, Total: assigned,
+			Config: stablePoolConfig{RefreshInterval: 10000, ScaleBatchSize: 5}})
+	case (p == "/v1/pool/prime" || p == "/v1/pool/shutdown-prewarmed") && method == http.MethodPost:
+		writeJSON(w, http.StatusOK, struct {
+			OK bool `json:"ok"`
+		}{true})
+	default:
+		writeNotFoundText(w)
 	}
-	for _, op := range []string{"stop", "replace"} {
-		paths["/v1/sandbox/{id}/"+op] = map[string]any{"x-sandscope-extension": true, "post": map[string]any{
-			"operationId": op + "Sandbox", "x-sandscope-extension": true,
-			"summary":   op + " the sandbox's container (local bridge test control; not counted as an allocation)",
-			"responses": map[string]any{"204": map[string]any{"description": "Done."}},
-		}}
-	}
-	return json.Marshal(doc)
 }

@@ -155,7 +155,7 @@ func StableShellCommand(items []json.RawMessage) (string, error) {
 // handleStableExec: POST /exec (already allocated) → SSE of stdout/stderr/exit/error events.
 func (s *Server) handleStableExec(w http.ResponseWriter, r *http.Request, inc *incarnation) {
 	body, err := readLimited(r, maxJSONBody)
-	trimmed := bytes.TrimSpace(body)
+	trimmed := trimJSONSpace(body)
 	if err != nil || len(trimmed) == 0 || !json.Valid(trimmed) {
 		writeError(w, http.StatusBadRequest, "Invalid JSON body", "invalid_request")
 		return

@@ -63,7 +63,7 @@ func rawRequest(t *testing.T, addr, method, target, host string, hdr map[string]
 // routes lists one request per route of the local bridge, extensions included ({sb} = a sandbox,
 // {pid}/{tid} = a real process and terminal in it).
 var routes = []struct{ method, path string }{
-	{"GET", "/v1/sandbox"}, {"POST", "/v1/sandbox"}, {"DELETE", "/v1/sandbox/{sb}"},
+	{"GET", "/v1/sandbox"}, {"GET", localbridge.ListPath}, {"POST", "/v1/sandbox"}, {"DELETE", "/v1/sandbox/{sb}"},
 	{"GET", "/v1/sandbox/{sb}/running"},
 	{"GET", "/v1/sandbox/{sb}/processes"}, {"POST", "/v1/sandbox/{sb}/processes"},
 	{"GET", "/v1/sandbox/{sb}/processes/{pid}"}, {"GET", "/v1/sandbox/{sb}/processes/{pid}/logs"},

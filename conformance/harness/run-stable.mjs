@@ -13,45 +13,67 @@
 //   files:    {"/workspace/path": "<base64 content>"} (anything else is a missing file).
 // Routing, auth, validation, argv quoting, error mapping and SSE framing all come from the package;
 // the fake only stands in for the container. "commands" is what the bridge asked the container
-// to run; "allocations" counts the pool's getContainer calls per sandbox ID.
+// to run; "allocations" counts the pool's getContainer calls per sandbox ID. The pool is the
+// package's WarmPool (see HarnessPool).
 import { register } from "node:module";
 
 register("./hooks.mjs", import.meta.url);
 
 const workers = await import("cloudflare:workers");
-const { bridge } = await import("@cloudflare/sandbox-stable/bridge");
+const { bridge, WarmPool } = await import("@cloudflare/sandbox-stable/bridge");
 
 const input = JSON.parse(await readStdin());
 const script = input.script ?? {};
 const DISABLE = "__DISABLE_SESSION__";
 
-const assignments = new Map();
 const allocations = {};
 let uuidCounter = 0;
 function nextUUID() {
   uuidCounter += 1;
   return `00000000-0000-4000-8000-${String(uuidCounter).padStart(12, "0")}`;
 }
-for (const id of script.assigned ?? []) assignments.set(id, nextUUID());
 
-const warmPool = {
-  async configure() {},
+// The pool is the package's own WarmPool Durable Object (its assignment bookkeeping, configure()
+// and getStats(), so /v1/pool/* answer with the real shapes and key order), over an in-memory
+// storage; only starting a container and asking one whether it runs are faked: a started
+// container gets the next fixed UUID and keeps running until the pool releases it.
+class FakeStorage {
+  constructor() {
+    this.data = new Map();
+    this.alarm = null;
+  }
+  async get(key) {
+    return this.data.get(key);
+  }
+  async put(key, value) {
+    this.data.set(key, value);
+  }
+  async delete(key) {
+    return this.data.delete(key);
+  }
+  async getAlarm() {
+    return this.alarm;
+  }
+  async setAlarm(t) {
+    this.alarm = t;
+  }
+}
+
+class HarnessPool extends WarmPool {
+  async startContainer() {
+    return nextUUID();
+  }
+  async isContainerRunning(uuid) {
+    return [...this.assignments.values()].includes(uuid) || this.warmContainers.has(uuid);
+  }
   async getContainer(sandboxId) {
     allocations[sandboxId] = (allocations[sandboxId] ?? 0) + 1;
-    if (!assignments.has(sandboxId)) assignments.set(sandboxId, nextUUID());
-    return assignments.get(sandboxId);
-  },
-  async lookupContainer(sandboxId) {
-    return assignments.get(sandboxId) ?? null;
-  },
-  async reportStopped(uuid) {
-    for (const [id, u] of assignments) if (u === uuid) assignments.delete(id);
-  },
-  async getStats() {
-    return { warm: 0, assigned: assignments.size, total: assignments.size, config: {} };
-  },
-  async shutdownPrewarmed() {},
-};
+    return super.getContainer(sandboxId);
+  }
+}
+const warmPool = new HarnessPool({ storage: new FakeStorage(), waitUntil() {} }, {});
+for (const id of script.assigned ?? []) warmPool.assignments.set(id, nextUUID());
+await warmPool.persist();
 
 const commands = [];
 const execs = [...(script.execs ?? [])];
@@ -200,7 +222,8 @@ async function answer(req) {
   out.status = res.status;
   out.contentType = res.headers.get("content-type") ?? "";
   out.cacheControl = res.headers.get("cache-control") ?? "";
-  if (res.body) {
+  // A HEAD answer carries no body on the wire (the Workers runtime drops it; Hono already does).
+  if (res.body && init.method !== "HEAD") {
     const chunks = [];
     const reader = res.body.getReader();
     try {
