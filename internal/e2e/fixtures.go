@@ -141,8 +141,9 @@ func RunIn(t testing.TB, env []string, args ...string) (string, int) {
 	return string(out), 0
 }
 
-// RunID finds a stable bridge's run ID in what exec printed.
-var RunID = regexp.MustCompile(`run (\d{8}T\d{6}Z-[0-9a-f]{8})`)
+// RunID finds a stable bridge's run ID in what exec printed (its ending line names the process,
+// its notices the run).
+var RunID = regexp.MustCompile(`(?:run|process) (\d{8}T\d{6}Z-[0-9a-f]{8})`)
 
 // Serve is a `sandscope serve` subprocess on a state directory.
 type Serve struct {

@@ -76,7 +76,7 @@ func TestStableCommandLine(t *testing.T) {
 		t.Errorf("wait on a run the record settled made %d sandbox requests, want 0", after-before)
 	}
 	if r = run("logs", "box", "--all"); r.Code != 0 || !strings.Contains(string(r.Stdout), "| out\n") || !strings.Contains(string(r.Stdout), "| begin\n") ||
-		!strings.Contains(string(r.Stdout), "| end\n") || !strings.Contains(string(r.Stderr), "EXITED 6 (confirmed") {
+		!strings.Contains(string(r.Stdout), "| end\n") || !strings.Contains(string(r.Stderr), "ended: EXITED 6\n") {
 		t.Errorf("logs --all: %d %q %q", r.Code, r.Stdout, r.Stderr)
 	}
 	// A run still going: wait reads the recorder until its status file settles it; logs --all -f
@@ -90,21 +90,22 @@ func TestStableCommandLine(t *testing.T) {
 	var running string
 	for deadline := time.Now().Add(time.Minute); running == "" && time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
 		for _, l := range strings.Split(string(run("ls", "box").Stdout), "\n") {
-			if f := strings.Fields(l); len(f) > 1 && f[1] == "RUNNING" {
-				running = f[0]
+			// KIND ID STATE …: the one table ls prints on every bridge
+			if f := strings.Fields(l); len(f) > 2 && f[0] == "process" && f[2] == "RUNNING" {
+				running = f[1]
 			}
 		}
 	}
 	if running == "" {
 		t.Fatal("the background exec's run never showed as RUNNING in ls")
 	}
-	if r = run("wait", "box", running); r.Code != 9 || !strings.Contains(string(r.Stderr), "EXITED 9 (confirmed") {
+	if r = run("wait", "box", running); r.Code != 9 || !strings.Contains(string(r.Stderr), "ended: EXITED 9\n") {
 		t.Errorf("wait on a running run: %d %q", r.Code, r.Stderr)
 	}
 	if r = run("logs", "box", "--all", "-f", "--command", "slow"); r.Code != 0 || !strings.Contains(string(r.Stdout), "| late\n") {
 		t.Errorf("logs --all -f: %d %q %q", r.Code, r.Stdout, r.Stderr)
 	}
-	if r = run("wait", "box", "nosuch"); r.Code != 2 || !strings.Contains(string(r.Stderr), "only runs started here are known") {
+	if r = run("wait", "box", "nosuch"); r.Code != 2 || !strings.Contains(string(r.Stderr), "only runs sandscope started are known") {
 		t.Errorf("wait on an unknown run: %d %q", r.Code, r.Stderr)
 	}
 
