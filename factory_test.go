@@ -4,12 +4,17 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/spf13/cobra"
+
 	"sandscope/client"
 	"sandscope/driver"
+	"sandscope/localbridge/bridgetest"
 )
 
 // fakeDriver is a driver a test scripts: Start answers from starts (then the run below), Follow
@@ -228,5 +233,56 @@ func TestWaitAnswersAKnownEndingWithoutAStream(t *testing.T) {
 	d = &fakeDriver{run: driver.Run{ID: "r1", State: driver.StateRunning}, events: []client.LogEvent{ended("r1", driver.StateExited, intp(0))}}
 	if code, _, stderr := runWith(t, d, "wait", "box", "r1"); code != 0 || len(d.followed) != 1 {
 		t.Errorf("running: exit %d, %d follows, stderr %q", code, len(d.followed), stderr)
+	}
+}
+
+// connect is the one place that opens a driver: a bridge whose lookups start containers gets the
+// record at once (its driver answers lookups from it) and the command no second record of its
+// own; a bridge whose lookups start nothing gets none (the command's own record opens when it has
+// something to keep).
+func TestConnectGivesTheRecordOnlyWhereLookupsWake(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		stable bool
+	}{{"preview", false}, {"stable", true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv("XDG_STATE_HOME", t.TempDir())
+			t.Setenv("SANDSCOPE_URL", "")
+			var opts []bridgetest.Option
+			if tc.stable {
+				opts = append(opts, bridgetest.WithStable())
+			}
+			b := bridgetest.Start(t, opts...)
+			tok := filepath.Join(t.TempDir(), "token")
+			if err := os.WriteFile(tok, []byte(b.Token), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			var got driver.Options
+			g := &globalOptions{url: b.URL, tokenFile: tok}
+			g.openDriver = func(ctx context.Context, c *client.Client, o driver.Options) (driver.Driver, error) {
+				got = o
+				return driver.Open(ctx, c, o)
+			}
+			var stderr bytes.Buffer
+			cmd := &cobra.Command{}
+			cmd.SetErr(&stderr)
+			cn, err := g.connect(context.Background(), cmd, connectOptions{op: "test", noAnswerExit: exitFailure})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cn.Close()
+			_, sessions := cn.d.(driver.Sessions)
+			if sessions != tc.stable || (got.Record != nil) != tc.stable || (cn.rec != nil) != tc.stable || got.Notices == nil {
+				t.Errorf("sessions %v, record given %v, kept %v, notices %v", sessions, got.Record != nil, cn.rec != nil, got.Notices != nil)
+			}
+			rec := cn.recorder(false)
+			if (rec == nil) != tc.stable {
+				t.Errorf("the command's own record: %v", rec != nil)
+			}
+			rec.Close()
+			if stderr.Len() != 0 {
+				t.Errorf("stderr %q", stderr.String())
+			}
+		})
 	}
 }
