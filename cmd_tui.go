@@ -275,7 +275,8 @@ func paneKeyOverrides(keys map[string][]string, detachKey string) map[string][]s
 }
 
 // remoteTarget builds the client for a configured remote bridge and reads its capabilities (5 s
-// at most): whether it is a sandscope local bridge, and why it cannot be used, if so.
+// at most): whether it is a sandscope local bridge, and the API it speaks, which the client keeps
+// for the UI's driver.Open (the one place that tells dialects apart).
 func remoteTarget(ctx context.Context, eff *config.Effective) (ui.Target, error) {
 	tctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	tok, err := eff.Token.Get(tctx)
@@ -292,7 +293,7 @@ func remoteTarget(ctx context.Context, eff *config.Effective) (ui.Target, error)
 	caps, err := c.Capabilities(cctx)
 	cancel()
 	if err == nil {
-		t.Local, t.BridgeProblem = caps.Local, caps.Problem()
+		t.Local = caps.Local
 	}
 	// the record's identity: the capabilities just read say it (or the one learned before)
 	if t.RecordID, err = bridgeIdentity(ctx, c, eff.URL); err != nil {
@@ -344,6 +345,11 @@ func (e *embedded) target() (ui.Target, error) {
 		_ = srv.Close(ctx)
 		return ui.Target{}, fmt.Errorf("local bridge client: %w", err)
 	}
+	// the API document, read now (the client keeps it): the UI's driver.Open tells the dialect
+	// from it as for any bridge, so --dialect stable gets the stable driver
+	cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	_, _ = c.Capabilities(cctx)
+	cancel()
 	e.srv = srv
 	// the embedded bridge's port changes every run; its sandboxes live under root
 	e.t = ui.Target{Client: c, BridgeURL: "local:" + root, BridgeLabel: e.labelLocked(), Local: true,

@@ -14,7 +14,6 @@ import (
 	"sandscope/ui/logview"
 	"sandscope/ui/runs"
 	"sandscope/ui/sandbox"
-	"sandscope/ui/stablebox"
 	"sandscope/ui/termpane"
 	"sandscope/vocab"
 )
@@ -142,10 +141,6 @@ func (m *Model) route(msg tea.Msg) tea.Cmd {
 		}
 		return m.toTop(msg)
 	case common.OpenSandboxMsg:
-		if m.ctx.Stable != nil {
-			// a stable bridge: the record's runs and sessions, nothing asked of the bridge
-			return m.push(stablebox.New(m.ctx, msg.ID))
-		}
 		// history lives in the record: a new screen shows it all
 		s := sandbox.New(m.ctx, msg.ID)
 		if msg.Terminal != "" {
@@ -165,7 +160,7 @@ func (m *Model) route(msg tea.Msg) tea.Cmd {
 	case common.OpenTerminalMsg:
 		return m.openTerminal(msg)
 	case common.AttachTerminalMsg:
-		return m.attachFull(msg.Sandbox, msg.Terminal)
+		return m.attachFull(common.OpenTerminalMsg{Sandbox: msg.Sandbox, Terminal: msg.Terminal, Shell: msg.Shell, Session: msg.Session})
 	case attachConnMsg:
 		return m.runAttach(msg)
 	case attachDoneMsg:
@@ -184,6 +179,9 @@ func (m *Model) route(msg tea.Msg) tea.Cmd {
 		return m.recordFailed(msg)
 	case recordNoticeMsg:
 		return m.recordNotice(msg)
+	case driverNoticeMsg:
+		m.status, m.statusLevel, m.statusAt = common.SanitizeText(msg.text), common.Warn, m.ctx.Clock()
+		return waitDriverNotice(m.baseCtx, m.driverNotes)
 	case demoDoneMsg:
 		m.demoDone(msg)
 		return nil
@@ -438,11 +436,11 @@ func (m *Model) pop() {
 func (m *Model) openTerminal(msg common.OpenTerminalMsg) tea.Cmd {
 	m.status = "connecting to terminal " + common.SanitizeText(msg.Terminal.ID) + "…"
 	m.statusLevel = common.Info
-	br, base, stable := m.ctx.Bridge, m.ctx.BaseCtx(), m.ctx.Stable
+	br, base := m.ctx.Driver, m.ctx.BaseCtx()
 	w, h := m.bodySize()
 	return func() tea.Msg {
 		// the connection outlives this command: it is bound to the program's context
-		conn, err := connectTerm(base, br, stable, msg.Sandbox, msg.Terminal.ID, w, h-1)
+		conn, err := connectTerm(base, br, msg, w, h-1)
 		return termConnectedMsg{open: msg, conn: conn, err: err}
 	}
 }
@@ -465,7 +463,7 @@ func (m *Model) attachPane(msg termConnectedMsg) tea.Cmd {
 		TerminalID: msg.open.Terminal.ID,
 		Command:    common.DisplayArgv(msg.open.Terminal.Command),
 		Context:    m.ctx,
-		Replays:    m.ctx.Stable != nil,
+		Replays:    !m.ctx.Driver.Features().TerminalResume, // a reconnect replays the whole buffer
 	})
 	m.panes[pane.ID()] = paneEntry{pane: pane, open: msg.open}
 	pane.SetOrigin(0, headerHeight)

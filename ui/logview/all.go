@@ -65,10 +65,10 @@ func (m *Model) watchAll() tea.Cmd {
 		// what changed between the screen below reading the record and this view subscribing
 		return tea.Batch(m.joinFromRecord(), waitForAllChange(m, ch, m.all, m.gen))
 	}
-	if m.ctx.Bridge == nil {
+	if m.ctx.Driver == nil {
 		return nil
 	}
-	w := m.ctx.Bridge.Watch(ctx, m.all, client.WatchOptions{FastInterval: m.ctx.WatchFast, SlowInterval: m.ctx.WatchSlow})
+	w := m.ctx.Driver.Watch(ctx, m.all, client.WatchOptions{FastInterval: m.ctx.WatchFast, SlowInterval: m.ctx.WatchSlow})
 	if w.SetFocused != nil {
 		w.SetFocused(true)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/muesli/termenv"
 
 	"sandscope/client"
+	"sandscope/driver"
 	"sandscope/followall"
 	"sandscope/keymap"
 	"sandscope/record"
@@ -184,7 +185,7 @@ func (m *Model) startSource(i int) tea.Cmd {
 		}
 		return nil
 	}
-	if m.ctx.Bridge == nil {
+	if m.ctx.Driver == nil {
 		return nil
 	}
 	if s.cancel != nil {
@@ -195,8 +196,8 @@ func (m *Model) startSource(i int) tea.Cmd {
 	// A short queue: bridge events carry up to 256 KiB each, so the default depth would let a
 	// producer that outruns the screen park tens of MiB in the channel. The buffer, not the
 	// queue, is where history lives (and it spills to disk).
-	s.ch = m.ctx.Bridge.Follow(ctx, s.target.Sandbox, s.target.Process.ID,
-		client.FollowOptions{QuietAfter: m.quietAfter, Buffer: followQueue})
+	s.ch = m.ctx.Driver.Follow(ctx, s.target.Sandbox, s.target.Process.ID, driver.FollowOptions{
+		FollowOptions: client.FollowOptions{QuietAfter: m.quietAfter, Buffer: followQueue}, Background: s.target.Background})
 	return waitForLog(m, s.ch, i, m.gen)
 }
 

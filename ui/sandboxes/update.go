@@ -9,6 +9,8 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
+	"sandscope/client"
+	"sandscope/driver"
 	"sandscope/record"
 	"sandscope/ui/common"
 	"sandscope/ui/components"
@@ -167,7 +169,7 @@ func (m *Model) answer(res *common.DialogResult) tea.Cmd {
 		switch {
 		case id == "":
 			m.busy = "creating a sandbox…"
-			return m.action("create", "", func(ctx context.Context) (string, error) { return m.ctx.Bridge.CreateSandbox(ctx) })
+			return m.action("create", "", func(ctx context.Context) (string, error) { return m.ctx.Driver.CreateSandbox(ctx) })
 		case !ValidID(id):
 			return common.Status(common.Error, "create: "+common.BadSandboxID(id))
 		case m.find(id) != nil:
@@ -192,7 +194,11 @@ func (m *Model) answer(res *common.DialogResult) tea.Cmd {
 	case "delete", "stop", "replace":
 		id, _ := res.Data.(string)
 		m.busy = res.ID + " " + id + "…"
-		br := m.ctx.Bridge
+		br, ok := m.ctx.Driver.(driver.Lifecycle)
+		if !ok {
+			m.busy = ""
+			return common.Unsupported(res.ID + " a sandbox")
+		}
 		return m.action(res.ID, id, func(ctx context.Context) (string, error) {
 			switch res.ID {
 			case "delete":
@@ -273,7 +279,13 @@ func (m *Model) refresh() tea.Cmd {
 	m.gen++
 	m.inflight = true
 	gen := m.gen
-	br := m.ctx.Bridge
+	br := m.ctx.Driver
+	// per-sandbox lookups only where the bridge has them and they start nothing
+	statuses, _ := br.(driver.Statuses)
+	if !br.Features().NonWakingLookups {
+		statuses = nil
+	}
+	terms, _ := br.(driver.Terminals)
 	local := m.ctx.Local
 	base := m.ctx.BaseCtx()
 	now := m.ctx.Clock
@@ -340,11 +352,18 @@ func (m *Model) refresh() tea.Cmd {
 				}
 				continue
 			}
+			if statuses == nil {
+				continue // nothing may be asked: the record's state (none yet) is all there is
+			}
 			var sr statusResult
-			sr.running, sr.err = br.Running(ctx, id)
+			sr.running, sr.err = statuses.Running(ctx, id)
 			if sr.err == nil {
-				ps, perr := br.ListProcesses(ctx, id)
-				ts, terr := br.ListTerminals(ctx, id)
+				ps, perr := br.Runs(ctx, id)
+				var ts []client.Terminal
+				var terr error
+				if terms != nil {
+					ts, terr = terms.ListTerminals(ctx, id)
+				}
 				if perr == nil && terr == nil {
 					sr.procs, sr.terms, sr.countsKnown = len(ps), len(ts), true
 				}
@@ -363,7 +382,7 @@ func (m *Model) refresh() tea.Cmd {
 // isConnErr says whether err concerns the bridge as a whole rather than one sandbox.
 func isConnErr(err error) bool {
 	switch common.Classify(err) {
-	case common.ErrUnreachable, common.ErrUnauthorized, common.ErrWrongAPI:
+	case common.ErrUnreachable, common.ErrUnauthorized:
 		return true
 	}
 	return false
