@@ -15,10 +15,10 @@ package driver
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"sandscope/client"
+	"sandscope/record"
 )
 
 // Run is one process, however the bridge runs it: a preview process, a stable run under the
@@ -173,5 +173,6 @@ type Waker interface {
 }
 
 // ErrNotLive is returned by a background Follow of a run the driver does not stream itself
-// (reading it would wake a container).
-var ErrNotLive = errors.New("not followed: reading this run would start its container")
+// (reading it would wake a container). It is the record's ErrNotFollowed, so the record's
+// capture, which cannot import this package, knows it.
+var ErrNotLive = record.ErrNotFollowed

@@ -109,7 +109,8 @@ func (p *Preview) OpenShell(ctx context.Context, sandbox string, req ShellReques
 	if req.Session != "" {
 		return nil, client.ErrUnsupported
 	}
-	treq := client.TerminalRequest{Cols: req.Cols, Rows: req.Rows}
+	// The preview API wants an argv: the default is a login shell, bash where the image has it.
+	treq := client.TerminalRequest{Cols: req.Cols, Rows: req.Rows, Argv: loginShellArgv}
 	if req.Shell != "" {
 		treq.Argv = []string{req.Shell}
 	}
@@ -121,3 +122,6 @@ func (p *Preview) OpenShell(ctx context.Context, sandbox string, req ShellReques
 }
 
 func (p *Preview) PoolStats(ctx context.Context) (client.PoolStats, error) { return p.c.PoolStats(ctx) }
+
+// loginShellArgv starts a login shell: bash when the sandbox has it, else sh (as `sandscope shell`).
+var loginShellArgv = []string{"/bin/sh", "-c", "if command -v bash >/dev/null 2>&1; then exec bash -l; else exec sh -l; fi"}

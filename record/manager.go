@@ -2,6 +2,7 @@ package record
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"sync"
@@ -92,8 +93,11 @@ type Manager struct {
 	watchers map[string]*watched
 	focus    string
 	captures map[capKey]context.CancelFunc // running captures
-	queue    []queued                      // waiting captures, in the order of the rule
-	wg       sync.WaitGroup
+	// notFollowed are the processes the source refused to follow in the background
+	// (ErrNotFollowed): asking again would be refused again
+	notFollowed map[capKey]bool
+	queue       []queued // waiting captures, in the order of the rule
+	wg          sync.WaitGroup
 }
 
 type watched struct {
@@ -113,7 +117,7 @@ type queued struct {
 func NewManager(ctx context.Context, rec *Record, src Bridge, budget WatchBudget) *Manager {
 	ctx, cancel := context.WithCancel(ctx)
 	return &Manager{rec: rec, src: src, budget: budget.withDefaults(), ctx: ctx, cancel: cancel, started: time.Now(),
-		watchers: map[string]*watched{}, captures: map[capKey]context.CancelFunc{}}
+		watchers: map[string]*watched{}, captures: map[capKey]context.CancelFunc{}, notFollowed: map[capKey]bool{}}
 }
 
 // Record is the record the manager feeds.
@@ -254,7 +258,7 @@ func (m *Manager) want(k capKey, seen time.Time, ended bool) {
 	if m.ctx.Err() != nil {
 		return
 	}
-	if _, ok := m.captures[k]; ok {
+	if _, ok := m.captures[k]; ok || m.notFollowed[k] {
 		return
 	}
 	for i := range m.queue {
@@ -323,19 +327,38 @@ func (m *Manager) startLocked() {
 	}
 }
 
+// ErrNotFollowed is a follow's Failed error when the source does not follow that process in the
+// background because reading it would start its container (a stable bridge, for a run no
+// sandscope process streams here). The capture then records nothing and does not ask again.
+var ErrNotFollowed = errors.New("not followed: reading this run would start its container")
+
 // capture follows one process and keeps its output until it ends, is lost, or sandscope quits.
 func (m *Manager) capture(ctx context.Context, k capKey, queuedAt time.Time) {
 	defer m.wg.Done()
 	prev, _ := m.rec.Captured(k.sandbox, k.process)
 	since := prev.LastCursor
-	m.rec.CaptureBegin(k.sandbox, k.process, false, "")
 	events := m.src.Follow(ctx, k.sandbox, k.process, client.FollowOptions{Since: since, QuietAfter: m.budget.CaptureQuiet})
 	why := "sandscope stopped capturing (it quit)"
 	first := since == ""
+	// The capture begins with the first event: a source that does not follow the process says
+	// so in it, and then nothing of this capture belongs in the record.
+	began := false
 	for {
 		ev, ok := recv(ctx, events)
 		if !ok {
 			break
+		}
+		if !began {
+			if ev.Kind == client.Failed && errors.Is(ev.Err, ErrNotFollowed) {
+				m.mu.Lock()
+				delete(m.captures, k)
+				m.notFollowed[k] = true
+				m.startLocked()
+				m.mu.Unlock()
+				return
+			}
+			began = true
+			m.rec.CaptureBegin(k.sandbox, k.process, false, "")
 		}
 		switch ev.Kind {
 		case client.Data:
@@ -356,6 +379,9 @@ func (m *Manager) capture(ctx context.Context, k capKey, queuedAt time.Time) {
 			why = "capture failed: " + ev.Reason
 		}
 		m.rec.Add(FromLogEvent(k.sandbox, k.process, ev))
+	}
+	if !began {
+		m.rec.CaptureBegin(k.sandbox, k.process, false, "")
 	}
 	m.rec.CaptureEnd(k.sandbox, k.process, why)
 	m.mu.Lock()

@@ -2,6 +2,7 @@ package record
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -254,5 +255,57 @@ func TestManagerCapturesAnEndedProcessFirst(t *testing.T) {
 	time.Sleep(50 * time.Millisecond)
 	if got := b.followed(); len(got) != 3 {
 		t.Fatalf("followed %v", got)
+	}
+}
+
+// refusingBridge follows nothing in the background: every follow is one Failed event whose
+// error is ErrNotFollowed (a stable bridge, for runs no sandscope process streams).
+type refusingBridge struct {
+	events  chan client.SandboxEvent
+	follows atomic.Int32
+}
+
+func (b *refusingBridge) Watch(ctx context.Context, sb string, o client.WatchOptions) (<-chan client.SandboxEvent, func(bool), func(time.Duration)) {
+	return b.events, func(bool) {}, func(time.Duration) {}
+}
+
+func (b *refusingBridge) Follow(ctx context.Context, sb, p string, o client.FollowOptions) <-chan client.LogEvent {
+	b.follows.Add(1)
+	ch := make(chan client.LogEvent, 1)
+	ch <- client.LogEvent{Kind: client.Failed, Time: time.Now(), Err: fmt.Errorf("follow %s: %w", p, ErrNotFollowed)}
+	close(ch)
+	return ch
+}
+
+// A follow the source refuses (reading would start a container) leaves no capture in the record
+// and is not asked for again when the process changes.
+func TestManagerNotFollowedLeavesNoCapture(t *testing.T) {
+	rec := open(t, t.TempDir())
+	defer rec.Close()
+	b := &refusingBridge{events: make(chan client.SandboxEvent, 16)}
+	m := NewManager(context.Background(), rec, b, WatchBudget{})
+	defer m.Close()
+	m.Track("sb")
+	now := time.Now()
+	b.events <- client.SandboxEvent{Kind: client.ProcessAppeared, Sandbox: "sb", Time: now,
+		Process: &client.Process{ID: "r1", State: "running", StartedAt: now}}
+	waitUntil(t, "the refused follow", func() bool { return b.follows.Load() == 1 && !m.Capturing("sb", "r1") })
+	code := 0
+	b.events <- client.SandboxEvent{Kind: client.ProcessChanged, Sandbox: "sb", Time: now.Add(time.Second),
+		Process: &client.Process{ID: "r1", State: "exited", StartedAt: now, Exit: &client.Exit{Code: code}}}
+	waitUntil(t, "the change recorded", func() bool {
+		e := rec.State("sb").Find(Process, "r1")
+		return e != nil && e.State() == "exited"
+	})
+	time.Sleep(50 * time.Millisecond)
+	if n := b.follows.Load(); n != 1 {
+		t.Errorf("followed %d times, want 1 (a refused follow is not retried)", n)
+	}
+	rec.Flush()
+	if c, err := rec.Captured("sb", "r1"); err != nil || c.Found {
+		t.Errorf("capture %+v %v: a refused follow must leave no capture", c, err)
+	}
+	if o := rec.OutputOf("sb", "r1"); o.Found {
+		t.Errorf("output summary %+v: want none", o)
 	}
 }

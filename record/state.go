@@ -237,7 +237,9 @@ func (s *State) applyWatch(ev Event) string {
 				e.Evidence = ev.Evidence
 			}
 			e.Gone = true
-			if e.State() == "running" && !e.Lost {
+			// A driver that decides a loss itself says so in the state it reports ("lost": the
+			// stable driver, from the recorder's files), whatever state was seen before.
+			if (e.State() == "running" || ev.Process != nil && ev.Process.State == "lost") && !e.Lost {
 				e.Lost, e.LostAt = true, ev.Time
 			}
 			e.Run, e.Earlier = ev.Run, ev.Earlier
