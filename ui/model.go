@@ -70,6 +70,8 @@ type Model struct {
 	// driverNotes carries the driver's notices ("a different container answers now") to the
 	// status area.
 	driverNotes noticeQueue
+	// declined holds, per sandbox, the wake notice the user said no to (asked again next time).
+	declined map[string]string
 
 	// panel is the bridge panel (capacity), opened over any screen.
 	panel     *bridgepanel.Model
@@ -87,7 +89,7 @@ func New(o Options) (*Model, error) {
 		return nil, err
 	}
 	m := &Model{ctx: c, cancel: cancel, opts: o, baseCtx: base, baseCancel: baseCancel,
-		panes: map[int64]paneEntry{}, detachKey: o.DetachKey, driverNotes: make(noticeQueue, 16)}
+		panes: map[int64]paneEntry{}, detachKey: o.DetachKey, driverNotes: make(noticeQueue, 16), declined: map[string]string{}}
 	if notices := openBridge(c, o.Target, o.RecordBudget, o.WatchBudget, m.driverNotes); len(notices) > 0 {
 		m.status, m.statusLevel = "record: "+strings.Join(notices, "; "), common.Warn
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 
+	"sandscope/driver"
 	"sandscope/ui/bridgepanel"
 	"sandscope/ui/common"
 	"sandscope/ui/components"
@@ -156,6 +157,12 @@ func (m *Model) route(msg tea.Msg) tea.Cmd {
 		if len(msg.Targets) == 0 && msg.All == "" {
 			return nil
 		}
+		if w, ok := m.ctx.Driver.(driver.Waker); ok && !msg.Told && msg.NeedsRead() {
+			// opened from a screen that did not ask (all runs, notifications): reading it
+			// starts the sandbox's container, so the user is told first
+			msg.Told = true
+			return m.askWake(w, msg.Targets[0].Sandbox, "Reading a run's output", msg)
+		}
 		return m.push(logview.New(m.ctx, msg.Targets, logview.Options{MemLines: m.ctx.LogMemLines, All: msg.All}))
 	case common.OpenTerminalMsg:
 		return m.openTerminal(msg)
@@ -182,6 +189,8 @@ func (m *Model) route(msg tea.Msg) tea.Cmd {
 	case driverNoticeMsg:
 		m.status, m.statusLevel, m.statusAt = common.SanitizeText(msg.text), common.Warn, m.ctx.Clock()
 		return waitDriverNotice(m.baseCtx, m.driverNotes)
+	case wakeNoticeMsg:
+		return m.wakeNotice(msg)
 	case demoDoneMsg:
 		m.demoDone(msg)
 		return nil
@@ -293,6 +302,12 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 			}
 		case common.EndTerminalID:
 			return m.endTerminal(res)
+		case "wake":
+			if !res.OK {
+				return nil
+			}
+			delete(m.declined, res.Data.(wakeNoticeMsg).sandbox)
+			return common.Send(res.Data.(wakeNoticeMsg).then)
 		}
 		return nil
 	}
@@ -488,4 +503,32 @@ func (m *Model) openRuns() tea.Cmd {
 		}
 	}
 	return m.push(runs.New(m.ctx))
+}
+
+// wakeNoticeMsg is the driver's wake notice for an action the root was asked to take (then).
+type wakeNoticeMsg struct {
+	sandbox string
+	text    string
+	then    tea.Msg
+}
+
+// askWake asks the driver for its wake notice in a command (it may read the record); then is
+// sent once the user agreed, or at once when there is nothing to say.
+func (m *Model) askWake(w driver.Waker, sandbox, what string, then tea.Msg) tea.Cmd {
+	if text, ok := m.declined[sandbox]; ok {
+		return common.Send(wakeNoticeMsg{sandbox: sandbox, text: text, then: then})
+	}
+	return func() tea.Msg { return wakeNoticeMsg{sandbox: sandbox, text: w.WakeNotice(sandbox, what), then: then} }
+}
+
+// wakeNotice shows the notice in a confirm dialog (nothing is sent before yes); a notice the user
+// said no to is asked again next time (the driver says it once).
+func (m *Model) wakeNotice(msg wakeNoticeMsg) tea.Cmd {
+	if msg.text == "" {
+		return common.Send(msg.then)
+	}
+	m.declined[msg.sandbox] = msg.text
+	m.dialog = common.NewConfirm("wake", "Start the container of "+common.SanitizeText(msg.sandbox)+"?", common.SanitizeText(msg.text)+" Continue?")
+	m.dialog.Data = msg
+	return nil
 }

@@ -36,6 +36,20 @@ type LogTarget struct {
 type OpenLogsMsg struct {
 	Targets []LogTarget
 	All     string
+	// Told says the user already agreed that reading these logs starts the sandbox's container
+	// (driver.Waker); otherwise the root asks first where it would.
+	Told bool
+}
+
+// NeedsRead reports whether opening the logs reads from the sandbox: a target followed in the
+// foreground whose container is not known gone (a LOST or STALE one is read from the record).
+func (o OpenLogsMsg) NeedsRead() bool {
+	for _, t := range o.Targets {
+		if !t.Lost && !t.Stale && !t.Background {
+			return true
+		}
+	}
+	return false
 }
 
 // OpenTerminalMsg asks the root to open a terminal pane.

@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -123,6 +124,9 @@ func (m *Model) applyPreview(msg previewMsg) tea.Cmd {
 			p.note = "LOST: " + ev.Reason
 		case client.Failed:
 			p.note = "follow failed: " + ev.Reason
+			if errors.Is(ev.Err, driver.ErrNotLive) {
+				p.note = "not followed here: reading it would start its container; " + m.ctx.Keys.Open.Help().Key + " opens its log"
+			}
 		}
 	}
 	if msg.closed {

@@ -396,15 +396,11 @@ func (m *Model) open() tea.Cmd {
 			targets = append(targets, m.target(e))
 		}
 		procs.ClearMarks()
-		open := common.Send(common.OpenLogsMsg{Targets: targets})
-		for _, t := range targets {
-			if !t.Lost && !t.Stale {
-				// reading a live log is a request to the sandbox (what was captured of a
-				// LOST or STALE one is read from the record)
-				return m.wake("Reading a run's output", func() tea.Cmd { return open })
-			}
+		open := common.OpenLogsMsg{Targets: targets, Told: true}
+		if open.NeedsRead() {
+			return m.wake("Reading a run's output", func() tea.Cmd { return common.Send(open) })
 		}
-		return open
+		return common.Send(open)
 	case TerminalsTab:
 		e := m.curTerm()
 		if e == nil {
