@@ -479,6 +479,7 @@ func (m *Model) attachPane(msg termConnectedMsg) tea.Cmd {
 		Command:    common.DisplayArgv(msg.open.Terminal.Command),
 		Context:    m.ctx,
 		Replays:    !m.ctx.Driver.Features().TerminalResume, // a reconnect replays the whole buffer
+		NoSignals:  !canSignal(m.ctx.Driver),
 	})
 	m.panes[pane.ID()] = paneEntry{pane: pane, open: msg.open}
 	pane.SetOrigin(0, headerHeight)
@@ -528,7 +529,13 @@ func (m *Model) wakeNotice(msg wakeNoticeMsg) tea.Cmd {
 		return common.Send(msg.then)
 	}
 	m.declined[msg.sandbox] = msg.text
-	m.dialog = common.NewConfirm("wake", "Start the container of "+common.SanitizeText(msg.sandbox)+"?", common.SanitizeText(msg.text)+" Continue?")
+	m.dialog = common.NewConfirm("wake", "Start the container of "+common.SanitizeText(msg.sandbox)+"?", common.WakeQuestion(msg.text))
 	m.dialog.Data = msg
 	return nil
+}
+
+// canSignal reports whether the driver interrupts and terminates terminals (driver.Terminals).
+func canSignal(d driver.Driver) bool {
+	_, ok := d.(driver.Terminals)
+	return ok
 }

@@ -128,3 +128,13 @@ func Describe(op string, err error) string {
 	}
 	return SanitizeText(s)
 }
+
+// WakeQuestion is a driver's wake notice as the confirm dialog asks it: the notice (without the
+// command line's "sandscope: " lead), then whether to go on.
+func WakeQuestion(notice string) string {
+	s := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(notice), "sandscope: "))
+	if s != "" && !strings.HasSuffix(s, ".") {
+		s += "."
+	}
+	return SanitizeText(s) + " Continue?"
+}

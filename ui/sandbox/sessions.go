@@ -268,7 +268,7 @@ func (m *Model) applyWake(msg wakeMsg) tea.Cmd {
 }
 
 func (m *Model) askWake(text string, do func() tea.Cmd) {
-	m.dialog = common.NewConfirm("wake", "Start the container of "+m.id+"?", common.SanitizeText(text)+" Continue?")
+	m.dialog = common.NewConfirm("wake", "Start the container of "+m.id+"?", common.WakeQuestion(text))
 	m.dialog.Data = do
 	m.declined = text
 }

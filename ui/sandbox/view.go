@@ -254,8 +254,11 @@ func duration(start time.Time, end *time.Time, running bool, now time.Time) stri
 
 // procCols: at 80 columns COMMAND keeps room while CWD and INC give way; STATE gets at least the
 // widest bare state word of its rows and grows toward their full wording.
+// wideIDWant is what the ID column may take on a wide table: a whole stable run ID.
+const wideIDWant = 26
+
 var procCols = []components.Column{
-	{Title: "ID", Min: 8, Want: 12, Priority: 0},
+	{Title: "ID", Min: 8, Want: 12, Priority: 0}, // wideIDWant on a wide table
 	{Title: "STATE", Priority: 0}, // sized by withState for the rows' words
 	{Title: "INC", Min: 4, Priority: 3},
 	{Title: "COMMAND", Min: 14, Want: 40, Priority: 0, Flex: true},
@@ -328,7 +331,13 @@ func (m *Model) procRows(now time.Time) (string, []string, string) {
 	for i, e := range m.st.Processes {
 		plain[i] = m.procCells(e, words[i], now)
 	}
-	pc := withState(components.Natural(procCols, plain), 1, words, m.tableWidth())
+	cols0 := procCols
+	if m.tableWidth() >= 150 {
+		// a stable run's ID is 25 cells: whole where there is room for it
+		cols0 = append([]components.Column(nil), procCols...)
+		cols0[0].Want = wideIDWant
+	}
+	pc := withState(components.Natural(cols0, plain), 1, words, m.tableWidth())
 	cols := m.layout(pc)
 	head := joinShown(titles(pc), cols)
 	var rows []string
