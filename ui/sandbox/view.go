@@ -259,7 +259,7 @@ const wideIDWant = 26
 
 var procCols = []components.Column{
 	{Title: "ID", Min: 8, Want: 12, Priority: 0}, // wideIDWant on a wide table
-	{Title: "STATE", Priority: 0}, // sized by withState for the rows' words
+	{Title: "STATE", Priority: 0},                // sized by withState for the rows' words
 	{Title: "INC", Min: 4, Priority: 3},
 	{Title: "COMMAND", Min: 14, Want: 40, Priority: 0, Flex: true},
 	{Title: "CWD", Min: 10, Want: 14, Priority: 4},
