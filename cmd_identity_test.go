@@ -4,65 +4,20 @@ package main
 // and again after a restart on another port, is one record; a bridge never reached gets none.
 
 import (
-	"context"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
-	"sandscope/localbridge"
+	"sandscope/internal/e2e"
 	"sandscope/record"
 )
 
-// serveProc is a `sandscope serve` subprocess on a state directory.
-type serveProc struct {
-	cmd  *exec.Cmd
-	disc localbridge.Discovery
-}
-
-// startServeProc runs `sandscope serve` with env and waits for its discovery file.
-func startServeProc(t *testing.T, env []string, state string) *serveProc {
+// startServeProc runs `sandscope serve` with env and waits for its discovery file (e2e.StartServe).
+func startServeProc(t *testing.T, env []string, state string) *e2e.Serve {
 	t.Helper()
-	disc := filepath.Join(state, "sandscope", "serve.json")
-	_ = os.Remove(disc)
-	cmd := exec.Command(sandscopeBinary(t), "serve")
-	cmd.Env = env
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	p := &serveProc{cmd: cmd}
-	t.Cleanup(p.stop)
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		d, err := localbridge.ReadDiscovery(disc)
-		if err == nil && d.PID == cmd.Process.Pid {
-			p.disc = d
-			return p
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("serve announced nothing: %v", err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
-func (p *serveProc) stop() {
-	if p.cmd.ProcessState != nil {
-		return
-	}
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	done := make(chan struct{})
-	go func() { _ = p.cmd.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(20 * time.Second):
-		_ = p.cmd.Process.Kill()
-		<-done
-	}
+	return e2e.StartServe(t, env, state)
 }
 
 // identityEnv is an isolated sandscope environment: state, config and cache under dir.
@@ -72,19 +27,10 @@ func identityEnv(t *testing.T, dir string) []string {
 		"XDG_CACHE_HOME=" + filepath.Join(dir, "cache")}
 }
 
+// runIn runs the binary with exactly env and returns its combined output and exit code.
 func runIn(t *testing.T, env []string, args ...string) (string, int) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, sandscopeBinary(t), args...)
-	cmd.Env = env
-	out, err := cmd.CombinedOutput()
-	if ee, ok := err.(*exec.ExitError); ok {
-		return string(out), ee.ExitCode()
-	} else if err != nil {
-		t.Fatalf("%v: %v", args, err)
-	}
-	return string(out), 0
+	return e2e.RunIn(t, env, args...)
 }
 
 func recordFiles(t *testing.T, state string) []string {
@@ -105,15 +51,15 @@ func TestOneRecordForOneServeFoundEveryWay(t *testing.T) {
 		t.Fatal(err)
 	}
 	writeContext := func(url string) {
-		cfg := "contexts:\n  - name: mine\n    url: " + url + "/\n    tokenFile: " + srv.disc.TokenFile + "\n"
+		cfg := "contexts:\n  - name: mine\n    url: " + url + "/\n    tokenFile: " + srv.Disc.TokenFile + "\n"
 		if err := os.WriteFile(filepath.Join(cfgDir, "config.yaml"), []byte(cfg), 0o600); err != nil {
 			t.Fatal(err)
 		}
 	}
-	writeContext(srv.disc.URL)
+	writeContext(srv.Disc.URL)
 	ways := [][]string{
 		{"exec", "ids", "--", "echo", "found-through-serve-json"},
-		{"--url", strings.ToUpper(srv.disc.URL[:4]) + srv.disc.URL[4:], "--token-file", srv.disc.TokenFile, "exec", "ids", "--", "echo", "found-by-url"},
+		{"--url", strings.ToUpper(srv.Disc.URL[:4]) + srv.Disc.URL[4:], "--token-file", srv.Disc.TokenFile, "exec", "ids", "--", "echo", "found-by-url"},
 		{"--context", "mine", "exec", "ids", "--", "echo", "found-by-context"},
 	}
 	for _, args := range ways {
@@ -122,10 +68,10 @@ func TestOneRecordForOneServeFoundEveryWay(t *testing.T) {
 		}
 	}
 	// the same serve, restarted: another port, the same bridge
-	srv.stop()
+	srv.Stop()
 	srv = startServeProc(t, env, state)
-	writeContext(srv.disc.URL)
-	if out, code := runIn(t, env, "--url", srv.disc.URL, "--token-file", srv.disc.TokenFile, "exec", "ids", "--", "echo", "after-restart"); code != 0 {
+	writeContext(srv.Disc.URL)
+	if out, code := runIn(t, env, "--url", srv.Disc.URL, "--token-file", srv.Disc.TokenFile, "exec", "ids", "--", "echo", "after-restart"); code != 0 {
 		t.Fatalf("exec after restart: exit %d\n%s", code, out)
 	}
 	if files := recordFiles(t, state); len(files) != 1 {
@@ -152,7 +98,7 @@ func TestOneRecordForOneServeFoundEveryWay(t *testing.T) {
 		t.Errorf("bridge kind %q", rep.Bridge.Kind)
 	}
 	// the report finds the record without the bridge, through serve.json's URL or the context
-	srv.stop()
+	srv.Stop()
 	if out, code := runIn(t, env, "report", "ids"); code != 0 || !strings.Contains(out, "after-restart") {
 		t.Errorf("report with the bridge down: exit %d\n%s", code, out)
 	}

@@ -10,64 +10,26 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"sandscope/client"
+	"sandscope/internal/e2e"
 	"sandscope/localbridge"
 	"sandscope/localbridge/bridgetest"
 )
 
-var (
-	cmdBinOnce sync.Once
-	cmdBinPath string
-	cmdBinErr  error
-	cmdBinDir  string
-)
-
-// TestMain points the XDG directories at a temporary one for every test and every binary a test
-// starts with the inherited environment (sandscope records what it observes under the state
-// directory: tests never write into the developer's own), and removes the binary sandscopeBinary
-// built, once every test has run.
+// TestMain runs the tests with private XDG directories and removes the binary sandscopeBinary
+// built once every test has run (e2e.Main).
 func TestMain(m *testing.M) {
 	if path := os.Getenv(lockerEnv); path != "" {
 		os.Exit(holdRecordLock(path)) // a helper process of TestCommandsWaitForALockedRecord
 	}
-	home, err := os.MkdirTemp("", "sandscope-test-xdg-")
-	if err != nil {
-		panic(err)
-	}
-	for _, v := range []string{"XDG_STATE_HOME", "XDG_CACHE_HOME", "XDG_CONFIG_HOME"} {
-		os.Setenv(v, filepath.Join(home, strings.ToLower(strings.TrimPrefix(v, "XDG_"))))
-	}
-	code := m.Run()
-	if cmdBinDir != "" {
-		_ = os.RemoveAll(cmdBinDir)
-	}
-	_ = os.RemoveAll(home)
-	os.Exit(code)
+	e2e.Main(m)
 }
 
-// sandscopeBinary builds the real binary once per test run.
-func sandscopeBinary(t testing.TB) string {
-	t.Helper()
-	cmdBinOnce.Do(func() {
-		cmdBinDir, cmdBinErr = os.MkdirTemp("", "sandscope-cmdtest-")
-		if cmdBinErr != nil {
-			return
-		}
-		cmdBinPath = filepath.Join(cmdBinDir, "sandscope")
-		out, err := exec.Command("go", "build", "-o", cmdBinPath, ".").CombinedOutput()
-		if err != nil {
-			cmdBinErr = errors.New("go build: " + err.Error() + "\n" + string(out))
-		}
-	})
-	if cmdBinErr != nil {
-		t.Fatal(cmdBinErr)
-	}
-	return cmdBinPath
-}
+// sandscopeBinary is the real binary, built once per test run (the end-to-end tests' own).
+func sandscopeBinary(t testing.TB) string { return e2e.Binary(t) }
 
 type runResult struct {
 	stdout, stderr []byte
@@ -75,51 +37,24 @@ type runResult struct {
 }
 
 // runSandscope runs the binary with a clean environment: its own XDG_STATE_HOME, no inherited
-// bridge settings.
+// bridge settings (e2e.Run).
 func runSandscope(t *testing.T, env []string, args ...string) runResult {
 	t.Helper()
-	bin := sandscopeBinary(t) // built once, before the command's own time limit starts
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, args...)
-	base := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "XDG_STATE_HOME=" + t.TempDir()}
-	cmd.Env = append(base, env...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	code := 0
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatalf("run: %v", err)
-	}
-	return runResult{stdout.Bytes(), stderr.Bytes(), code}
+	r := e2e.Run(t, env, args...)
+	return runResult{r.Stdout, r.Stderr, r.Code}
 }
 
 // bridgeArgs starts a local bridge and returns the flags that point the binary at it (the token
 // travels in a file, never in argv).
 func bridgeArgs(t *testing.T, opts ...bridgetest.Option) (*bridgetest.Bridge, []string) {
 	t.Helper()
-	b := bridgetest.Start(t, opts...)
-	tok := filepath.Join(t.TempDir(), "token")
-	if err := os.WriteFile(tok, []byte(b.Token+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return b, []string{"--url", b.URL, "--token-file", tok}
+	return e2e.BridgeArgs(t, opts...)
 }
 
+// startProc starts argv in sandbox "local" of b.
 func startProc(t testing.TB, b *bridgetest.Bridge, argv ...string) client.Process {
 	t.Helper()
-	c, err := client.New(b.URL, client.WithToken(b.Token))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := c.StartProcess(context.Background(), "local", client.ExecRequest{Argv: argv})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
+	return e2e.StartProc(t, b, argv...)
 }
 
 func TestLogsSplitsStreamsAndConfirmsEnd(t *testing.T) {

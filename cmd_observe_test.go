@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"sandscope/client"
+	"sandscope/internal/e2e"
 	"sandscope/localbridge/bridgetest"
 	"sandscope/record"
 )
@@ -127,14 +128,14 @@ func TestLogsAllRecordsWhatItSaw(t *testing.T) {
 
 	// The TUI opened afterwards lists that run on the all-runs screen, LOST in its incarnation,
 	// and the sandbox without adding it.
-	tmuxPath := needTmux(t)
+	tmuxPath := e2e.NeedTmux(t)
 	dir := t.TempDir()
-	env := append(tuiEnv(t, dir), "XDG_STATE_HOME="+state)
-	s := launchTUI(t, tmuxPath, dir, env, flags...)
-	s.waitFor("the sandbox the command saw", "Sandboxes (", "local")
-	s.keys("W")
-	sc := s.waitUntil("the LOST run on the all-runs screen", func(sc string) bool {
-		for _, l := range lines(sc) {
+	env := append(e2e.Env(t, dir), "XDG_STATE_HOME="+state)
+	s := e2e.LaunchTUI(t, tmuxPath, dir, env, flags...)
+	s.WaitFor("the sandbox the command saw", "Sandboxes (", "local")
+	s.Keys("W")
+	sc := s.WaitUntil("the LOST run on the all-runs screen", func(sc string) bool {
+		for _, l := range e2e.Lines(sc) {
 			if strings.Contains(l, beta.ID[:8]) && strings.Contains(l, "LOST") && strings.Contains(l, fmt.Sprintf("#%d", beta.Incarnation)) {
 				return true
 			}
@@ -233,7 +234,7 @@ func TestStableLostRunIsHistory(t *testing.T) {
 	if !errors.As(err, &ee) || ee.ExitCode() != exitExecUnsure {
 		t.Fatalf("exec of a LOST run: %v\n%q", err, stderr.String())
 	}
-	m := reRunID.FindAllStringSubmatch(stderr.String(), -1)
+	m := e2e.RunID.FindAllStringSubmatch(stderr.String(), -1)
 	if m == nil || !strings.Contains(stderr.String(), "LOST") {
 		t.Fatalf("no LOST run in %q", stderr.String())
 	}

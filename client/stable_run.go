@@ -71,8 +71,9 @@ type RunResult struct {
 	RecoveredOut, RecoveredErr []byte
 }
 
-// RunEvent is one event of a recorded run: output (Kind ExecStdout/ExecStderr, Text), or the end
-// (Kind 0, Result set).
+// RunEvent is one event of a recorded run: output (Kind ExecStdout/ExecStderr, Text), the
+// recorder's header (Kind 0, Result nil: the run's PID and Incarnation are set from then on), or
+// the end (Kind 0, Result set).
 type RunEvent struct {
 	Kind   ExecEventKind
 	Text   []byte
@@ -171,6 +172,11 @@ func (r *RecordedRun) read(ctx context.Context) {
 					r.Incarnation = string(m[2])
 					pending = pending[len(startTag)+len(m[0]):]
 					headerDone = true
+					// Say so at once: a command that prints nothing would otherwise keep its
+					// container marker unseen until it ends.
+					if !emit(RunEvent{}) {
+						return false
+					}
 				}
 			} else if !final && bytes.HasPrefix(startTag, pending) {
 				return true

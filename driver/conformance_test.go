@@ -546,7 +546,7 @@ func caseZeroWakes(t *testing.T, h *harness) {
 func TestStableCloseEndsGoroutines(t *testing.T) {
 	h := newHarness(t, true)
 	sb := h.sandbox(t)
-	r := h.start(t, sb, "sh", "-c", "echo up; sleep 30")
+	r := h.start(t, sb, "sleep", "30") // silent: the recorder's header alone names its container
 	ctx := context.Background()
 	ch := h.d.Follow(ctx, sb, r.ID, driver.FollowOptions{})
 	w := h.d.Watch(ctx, sb, client.WatchOptions{FastInterval: 50 * time.Millisecond})

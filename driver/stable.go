@@ -2,6 +2,7 @@ package driver
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"sync"
@@ -190,8 +191,11 @@ func (d *Stable) Run(_ context.Context, sandbox, id string) (Run, error) {
 	}
 	d.learnMarkers(sandbox, sb)
 	r, err := sb.FindRun(id)
+	if errors.Is(err, record.ErrNoRun) {
+		return Run{}, fmt.Errorf("run %s: %w (a stable bridge has no process list: only runs sandscope started are known)", id, client.ErrNotFound)
+	}
 	if err != nil {
-		return Run{}, fmt.Errorf("run %s: %w (%w)", id, client.ErrNotFound, err)
+		return Run{}, fmt.Errorf("run %s: %w", id, err)
 	}
 	if lr := d.liveRun(sandbox, r.ID); lr != nil {
 		return lr.run(d), nil

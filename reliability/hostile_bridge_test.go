@@ -23,13 +23,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"sandscope/internal/e2e"
 	"sandscope/localbridge/bridgetest"
 )
 
@@ -172,57 +172,12 @@ func hostileBridge(t *testing.T, h, token string, openapi []byte) *httptest.Serv
 
 // hostileTmux is a private tmux server whose one pane's raw output is copied to a file.
 type hostileTmux struct {
-	t      *testing.T
-	tmux   string
-	socket string
-	env    []string
-	raw    string
-	n      atomic.Int64
+	*e2e.Session
+	raw string
+	n   atomic.Int64
 	// stderr is where the TUI's stderr goes ("" before it runs): on a timeout the TUI is asked for
 	// a goroutine dump (SIGQUIT) and the test shows what it was doing
 	stderr string
-}
-
-func (s *hostileTmux) run(args ...string) (string, error) {
-	cmd := exec.Command(s.tmux, append([]string{"-S", s.socket}, args...)...)
-	cmd.Env = s.env
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		return string(out), fmt.Errorf("tmux %s: %w: %s", strings.Join(args, " "), err, out)
-	}
-	return string(out), nil
-}
-
-func (s *hostileTmux) must(args ...string) string {
-	s.t.Helper()
-	out, err := s.run(args...)
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	return out
-}
-
-func (s *hostileTmux) screen() string { return s.must("capture-pane", "-p", "-t", "h") }
-
-func (s *hostileTmux) waitFor(what string, wants ...string) string {
-	s.t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		sc := s.screen()
-		ok := true
-		for _, w := range wants {
-			if !strings.Contains(sc, w) {
-				ok = false
-			}
-		}
-		if ok {
-			return sc
-		}
-		if time.Now().After(deadline) {
-			s.t.Fatalf("waiting for %s; the screen shows:\n%s%s", what, sc, s.dump())
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
 }
 
 // dump asks the TUI for a goroutine dump and returns its sandscope frames.
@@ -230,7 +185,7 @@ func (s *hostileTmux) dump() string {
 	if s.stderr == "" {
 		return ""
 	}
-	pid, err := s.run("display-message", "-p", "-t", "h", "#{pane_pid}")
+	pid, err := s.Run("display-message", "-p", "-t", "h", "#{pane_pid}")
 	if err != nil {
 		return ""
 	}
@@ -246,41 +201,19 @@ func (s *hostileTmux) dump() string {
 	return "\nthe TUI's goroutines:\n" + strings.Join(keep, "\n")
 }
 
-func (s *hostileTmux) keys(k ...string) {
-	s.t.Helper()
-	s.must(append([]string{"send-keys", "-t", "h"}, k...)...)
-}
-
 // command runs a shell command line in the pane and waits until it finished.
 func (s *hostileTmux) command(line string) {
-	s.t.Helper()
+	s.T.Helper()
 	mark := fmt.Sprintf("DONE-%d", s.n.Add(1))
-	s.must("send-keys", "-t", "h", "-l", line+"; echo "+mark+"-$?")
-	s.keys("Enter")
-	s.waitFor(line, mark+"-")
-	s.keys("clear", "Enter")
+	s.Line(line + "; echo " + mark + "-$?")
+	s.WaitFor(line, mark+"-")
+	s.Keys("clear", "Enter")
 }
 
 func TestHostileBridgeEveryScreenAndCommand(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary and drives it in tmux")
-	}
-	tmuxPath, err := exec.LookPath("tmux")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("tmux is required under CI: %v", err)
-		}
-		t.Skip("tmux not installed")
-	}
-	_, file, _, _ := runtime.Caller(0)
-	repo := filepath.Dir(filepath.Dir(file))
+	tmuxPath := e2e.NeedTmux(t)
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "sandscope")
-	build := exec.Command("go", "build", "-o", bin, ".")
-	build.Dir = repo
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := e2e.Binary(t)
 	// The local bridge's API document, so sandscope treats the hostile bridge as one that lists
 	// its sandboxes (the most strings on screen).
 	real := bridgetest.Start(t)
@@ -302,29 +235,17 @@ func TestHostileBridgeEveryScreenAndCommand(t *testing.T) {
 		t.Run(hs.name, func(t *testing.T) {
 			srv := hostileBridge(t, hs.s, token, openapi)
 			run := filepath.Join(dir, strconv.Itoa(i))
-			var env []string
-			for _, kv := range os.Environ() {
-				name, _, _ := strings.Cut(kv, "=")
-				if strings.HasPrefix(name, "SANDSCOPE_") || strings.HasPrefix(name, "XDG_") || name == "SANDBOX_API_KEY" || name == "TMUX" {
-					continue
-				}
-				env = append(env, kv)
-			}
-			env = append(env, "XDG_STATE_HOME="+filepath.Join(run, "state"), "XDG_CONFIG_HOME="+filepath.Join(run, "config"),
-				"XDG_CACHE_HOME="+filepath.Join(run, "cache"), "PS1=$ ")
-			s := &hostileTmux{t: t, tmux: tmuxPath, socket: filepath.Join(run, "tmux.sock"), env: env, raw: filepath.Join(run, "raw")}
-			if err := os.MkdirAll(run, 0o700); err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { _, _ = s.run("kill-server") })
-			s.must("-f", "/dev/null", "new-session", "-d", "-s", "h", "-x", "160", "-y", "48", "sh")
+			env := append(e2e.Env(t, run), "PS1=$ ")
+			s := &hostileTmux{Session: e2e.NewSession(t, tmuxPath, run, "h", env), raw: filepath.Join(run, "raw")}
+			s.Wait, s.Poll, s.Diagnose = 60*time.Second, 100*time.Millisecond, s.dump
+			s.Start(160, 48, "sh")
 			// OSC 52 from programs creates tmux paste buffers; titles set the pane title
-			s.must("set-option", "-g", "set-clipboard", "on")
-			s.must("set-option", "-g", "allow-rename", "on")
-			s.must("set-option", "-g", "allow-passthrough", "off")
-			s.must("set-option", "-g", "remain-on-exit", "on")
-			s.must("pipe-pane", "-o", "-t", "h", "cat >> "+s.raw)
-			titleBefore := strings.TrimSpace(s.must("display-message", "-p", "-t", "h", "#{pane_title}"))
+			s.Must("set-option", "-g", "set-clipboard", "on")
+			s.Must("set-option", "-g", "allow-rename", "on")
+			s.Must("set-option", "-g", "allow-passthrough", "off")
+			s.Must("set-option", "-g", "remain-on-exit", "on")
+			s.PipePane(s.raw)
+			titleBefore := s.Display("#{pane_title}")
 
 			sc := fmt.Sprintf("%s --url %s --token-file %s", bin, srv.URL, tok)
 			// Every command that shows bridge strings.
@@ -335,53 +256,52 @@ func TestHostileBridgeEveryScreenAndCommand(t *testing.T) {
 			// Every screen of the TUI.
 			time.Sleep(500 * time.Millisecond) // let clear finish before typing
 			s.stderr = filepath.Join(run, "tui.stderr")
-			s.must("send-keys", "-t", "h", "-l", "exec "+sc+" 2>"+s.stderr)
-			s.keys("Enter")
-			first := s.waitFor("the sandboxes screen", "Sandboxes (")
+			s.Line("exec " + sc + " 2>" + s.stderr)
+			first := s.WaitFor("the sandboxes screen", "Sandboxes (")
 			checkHeader(t, "sandboxes", first)
-			s.keys("Down")
-			s.keys("Up")
-			s.keys("Enter")
+			s.Keys("Down")
+			s.Keys("Up")
+			s.Keys("Enter")
 			// the whole list, not only its title: keys sent while it loads would move nothing
-			checkHeader(t, "sandbox", s.waitFor("the sandbox screen", "Processes (5)", " p5 "))
-			s.keys("Down")
-			s.keys("Down")
-			s.keys("Up")
-			s.keys("Up")
-			s.keys("Enter") // the log view of p1: cursors, markers, the error ending
-			checkHeader(t, "log view", s.waitFor("the log view", "Logs"))
-			s.keys("y") // copy the cursor: shown, never copied
+			checkHeader(t, "sandbox", s.WaitFor("the sandbox screen", "Processes (5)", " p5 "))
+			s.Keys("Down")
+			s.Keys("Down")
+			s.Keys("Up")
+			s.Keys("Up")
+			s.Keys("Enter") // the log view of p1: cursors, markers, the error ending
+			checkHeader(t, "log view", s.WaitFor("the log view", "Logs"))
+			s.Keys("y") // copy the cursor: shown, never copied
 			time.Sleep(500 * time.Millisecond)
-			checkHeader(t, "log view after copy", s.screen())
-			s.keys("Escape")
-			s.waitFor("the sandbox screen", "Processes (")
-			s.keys("e")
-			s.must("send-keys", "-t", "h", "-l", "true")
-			s.keys("Enter") // the launch fails with the hostile message
+			checkHeader(t, "log view after copy", s.Screen())
+			s.Keys("Escape")
+			s.WaitFor("the sandbox screen", "Processes (")
+			s.Keys("e")
+			s.Type("true")
+			s.Keys("Enter") // the launch fails with the hostile message
 			time.Sleep(500 * time.Millisecond)
-			checkHeader(t, "exec failure", s.screen())
-			s.keys("Tab") // terminals
+			checkHeader(t, "exec failure", s.Screen())
+			s.Keys("Tab") // terminals
 			time.Sleep(500 * time.Millisecond)
-			checkHeader(t, "terminals", s.screen())
-			s.keys("s")
+			checkHeader(t, "terminals", s.Screen())
+			s.Keys("s")
 			time.Sleep(300 * time.Millisecond)
-			s.keys("Enter") // the terminal creation fails with the hostile message
+			s.Keys("Enter") // the terminal creation fails with the hostile message
 			time.Sleep(500 * time.Millisecond)
-			checkHeader(t, "terminal failure", s.screen())
-			s.keys("Escape")
-			s.keys("Escape")
-			s.keys("q")
+			checkHeader(t, "terminal failure", s.Screen())
+			s.Keys("Escape")
+			s.Keys("Escape")
+			s.Keys("q")
 			time.Sleep(300 * time.Millisecond)
-			_, _ = s.run("send-keys", "-t", "h", "y") // a quit confirmation, if one is asked
+			_, _ = s.Run("send-keys", "-t", "h", "y") // a quit confirmation, if one is asked
 			time.Sleep(500 * time.Millisecond)
 
-			if title := strings.TrimSpace(s.must("display-message", "-p", "-t", "h", "#{pane_title}")); strings.Contains(title, "PWNED") || (title != titleBefore && !strings.Contains(title, "sandscope")) {
+			if title := s.Display("#{pane_title}"); strings.Contains(title, "PWNED") || (title != titleBefore && !strings.Contains(title, "sandscope")) {
 				t.Errorf("the pane title changed to %q", title)
 			}
-			if bufs, _ := s.run("list-buffers"); strings.TrimSpace(bufs) != "" {
+			if bufs, _ := s.Run("list-buffers"); strings.TrimSpace(bufs) != "" {
 				t.Errorf("a clipboard write took effect: tmux paste buffers:\n%s", bufs)
 			}
-			_, _ = s.run("pipe-pane", "-t", "h") // stop copying (the pane may have closed with sandscope)
+			s.StopPipe() // stop copying (the pane may have closed with sandscope)
 			time.Sleep(200 * time.Millisecond)
 			raw, err := os.ReadFile(s.raw)
 			if err != nil {

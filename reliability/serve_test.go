@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -16,6 +15,7 @@ import (
 	"time"
 
 	"sandscope/client"
+	"sandscope/internal/e2e"
 )
 
 // lockedBuffer collects a child's output while it runs.
@@ -36,21 +36,14 @@ func (l *lockedBuffer) String() string {
 	return l.b.String()
 }
 
-// TestSecurityServeTokenHidden builds the sandscope binary, runs `sandscope serve` with a private
+// TestSecurityServeTokenHidden runs `sandscope serve` with a private
 // state directory, and checks that the token it generates appears nowhere but its token file: not in
 // its argv or environment (/proc/<pid>/cmdline, environ), not in what it prints, and not in the argv
 // or environment of the processes it starts.
 func TestSecurityServeTokenHidden(t *testing.T) {
 	t.Parallel()
-	_, file, _, _ := runtime.Caller(0)
-	repo := filepath.Dir(filepath.Dir(file))
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "sandscope")
-	build := exec.Command("go", "build", "-o", bin, ".")
-	build.Dir = repo
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := e2e.Binary(t)
 	state := filepath.Join(dir, "state")
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()

@@ -180,9 +180,10 @@ func (s *Session) Respawn(command string) {
 	s.ReadPID()
 }
 
-// WaitFor polls the screen until it shows every want, and returns it.
-func (s *Session) WaitFor(what string, wants ...string) string {
+// WaitFor polls the screen until it shows want and every one of more, and returns it.
+func (s *Session) WaitFor(what, want string, more ...string) string {
 	s.T.Helper()
+	wants := append([]string{want}, more...)
 	return s.WaitUntil(what, func(sc string) bool {
 		for _, w := range wants {
 			if !strings.Contains(sc, w) {

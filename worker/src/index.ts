@@ -7,20 +7,30 @@
 //
 // Authentication: set the SANDBOX_API_KEY secret (`npx wrangler secret put SANDBOX_API_KEY`).
 // Without it the bridge serves every route unauthenticated.
+//
+// The registry: withRegistry() notes every sandbox ID a successful request created or addressed
+// and serves the list at GET /v1/x-sandscope/sandboxes (same key), announced in /v1/openapi.json.
+// REGISTRY=off turns it off; REGISTRY_TTL_HOURS (default 168) bounds how long an unseen entry stays.
 import { bridge } from "@cloudflare/sandbox/bridge";
+import { previewAllocates, withRegistry } from "../../worker-registry/src/registry";
 
 export { Sandbox } from "@cloudflare/sandbox";
 export { WarmPool } from "@cloudflare/sandbox/bridge";
+// The sandbox registry (../worker-registry): lists every sandbox this Worker saw, for sandscope.
+export { SandboxRegistry } from "../../worker-registry/src/registry";
 
-export default bridge({
-  async fetch(request: Request): Promise<Response> {
-    const url = new URL(request.url);
-    if (url.pathname === "/") {
-      return new Response(
-        "sandscope bridge: the API lives under /v1 (document: /v1/openapi.json); health: /health\n",
-        { status: 200, headers: { "Content-Type": "text/plain; charset=utf-8" } },
-      );
-    }
-    return new Response("Not Found", { status: 404 });
-  },
-});
+export default withRegistry(
+  bridge({
+    async fetch(request: Request): Promise<Response> {
+      const url = new URL(request.url);
+      if (url.pathname === "/") {
+        return new Response(
+          "sandscope bridge: the API lives under /v1 (document: /v1/openapi.json); health: /health\n",
+          { status: 200, headers: { "Content-Type": "text/plain; charset=utf-8" } },
+        );
+      }
+      return new Response("Not Found", { status: 404 });
+    },
+  }),
+  { allocates: previewAllocates },
+);

@@ -1,4 +1,4 @@
-package main
+package e2e_test
 
 // End-to-end checks that help, tables and the log search show what the keys and rows do.
 
@@ -6,12 +6,14 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"sandscope/internal/e2e"
 )
 
 // helpBox returns the lines of the help box on screen (from its top border to its bottom one),
 // or nil when either border is missing.
 func helpBox(sc string) []string {
-	ls := lines(sc)
+	ls := e2e.Lines(sc)
 	top, bottom := -1, -1
 	for i, l := range ls {
 		if top < 0 && strings.Contains(l, "╭") && strings.Contains(l, "╮") {
@@ -32,17 +34,17 @@ func helpBox(sc string) []string {
 // (both borders, every side), it says it scrolls, the moving keys scroll it, and the report key,
 // which works on the sandbox screen, is in it.
 func TestE2EHelpAt80x24(t *testing.T) {
-	s, _, _ := startTUI(t)
-	s.must("resize-window", "-t", s.session(), "-x", "80", "-y", "24")
-	s.waitFor("the resized frame", "Sandboxes (1)")
-	s.openSandbox()
+	s, _, _ := e2e.StartTUI(t)
+	s.Resize(80, 24)
+	s.WaitFor("the resized frame", "Sandboxes (1)")
+	s.OpenSandbox()
 	for _, tab := range []string{"Processes", "Terminals"} {
 		if tab == "Terminals" {
-			s.keys("Tab")
-			s.waitFor("the Terminals tab", "[Terminals")
+			s.Keys("Tab")
+			s.WaitFor("the Terminals tab", "[Terminals")
 		}
-		s.keys("?")
-		sc := s.waitFor("help on "+tab, "Keys · ? or esc closes", "scroll · 1–")
+		s.Keys("?")
+		sc := s.WaitFor("help on "+tab, "Keys · ? or esc closes", "scroll · 1–")
 		box := helpBox(sc)
 		if box == nil {
 			t.Fatalf("%s: the help box is not whole:\n%s", tab, sc)
@@ -52,13 +54,13 @@ func TestE2EHelpAt80x24(t *testing.T) {
 				t.Fatalf("%s: a help line lost a side of the box: %q\n%s", tab, l, sc)
 			}
 		}
-		s.keys("G")
-		sc = s.waitUntil("help scrolled to its end on "+tab, func(sc string) bool {
+		s.Keys("G")
+		sc = s.WaitUntil("help scrolled to its end on "+tab, func(sc string) bool {
 			return helpBox(sc) != nil && strings.Contains(sc, "q quit") && !strings.Contains(sc, "scroll · 1–")
 		})
 		end := strings.Join(helpBox(sc), "\n")
-		s.keys("g")
-		start := strings.Join(helpBox(s.waitFor("help back at its top", "scroll · 1–")), "\n")
+		s.Keys("g")
+		start := strings.Join(helpBox(s.WaitFor("help back at its top", "scroll · 1–")), "\n")
 		if !strings.Contains(start+end, "write triage report") {
 			t.Errorf("%s: help lacks the report key:\n%s\n%s", tab, start, end)
 		}
@@ -67,8 +69,8 @@ func TestE2EHelpAt80x24(t *testing.T) {
 				t.Errorf("%s: select listed twice:\n%s", tab, w)
 			}
 		}
-		s.keys("Escape")
-		s.waitUntil("help closed", func(sc string) bool { return !strings.Contains(sc, "Keys · ? or esc closes") })
+		s.Keys("Escape")
+		s.WaitUntil("help closed", func(sc string) bool { return !strings.Contains(sc, "Keys · ? or esc closes") })
 	}
 }
 
@@ -76,40 +78,40 @@ func TestE2EHelpAt80x24(t *testing.T) {
 // keeps the stale row and /lost (no LOST row) keeps none: the filter looks in the STATE column as
 // shown, in any case.
 func TestE2EProcessesFilterOnStateWords(t *testing.T) {
-	s, b, _ := startTUI(t)
-	s.openSandbox()
+	s, b, _ := e2e.StartTUI(t)
+	s.OpenSandbox()
 	if err := b.Server.ReplaceSandbox("e2e"); err != nil {
 		t.Fatal(err)
 	}
-	s.waitFor("the old process stale", "STALE #1")
-	s.keys("/")
-	s.typeText("stale")
-	s.keys("Enter")
-	s.waitFor("the filter kept the STALE row", `filter "stale": 1 of 1`, "STALE #1")
-	s.keys("Escape")
-	s.keys("/")
-	s.typeText("EXITED 0")
-	s.keys("Enter")
-	s.waitFor("the filter on the state word", `filter "EXITED 0": 1 of 1`)
+	s.WaitFor("the old process stale", "STALE #1")
+	s.Keys("/")
+	s.Type("stale")
+	s.Keys("Enter")
+	s.WaitFor("the filter kept the STALE row", `filter "stale": 1 of 1`, "STALE #1")
+	s.Keys("Escape")
+	s.Keys("/")
+	s.Type("EXITED 0")
+	s.Keys("Enter")
+	s.WaitFor("the filter on the state word", `filter "EXITED 0": 1 of 1`)
 }
 
 // TestE2EAllRunsColumnsAt120: on the all-runs screen at 120 columns, OUTPUT and STREAM show
 // their cells whole (COMMAND takes what is left, not their room).
 func TestE2EAllRunsColumnsAt120(t *testing.T) {
-	s, _, _ := startTUI(t)
-	s.must("resize-window", "-t", s.session(), "-x", "120", "-y", "40")
-	s.openSandbox()
-	s.keys("e")
-	s.waitFor("the exec prompt", "Run a process in e2e")
-	s.typeText("sh -c 'echo a long command line that would gladly take every column there is; sleep 300'")
-	s.keys("Enter")
-	s.waitFor("the process row", "RUNNING")
-	s.keys("W")
-	sc := s.waitUntil("the run with its output age", func(sc string) bool {
+	s, _, _ := e2e.StartTUI(t)
+	s.Resize(120, 40)
+	s.OpenSandbox()
+	s.Keys("e")
+	s.WaitFor("the exec prompt", "Run a process in e2e")
+	s.Type("sh -c 'echo a long command line that would gladly take every column there is; sleep 300'")
+	s.Keys("Enter")
+	s.WaitFor("the process row", "RUNNING")
+	s.Keys("W")
+	sc := s.WaitUntil("the run with its output age", func(sc string) bool {
 		return strings.Contains(sc, "All runs") && regexp.MustCompile(`\d+s ago`).MatchString(sc)
 	})
 	var row, head string
-	for _, l := range lines(sc) {
+	for _, l := range e2e.Lines(sc) {
 		if strings.Contains(l, "OUTPUT") && strings.Contains(l, "STREAM") {
 			head = l
 		}
@@ -131,10 +133,10 @@ func TestE2EAllRunsColumnsAt120(t *testing.T) {
 // TestE2ENextMatchTypedTogether: nnn in one write in the log view moves three matches, as three
 // separate presses do.
 func TestE2ENextMatchTypedTogether(t *testing.T) {
-	s, _, _ := startTUI(t)
-	s.openSandbox()
-	s.execInTUI(`sh -c 'i=0; while [ $i -lt 200 ]; do if [ $((i%20)) -eq 0 ]; then echo "row $i hit"; else echo "row $i"; fi; i=$((i+1)); done; sleep 300'`)
-	s.waitFor("the whole output", "row 199")
+	s, _, _ := e2e.StartTUI(t)
+	s.OpenSandbox()
+	s.ExecInTUI(`sh -c 'i=0; while [ $i -lt 200 ]; do if [ $((i%20)) -eq 0 ]; then echo "row $i hit"; else echo "row $i"; fi; i=$((i+1)); done; sleep 300'`)
+	s.WaitFor("the whole output", "row 199")
 	first := regexp.MustCompile(`row (\d+)`)
 	top := func(sc string) string {
 		if m := first.FindStringSubmatch(sc); m != nil {
@@ -142,14 +144,14 @@ func TestE2ENextMatchTypedTogether(t *testing.T) {
 		}
 		return ""
 	}
-	s.keys("g")
-	s.waitUntil("the top", func(sc string) bool { return top(sc) == "0" })
-	s.keys("/")
-	s.typeText("hit")
-	s.keys("Enter")
-	s.typeText("nnn") // one write: Bubble Tea reads it as one message of three runes
+	s.Keys("g")
+	s.WaitUntil("the top", func(sc string) bool { return top(sc) == "0" })
+	s.Keys("/")
+	s.Type("hit")
+	s.Keys("Enter")
+	s.Type("nnn") // one write: Bubble Tea reads it as one message of three runes
 	// the fourth hit (row 60) sits a third of the way down: the top row moves past row 40
-	sc := s.waitUntil("three matches on", func(sc string) bool {
+	sc := s.WaitUntil("three matches on", func(sc string) bool {
 		n := top(sc)
 		return n != "" && n != "0" && len(n) >= 2 && n[0] >= '4'
 	})

@@ -1,4 +1,4 @@
-package main
+package e2e_test
 
 // Start-up on a terminal that never answers (a serial console, `script`, some CI logs): no command
 // asks the terminal anything before it runs, so none waits for an answer that never comes.
@@ -11,13 +11,15 @@ import (
 	"time"
 
 	"github.com/creack/pty"
+
+	"sandscope/internal/e2e"
 )
 
 // runOnSilentTerminal runs the binary with args on a PTY nobody answers and returns everything it
 // wrote and how long it took to exit.
 func runOnSilentTerminal(t *testing.T, env []string, args ...string) ([]byte, time.Duration) {
 	t.Helper()
-	cmd := exec.Command(sandscopeBinary(t), args...)
+	cmd := exec.Command(e2e.Binary(t), args...)
 	cmd.Env = env
 	start := time.Now()
 	ptmx, err := pty.Start(cmd)
@@ -51,7 +53,7 @@ func TestStartupSilentTerminal(t *testing.T) {
 		t.Skip("builds the binary")
 	}
 	dir := t.TempDir()
-	env := tuiEnv(t, dir)
+	env := e2e.Env(t, dir)
 	env = append(env, "TERM=xterm-256color")
 	for _, args := range [][]string{{"--version"}, {"ls"}, {"config"}, {"logs", "--help"}} {
 		out, took := runOnSilentTerminal(t, env, args...)
@@ -70,8 +72,8 @@ func TestStartupSilentTerminalTUI(t *testing.T) {
 		t.Skip("builds the binary")
 	}
 	dir := t.TempDir()
-	env := append(tuiEnv(t, dir), "TERM=xterm-256color")
-	cmd := exec.Command(sandscopeBinary(t))
+	env := append(e2e.Env(t, dir), "TERM=xterm-256color")
+	cmd := exec.Command(e2e.Binary(t))
 	cmd.Env = env
 	start := time.Now()
 	ptmx, err := pty.StartWithSize(cmd, &pty.Winsize{Cols: 120, Rows: 40})

@@ -1,4 +1,4 @@
-package main
+package e2e_test
 
 // End-to-end all-runs screen: the real binary in tmux on a bridge with three sandboxes and thirty
 // processes; one sandbox's container is replaced while sandscope watches from the Sandboxes
@@ -16,11 +16,12 @@ import (
 	"time"
 
 	"sandscope/client"
+	"sandscope/internal/e2e"
 )
 
 func TestE2EAllRunsFilterLostAndJump(t *testing.T) {
-	tmuxPath := needTmux(t)
-	b, c := e2eBridge(t)
+	tmuxPath := e2e.NeedTmux(t)
+	b, c := e2e.Bridge(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	// e2e's own process is one of the thirty: nine more there, ten in each of the others
@@ -43,34 +44,34 @@ func TestE2EAllRunsFilterLostAndJump(t *testing.T) {
 		}
 	}
 	dir := t.TempDir()
-	env := tuiEnv(t, dir)
+	env := e2e.Env(t, dir)
 	// background sandboxes polled every second: the replacement shows within seconds
 	if err := os.WriteFile(filepath.Join(dir, "config", "sandscope", "config.yaml"), []byte("pollSlow: 1s\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	s := launchTUI(t, tmuxPath, dir, env, "--url", b.URL, "--token-file", tokenFile(t, b))
-	s.waitFor("the sandboxes screen", "Sandboxes (3)", "e2e", "gamma", "omega")
+	s := e2e.LaunchTUI(t, tmuxPath, dir, env, "--url", b.URL, "--token-file", e2e.TokenFile(t, b))
+	s.WaitFor("the sandboxes screen", "Sandboxes (3)", "e2e", "gamma", "omega")
 
-	s.keys("W")
-	s.waitFor("every run of every sandbox", "All runs (30)", "3 sandboxes", "sleep 600")
-	s.checkFrame(s.screen())
+	s.Keys("W")
+	s.WaitFor("every run of every sandbox", "All runs (30)", "3 sandboxes", "sleep 600")
+	s.CheckFrame(s.Screen())
 
 	// another client replaces gamma's container while sandscope watches
 	if err := b.Server.ReplaceSandbox("gamma"); err != nil {
 		t.Fatal(err)
 	}
 	lostRow := regexp.MustCompile(`(?m)^[> ] LOST\s+gamma\s`)
-	s.waitUntil("gamma's running processes LOST", func(sc string) bool {
+	s.WaitUntil("gamma's running processes LOST", func(sc string) bool {
 		return len(lostRow.FindAllString(sc, -1)) == running["gamma"]
 	})
 
 	// filter to LOST
-	s.keys("/")
-	s.typeText("LOST")
-	s.keys("Enter")
-	sc := s.waitFor("the LOST runs only", fmt.Sprintf(`filter "LOST": %d of 30`, running["gamma"]))
+	s.Keys("/")
+	s.Type("LOST")
+	s.Keys("Enter")
+	sc := s.WaitFor("the LOST runs only", fmt.Sprintf(`filter "LOST": %d of 30`, running["gamma"]))
 	rows := 0
-	for _, l := range lines(sc) {
+	for _, l := range e2e.Lines(sc) {
 		// table rows only (the status area may tell of a LOST run with its command)
 		if (strings.HasPrefix(l, "> ") || strings.HasPrefix(l, "  ")) && (strings.Contains(l, "sleep 600") || strings.Contains(l, "exit 3")) {
 			rows++
@@ -82,12 +83,12 @@ func TestE2EAllRunsFilterLostAndJump(t *testing.T) {
 	if rows != running["gamma"] {
 		t.Fatalf("%d rows shown, want %d:\n%s", rows, running["gamma"], sc)
 	}
-	s.checkFrame(sc)
+	s.CheckFrame(sc)
 
 	// jump into the log
-	s.keys("Enter")
-	sc = s.waitFor("the LOST run's log", "Logs · gamma", "(LOST)")
-	sc = s.waitUntil("the log's captured output and LOST marker, or the plain no-capture line", func(sc string) bool {
+	s.Keys("Enter")
+	sc = s.WaitFor("the LOST run's log", "Logs · gamma", "(LOST)")
+	sc = s.WaitUntil("the log's captured output and LOST marker, or the plain no-capture line", func(sc string) bool {
 		return strings.Contains(sc, "LOST: the process is gone") || strings.Contains(sc, "no output was captured")
 	})
 	if strings.Contains(sc, "FOLLOW FAILED") {
@@ -96,16 +97,16 @@ func TestE2EAllRunsFilterLostAndJump(t *testing.T) {
 	if strings.Contains(sc, "CAPTURE BEGAN") && !strings.Contains(sc, "started gamma-") {
 		t.Fatalf("capture began but the process's output is missing:\n%s", sc)
 	}
-	s.checkFrame(sc)
+	s.CheckFrame(sc)
 
 	// esc comes back to the filtered list; the attention key narrows to LOST and STALE runs
-	s.keys("Escape")
-	s.waitFor("the list again", fmt.Sprintf(`filter "LOST": %d of 30`, running["gamma"]))
-	s.keys("Escape")
+	s.Keys("Escape")
+	s.WaitFor("the list again", fmt.Sprintf(`filter "LOST": %d of 30`, running["gamma"]))
+	s.Keys("Escape")
 	// (the next key waits for the screen: an escape followed at once by a key reads as alt+key)
-	s.waitUntil("the filter cleared", func(sc string) bool {
+	s.WaitUntil("the filter cleared", func(sc string) bool {
 		return strings.Contains(sc, "All runs (30)") && !strings.Contains(sc, `filter "LOST"`)
 	})
-	s.keys("!")
-	s.waitFor("the runs needing attention", fmt.Sprintf("Runs needing attention (%d of 30)", 10))
+	s.Keys("!")
+	s.WaitFor("the runs needing attention", fmt.Sprintf("Runs needing attention (%d of 30)", 10))
 }

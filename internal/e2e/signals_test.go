@@ -1,4 +1,4 @@
-package main
+package e2e_test
 
 // Signal tests: closing the terminal that runs the TUI (SIGHUP), a SIGTERM, and SIGHUP, SIGTERM or
 // SIGKILL of `sandscope serve` leave no process of the bridge behind. Processes of a bridge are
@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"sandscope/client"
+	"sandscope/internal/e2e"
 )
 
 // bridgeProcs lists the live processes whose working directory or root lies under dir.
@@ -27,7 +28,7 @@ func bridgeProcs(dir string) []int {
 	var pids []int
 	for _, e := range entries {
 		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid == os.Getpid() || !alive(pid) {
+		if err != nil || pid == os.Getpid() || !e2e.Alive(pid) {
 			continue
 		}
 		if underDir(pid, dir) {
@@ -78,7 +79,7 @@ func sigName(sig syscall.Signal) string {
 // waitSleeps waits until n "sleep 600" processes run under dir.
 func waitSleeps(t *testing.T, dir string, n int) {
 	t.Helper()
-	deadline := time.Now().Add(tuiWait)
+	deadline := time.Now().Add(e2e.Wait)
 	for {
 		got := 0
 		for _, pid := range bridgeProcs(dir) {
@@ -100,7 +101,7 @@ func waitSleeps(t *testing.T, dir string, n int) {
 // waitProcs waits until at least n processes run under dir.
 func waitProcs(t *testing.T, what, dir string, n int) {
 	t.Helper()
-	deadline := time.Now().Add(tuiWait)
+	deadline := time.Now().Add(e2e.Wait)
 	for len(bridgeProcs(dir)) < n {
 		if time.Now().After(deadline) {
 			t.Fatalf("%s: %d processes under %s, want %d", what, len(bridgeProcs(dir)), dir, n)
@@ -112,38 +113,38 @@ func waitProcs(t *testing.T, what, dir string, n int) {
 // TestE2ESignalsEndTUIProcesses sends SIGHUP (the terminal window closed) and SIGTERM to the TUI
 // running the demo on its embedded bridge: the TUI ends and every demo process with it.
 func TestE2ESignalsEndTUIProcesses(t *testing.T) {
-	tmuxPath := needTmux(t)
+	tmuxPath := e2e.NeedTmux(t)
 	for _, sig := range []syscall.Signal{syscall.SIGHUP, syscall.SIGTERM} {
 		t.Run(sigName(sig), func(t *testing.T) {
 			dir := t.TempDir()
-			s := launchTUI(t, tmuxPath, dir, tuiEnv(t, dir), "--demo")
-			s.waitFor("the embedded bridge", "(embedded)")
+			s := e2e.LaunchTUI(t, tmuxPath, dir, e2e.Env(t, dir), "--demo")
+			s.WaitFor("the embedded bridge", "(embedded)")
 			state := filepath.Join(dir, "state")
 			waitProcs(t, "the demo", state, 2)
 			// a process that writes nothing: it would not die of a broken pipe
-			s.waitFor("the demo sandbox", "> demo")
+			s.WaitFor("the demo sandbox", "> demo")
 			// the demo may still be replacing its container: Enter again until the screen opens
-			for deadline := time.Now().Add(tuiWait); ; {
-				s.keys("Enter")
+			for deadline := time.Now().Add(e2e.Wait); ; {
+				s.Keys("Enter")
 				time.Sleep(time.Second)
-				if sc := s.screen(); strings.Contains(sc, "Sandbox demo") && strings.Contains(sc, "Processes (") {
+				if sc := s.Screen(); strings.Contains(sc, "Sandbox demo") && strings.Contains(sc, "Processes (") {
 					break
 				}
 				if time.Now().After(deadline) {
-					t.Fatalf("the sandbox screen never opened:\n%s", s.screen())
+					t.Fatalf("the sandbox screen never opened:\n%s", s.Screen())
 				}
 			}
-			s.keys("e")
-			s.waitFor("the exec prompt", "Run a process in demo")
-			s.typeText("sh -c 'sleep 600 & sleep 600; wait'")
-			s.keys("Enter")
-			s.waitFor("the process started", "started ")
+			s.Keys("e")
+			s.WaitFor("the exec prompt", "Run a process in demo")
+			s.Type("sh -c 'sleep 600 & sleep 600; wait'")
+			s.Keys("Enter")
+			s.WaitFor("the process started", "started ")
 			waitSleeps(t, state, 2)
-			if err := syscall.Kill(s.pid, sig); err != nil {
+			if err := syscall.Kill(s.PID, sig); err != nil {
 				t.Fatal(err)
 			}
 			deadline := time.Now().Add(30 * time.Second)
-			for alive(s.pid) {
+			for e2e.Alive(s.PID) {
 				if time.Now().After(deadline) {
 					t.Fatalf("sandscope still runs after %v", sig)
 				}
@@ -174,11 +175,11 @@ func TestE2ESignalsEndServeProcesses(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			dir := t.TempDir()
-			env := tuiEnv(t, dir)
+			env := e2e.Env(t, dir)
 			if r.plain {
 				env = append(env, "SANDSCOPE_ISOLATION=none")
 			}
-			cmd := exec.Command(sandscopeBinary(t), "serve")
+			cmd := exec.Command(e2e.Binary(t), "serve")
 			cmd.Env = env
 			out, err := cmd.StdoutPipe()
 			if err != nil {

@@ -1,4 +1,4 @@
-package main
+package e2e_test
 
 import (
 	"bytes"
@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"sandscope/client"
+	"sandscope/internal/e2e"
 )
 
 // TestE2ENotifyWhileElsewhere runs the real binary in tmux with the bell and both desktop
@@ -20,25 +21,25 @@ import (
 // OSC 9, one OSC 777 and one bell, with the hostile text cleaned inside them and nothing raw from
 // the process anywhere; tmux saw the bell; Enter on the entry opens the process's log.
 func TestE2ENotifyWhileElsewhere(t *testing.T) {
-	tmuxPath := needTmux(t)
-	b, c := e2eBridge(t)
+	tmuxPath := e2e.NeedTmux(t)
+	b, c := e2e.Bridge(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if _, err := c.StartProcess(ctx, "other", client.ExecRequest{Argv: []string{"true"}}); err != nil {
 		t.Fatalf("create sandbox other: %v", err)
 	}
 	dir := t.TempDir()
-	env := tuiEnv(t, dir)
+	env := e2e.Env(t, dir)
 	cfg := "theme: dark\nnotify:\n  ended: [bell, osc9, osc777]\n  lost: bell\n"
 	if err := os.WriteFile(filepath.Join(dir, "config", "sandscope", "config.yaml"), []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	s := launchTUI(t, tmuxPath, dir, env, "--url", b.URL, "--token-file", tokenFile(t, b))
+	s := e2e.LaunchTUI(t, tmuxPath, dir, env, "--url", b.URL, "--token-file", e2e.TokenFile(t, b))
 	raw := filepath.Join(dir, "pane.raw")
-	s.must("pipe-pane", "-o", "-t", "tui", "cat >> "+strings.ReplaceAll(raw, " ", `\ `))
-	s.waitFor("the sandboxes screen", "Sandboxes (2)", "other", "e2e")
-	s.must("set-option", "-g", "monitor-bell", "on")
-	s.openSandbox()
+	s.PipePane(raw)
+	s.WaitFor("the sandboxes screen", "Sandboxes (2)", "other", "e2e")
+	s.Must("set-option", "-g", "monitor-bell", "on")
+	s.OpenSandbox()
 
 	ctx, cancel = context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -49,18 +50,18 @@ func TestE2ENotifyWhileElsewhere(t *testing.T) {
 		t.Fatal(err)
 	}
 	short := p.ID[:8]
-	sc := s.waitFor("the status area to tell of the ending", "EXITED 5 evil2PWNEDx2J-"+short+" · other/"+short)
-	checkHeader(t, sc)
+	sc := s.WaitFor("the status area to tell of the ending", "EXITED 5 evil2PWNEDx2J-"+short+" · other/"+short)
+	e2e.CheckHeader(t, sc)
 	if !strings.Contains(sc, "Sandbox e2e") {
 		t.Errorf("the sandbox screen is no longer open:\n%s", sc)
 	}
-	s.waitUntil("tmux to see the bell", func(string) bool {
-		return strings.TrimSpace(s.must("display-message", "-p", "-t", "tui", "#{window_bell_flag}")) == "1"
+	s.WaitUntil("tmux to see the bell", func(string) bool {
+		return s.Display("#{window_bell_flag}") == "1"
 	})
 
 	// the bytes sandscope wrote: exactly the three signals, cleaned, and nothing raw besides
 	var out []byte
-	deadline := time.Now().Add(tuiWait)
+	deadline := time.Now().Add(e2e.Wait)
 	for bytes.Count(out, []byte{'\a'}) < 3 && time.Now().Before(deadline) {
 		time.Sleep(100 * time.Millisecond)
 		out, _ = os.ReadFile(raw)
@@ -88,19 +89,11 @@ func TestE2ENotifyWhileElsewhere(t *testing.T) {
 	}
 
 	// the notification list, opened from the sandbox screen, and Enter into the log
-	s.keys("M")
-	sc = s.waitFor("the notification list", "Notifications (1)", title+" · other/"+short)
-	checkHeader(t, sc)
-	s.keys("Enter")
-	s.waitFor("the process's log", "Logs · other", "out")
-}
-
-// checkHeader checks that sandscope's header is still on the first row.
-func checkHeader(t *testing.T, sc string) {
-	t.Helper()
-	if !strings.HasPrefix(sc, " sandscope │") {
-		t.Errorf("the header is not on the first row:\n%s", sc)
-	}
+	s.Keys("M")
+	sc = s.WaitFor("the notification list", "Notifications (1)", title+" · other/"+short)
+	e2e.CheckHeader(t, sc)
+	s.Keys("Enter")
+	s.WaitFor("the process's log", "Logs · other", "out")
 }
 
 // visibleControls shows control bytes of b for an error message.
