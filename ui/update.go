@@ -161,7 +161,7 @@ func (m *Model) route(msg tea.Msg) tea.Cmd {
 			// opened from a screen that did not ask (all runs, notifications): reading it
 			// starts the sandbox's container, so the user is told first
 			msg.Told = true
-			return m.askWake(w, msg.Targets[0].Sandbox, "Reading a run's output", msg)
+			return m.askWake(w, msg.Targets[0].Sandbox, "reading a run's output", msg)
 		}
 		return m.push(logview.New(m.ctx, msg.Targets, logview.Options{MemLines: m.ctx.LogMemLines, All: msg.All}))
 	case common.OpenTerminalMsg:

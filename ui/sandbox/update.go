@@ -282,7 +282,7 @@ func (m *Model) openShell() tea.Cmd {
 	if name == "" {
 		name = "shell"
 	}
-	return m.wake("Opening a shell", func() tea.Cmd {
+	return m.wake("opening a shell", func() tea.Cmd {
 		return common.Send(common.OpenTerminalMsg{Sandbox: id, Shell: true, Session: session,
 			Terminal: client.Terminal{ID: name, Status: "running", Command: []string{"shell"}}})
 	})
@@ -398,7 +398,7 @@ func (m *Model) open() tea.Cmd {
 		procs.ClearMarks()
 		open := common.OpenLogsMsg{Targets: targets, Told: true}
 		if open.NeedsRead() {
-			return m.wake("Reading a run's output", func() tea.Cmd { return common.Send(open) })
+			return m.wake("reading a run's output", func() tea.Cmd { return common.Send(open) })
 		}
 		return common.Send(open)
 	case TerminalsTab:
@@ -490,7 +490,7 @@ func (m *Model) relaunch() tea.Cmd {
 		req = *e.Request
 	}
 	pid := e.Process.ID
-	return m.wake("Relaunching a run", func() tea.Cmd {
+	return m.wake("relaunching a run", func() tea.Cmd {
 		return m.launch(driver.StartRequest{ExecRequest: req, Session: m.session}, pid, known)
 	})
 }
@@ -563,10 +563,10 @@ func (m *Model) answer(res *common.DialogResult) tea.Cmd {
 		if err != nil {
 			return common.Status(common.Error, "session: "+err.Error())
 		}
-		return m.wake("Creating a session", func() tea.Cmd { return m.createSession(opts) })
+		return m.wake("creating a session", func() tea.Cmd { return m.createSession(opts) })
 	case "rm-session":
 		sid, _ := res.Data.(string)
-		return m.wake("Deleting a session", func() tea.Cmd { return m.deleteSession(sid) })
+		return m.wake("deleting a session", func() tea.Cmd { return m.deleteSession(sid) })
 	case "kill":
 		e, _ := res.Data.(*procEntry)
 		sigs := common.KillSignals()
@@ -604,7 +604,7 @@ func (m *Model) answer(res *common.DialogResult) tea.Cmd {
 			return common.Unsupported("terminals")
 		}
 		base, id := m.ctx.BaseCtx(), m.id
-		return m.wake("Opening a terminal", func() tea.Cmd {
+		return m.wake("opening a terminal", func() tea.Cmd {
 			return func() tea.Msg {
 				ctx, cancel := context.WithTimeout(base, common.CallTimeout)
 				defer cancel()
@@ -617,7 +617,7 @@ func (m *Model) answer(res *common.DialogResult) tea.Cmd {
 		if err != nil {
 			return common.Status(common.Error, "exec: "+err.Error())
 		}
-		return m.wake("Running a command", func() tea.Cmd { return m.launch(req, "", true) })
+		return m.wake("running a command", func() tea.Cmd { return m.launch(req, "", true) })
 	}
 	return nil
 }
