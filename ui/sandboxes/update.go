@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 
 	"sandscope/client"
@@ -53,12 +54,19 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 	if ok, cmd := m.list.Update(msg); ok {
 		return cmd
 	}
-	cmd, _ := m.actions().Handle(msg)
-	return cmd
+	if cmd, ok := m.actions().Handle(msg); ok {
+		return cmd
+	}
+	if _, ok := m.ctx.Driver.(driver.Lifecycle); !ok && key.Matches(msg, m.ctx.Keys.Delete, m.ctx.Keys.Stop, m.ctx.Keys.Replace) {
+		// not offered (not in the help); pressed, it says why nothing happens
+		return common.Unsupported("deleting, stopping or replacing a sandbox")
+	}
+	return nil
 }
 
-// actions are the screen's own keys (after the list's): one table for dispatch and help. Stop
-// and replace are the local bridge's.
+// actions are the screen's own keys (after the list's): one table for dispatch and help. Delete,
+// stop and replace are offered where the driver has them (driver.Lifecycle); stop and replace
+// are the local bridge's.
 func (m *Model) actions() components.KeyActions {
 	k := m.ctx.Keys
 	acts := components.KeyActions{
@@ -93,15 +101,21 @@ func (m *Model) actions() components.KeyActions {
 			m.forget(id)
 			return common.Status(common.Info, "forgot sandbox "+id+" (nothing was deleted on the bridge)")
 		}),
-		components.Act(k.Delete, func() tea.Cmd {
+	}
+	_, lifecycle := m.ctx.Driver.(driver.Lifecycle)
+	if lifecycle {
+		acts = append(acts, components.Act(k.Delete, func() tea.Cmd {
 			if id := m.Selected(); id != "" {
 				m.dialog = common.NewConfirm("delete", "Delete sandbox?",
 					"Delete sandbox "+id+"?\nIts container, processes and terminals are destroyed.")
 				m.dialog.Data = id
 			}
 			return nil
-		}),
-		components.Act(k.Refresh, m.refresh),
+		}))
+	}
+	acts = append(acts, components.Act(k.Refresh, m.refresh))
+	if !lifecycle {
+		return acts
 	}
 	return append(acts,
 		components.Act(k.Stop, func() tea.Cmd {
