@@ -23,6 +23,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"sandscope/attach"
+	"sandscope/client"
 	"sandscope/config"
 	"sandscope/demo"
 	"sandscope/keymap"
@@ -131,7 +132,7 @@ func runTUI(cmd *cobra.Command, g *globalOptions) error {
 	marker := filepath.Join(stateDir, firstRunFile)
 	_, statErr := os.Stat(marker)
 	firstRun := errors.Is(statErr, fs.ErrNotExist)
-	if wantDemo || (embeddedRun && firstRun) {
+	if wantDemo || (embeddedRun && firstRun && demoFits(cmd.Context(), opts.Client)) {
 		c, local := opts.Client, opts.Local
 		d := &ui.DemoOptions{Offer: !wantDemo, Sandbox: demo.DefaultSandbox}
 		d.Start = func(ctx context.Context) error {
@@ -438,4 +439,17 @@ func safeURL(raw string) string {
 	u.RawQuery = ""
 	u.Fragment = ""
 	return u.String()
+}
+
+// demoFits reports whether the demo scene can run on the bridge: it lists, kills and replaces
+// processes, which a bridge without a process list (the stable API) cannot do, so the first run
+// there does not offer it. The capabilities were read already (the client keeps them).
+func demoFits(ctx context.Context, c *client.Client) bool {
+	if c == nil {
+		return false
+	}
+	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	caps, err := c.Capabilities(cctx)
+	return err != nil || caps.Features().ProcessList
 }
