@@ -23,6 +23,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"sandscope/attach"
+	"sandscope/client"
 	"sandscope/config"
 	"sandscope/demo"
 	"sandscope/keymap"
@@ -131,7 +132,7 @@ func runTUI(cmd *cobra.Command, g *globalOptions) error {
 	marker := filepath.Join(stateDir, firstRunFile)
 	_, statErr := os.Stat(marker)
 	firstRun := errors.Is(statErr, fs.ErrNotExist)
-	if wantDemo || (embeddedRun && firstRun) {
+	if wantDemo || (embeddedRun && firstRun && demoFits(cmd.Context(), opts.Client)) {
 		c, local := opts.Client, opts.Local
 		d := &ui.DemoOptions{Offer: !wantDemo, Sandbox: demo.DefaultSandbox}
 		d.Start = func(ctx context.Context) error {
@@ -275,7 +276,8 @@ func paneKeyOverrides(keys map[string][]string, detachKey string) map[string][]s
 }
 
 // remoteTarget builds the client for a configured remote bridge and reads its capabilities (5 s
-// at most): whether it is a sandscope local bridge, and why it cannot be used, if so.
+// at most): whether it is a sandscope local bridge, and the API it speaks, which the client keeps
+// for the UI's driver.Open (the one place that tells dialects apart).
 func remoteTarget(ctx context.Context, eff *config.Effective) (ui.Target, error) {
 	tctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	tok, err := eff.Token.Get(tctx)
@@ -292,7 +294,7 @@ func remoteTarget(ctx context.Context, eff *config.Effective) (ui.Target, error)
 	caps, err := c.Capabilities(cctx)
 	cancel()
 	if err == nil {
-		t.Local, t.BridgeProblem = caps.Local, caps.Problem()
+		t.Local = caps.Local
 	}
 	// the record's identity: the capabilities just read say it (or the one learned before)
 	if t.RecordID, err = bridgeIdentity(ctx, c, eff.URL); err != nil {
@@ -344,6 +346,11 @@ func (e *embedded) target() (ui.Target, error) {
 		_ = srv.Close(ctx)
 		return ui.Target{}, fmt.Errorf("local bridge client: %w", err)
 	}
+	// the API document, read now (the client keeps it): the UI's driver.Open tells the dialect
+	// from it as for any bridge, so --dialect stable gets the stable driver
+	cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	_, _ = c.Capabilities(cctx)
+	cancel()
 	e.srv = srv
 	// the embedded bridge's port changes every run; its sandboxes live under root
 	e.t = ui.Target{Client: c, BridgeURL: "local:" + root, BridgeLabel: e.labelLocked(), Local: true,
@@ -432,4 +439,17 @@ func safeURL(raw string) string {
 	u.RawQuery = ""
 	u.Fragment = ""
 	return u.String()
+}
+
+// demoFits reports whether the demo scene can run on the bridge: it lists, kills and replaces
+// processes, which a bridge without a process list (the stable API) cannot do, so the first run
+// there does not offer it. The capabilities were read already (the client keeps them).
+func demoFits(ctx context.Context, c *client.Client) bool {
+	if c == nil {
+		return false
+	}
+	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	caps, err := c.Capabilities(cctx)
+	return err != nil || caps.Features().ProcessList
 }

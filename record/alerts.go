@@ -52,6 +52,12 @@ func snapOf(e *Entry) entrySnap {
 	return entrySnap{e: e, state: e.State(), lost: e.Lost, gaps: e.Gaps, suspectEnds: e.SuspectEnds}
 }
 
+// final reports a state that is an ending for notifications: not running, and not interrupted
+// (a stable run whose stream broke off: its outcome is not known yet, the ending comes later).
+func final(state string) bool {
+	return state != "" && state != "running" && state != "interrupted"
+}
+
 // alertsFor compares an entry before and after ev was folded into st and returns the alerts the
 // change amounts to. A first sighting is no change, except a process that started after since
 // (this run opened the record) and had already ended when the watcher first saw it: it ran and
@@ -64,7 +70,7 @@ func alertsFor(st *State, ev Event, before entrySnap, since time.Time, seen map[
 	if before.e == nil {
 		e := st.Find(ev.Entity, ev.EntityID)
 		if e == nil || (ev.Source != FromWatch && ev.Source != FromLookup) || e.Kind != Process || e.Lost || e.Earlier ||
-			e.Process.State == "running" || e.Process.State == "" || !e.Process.StartedAt.After(since) {
+			!final(e.Process.State) || !e.Process.StartedAt.After(since) {
 			return nil
 		}
 		return []Alert{{Time: ev.Time, Kind: AlertEnded, Sandbox: st.Sandbox, Entity: e.Kind, ID: e.ID,
@@ -87,7 +93,7 @@ func alertsFor(st *State, ev Event, before entrySnap, since time.Time, seen map[
 			text += ": " + strings.Join(e.Evidence, "; ")
 		}
 		out = append(out, mk(AlertLost, text))
-	case before.state == "running" && after.state != "running" && after.state != "" && !after.lost:
+	case !final(before.state) && before.state != "" && final(after.state) && !after.lost:
 		out = append(out, mk(AlertEnded, StateWord(st, e)))
 	}
 	once := func(k AlertKind) bool {

@@ -95,3 +95,29 @@ func TestAlertsBounded(t *testing.T) {
 		t.Fatalf("kept %d last %d missed %d", len(as), last, missed)
 	}
 }
+
+// A stable run whose stream broke off (INTERRUPTED) has not ended: no notification; when it ends
+// later (REPORTED, ENDED), that is the one ending notified.
+func TestInterruptedIsNotAnEnding(t *testing.T) {
+	st := NewState("sbx")
+	t0 := time.Now()
+	seen := map[string]bool{}
+	apply := func(state string, at time.Duration, exit *client.Exit) []Alert {
+		ev := Event{Sandbox: "sbx", Time: t0.Add(at), Source: FromWatch, Kind: client.ProcessChanged.String(),
+			Entity: Process, EntityID: "r1", Process: &client.Process{ID: "r1", State: state, Exit: exit, StartedAt: t0}}
+		if at == 0 {
+			ev.Kind = client.ProcessAppeared.String()
+		}
+		before := snapOf(st.Find(Process, "r1"))
+		st.Apply(ev)
+		return alertsFor(st, ev, before, t0.Add(-time.Hour), seen)
+	}
+	apply("running", 0, nil)
+	if as := apply("interrupted", time.Second, nil); len(as) != 0 {
+		t.Fatalf("INTERRUPTED notified: %+v", as)
+	}
+	as := apply("reported", 2*time.Second, &client.Exit{Code: 1})
+	if len(as) != 1 || as[0].Kind != AlertEnded || as[0].Text != "REPORTED 1 (unconfirmed)" {
+		t.Fatalf("the later ending: %+v", as)
+	}
+}

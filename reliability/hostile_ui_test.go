@@ -15,6 +15,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"sandscope/client"
+	"sandscope/driver"
 	"sandscope/keymap"
 	"sandscope/sanitize"
 	"sandscope/themes"
@@ -176,7 +177,7 @@ func TestHostileBytesOnScreen(t *testing.T) {
 	}
 	uctx := &common.Context{
 		Width: 120, Height: 40, Styles: themes.New(pal, themes.AsciiRenderer()), Keys: keymap.New(),
-		Bridge: common.FromClient(e.c), BridgeLabel: e.c.BaseURL(), BridgeURL: e.c.BaseURL(), Local: true,
+		Driver: driver.NewPreview(e.c, client.Capabilities{}), BridgeLabel: e.c.BaseURL(), BridgeURL: e.c.BaseURL(), Local: true,
 		StateDir: t.TempDir(), CacheDir: t.TempDir(), Ctx: ctx,
 		WatchFast: 100 * time.Millisecond, WatchSlow: 200 * time.Millisecond,
 	}

@@ -31,6 +31,9 @@ const (
 	BadgeEnded
 	BadgeFailed
 	BadgeConnecting
+	// BadgeUnconfirmed: an ending nothing confirms (REPORTED n (unconfirmed), ENDED exit code
+	// unknown) or an outcome not known yet (INTERRUPTED): a warning, never success's colour.
+	BadgeUnconfirmed
 	badgeCount
 )
 
@@ -153,5 +156,6 @@ func New(p Palette, r *lipgloss.Renderer) *Styles {
 	s.Badges[BadgeEnded] = badge(p.Info)
 	s.Badges[BadgeFailed] = badge(p.Error).Reverse(true)
 	s.Badges[BadgeConnecting] = badge(p.Faint)
+	s.Badges[BadgeUnconfirmed] = badge(p.Warning).Italic(true)
 	return s
 }

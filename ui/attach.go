@@ -8,6 +8,7 @@ import (
 
 	"sandscope/attach"
 	"sandscope/client"
+	"sandscope/driver"
 	"sandscope/ui/common"
 	"sandscope/ui/termpane"
 )
@@ -19,10 +20,9 @@ import (
 
 // attachConnMsg is the answer to connecting for a full-screen attach.
 type attachConnMsg struct {
-	sandbox  string
-	terminal client.Terminal
-	conn     common.TermConn
-	err      error
+	open common.OpenTerminalMsg
+	conn common.TermConn
+	err  error
 }
 
 // attachDoneMsg says a full-screen attach returned.
@@ -32,19 +32,20 @@ type attachDoneMsg struct {
 	err               error
 }
 
-// attachFull connects to a terminal for a full-screen attach.
-func (m *Model) attachFull(sandbox string, t client.Terminal) tea.Cmd {
-	br, base, stable := m.ctx.Bridge, m.ctx.BaseCtx(), m.ctx.Stable
+// attachFull connects to a terminal (or opens the shell again) for a full-screen attach.
+func (m *Model) attachFull(open common.OpenTerminalMsg) tea.Cmd {
+	br, base := m.ctx.Driver, m.ctx.BaseCtx()
 	cols, rows := max(m.width, 1), max(m.height, 1)
-	m.status, m.statusLevel = "attaching to terminal "+common.SanitizeText(t.ID)+"…", common.Info
+	m.status, m.statusLevel = "attaching to terminal "+common.SanitizeText(open.Terminal.ID)+"…", common.Info
 	return func() tea.Msg {
-		conn, err := connectTerm(base, br, stable, sandbox, t.ID, cols, rows)
-		return attachConnMsg{sandbox: sandbox, terminal: t, conn: conn, err: err}
+		conn, err := connectTerm(base, br, open, cols, rows)
+		return attachConnMsg{open: open, conn: conn, err: err}
 	}
 }
 
 func (m *Model) runAttach(msg attachConnMsg) tea.Cmd {
-	id := common.SanitizeText(msg.terminal.ID)
+	sandbox := msg.open.Sandbox
+	id := common.SanitizeText(msg.open.Terminal.ID)
 	if msg.err != nil {
 		m.status, m.statusLevel = common.Describe("attach terminal "+id, msg.err), common.Error
 		return nil
@@ -52,20 +53,20 @@ func (m *Model) runAttach(msg attachConnMsg) tea.Cmd {
 	// No reattach hint: a detach comes back to the TUI, and the attachment's screen is cleared.
 	cmd := attach.NewCommand(m.ctx.BaseCtx(), msg.conn, attach.Options{
 		DetachKey: m.detachKey,
-		Label:     "sandbox " + msg.sandbox + " terminal " + id,
+		Label:     "sandbox " + sandbox + " terminal " + id,
 		OwnScreen: true,
 	})
 	conn := msg.conn
 	// The attachment sized the terminal to the whole screen; an embedded pane on the same terminal
 	// gets its own size back when the attachment ends (the pane's emulator never changed size, so
 	// the pane would not resend it).
-	paneCols, paneRows, pane := m.paneSize(msg.sandbox, msg.terminal.ID)
+	paneCols, paneRows, pane := m.paneSize(sandbox, msg.open.Terminal.ID)
 	return tea.Exec(cmd, func(err error) tea.Msg {
 		if pane {
 			_ = conn.Resize(paneCols, paneRows)
 		}
 		_ = conn.Close()
-		return attachDoneMsg{sandbox: msg.sandbox, terminal: id, res: cmd.Result, err: err}
+		return attachDoneMsg{sandbox: sandbox, terminal: id, res: cmd.Result, err: err}
 	})
 }
 
@@ -110,7 +111,7 @@ func (m *Model) paneAction(msg termpane.ActionMsg) tea.Cmd {
 	open := p.open
 	switch msg.Action {
 	case termpane.AttachAction:
-		return m.attachFull(open.Sandbox, open.Terminal)
+		return m.attachFull(open)
 	case termpane.InterruptAction:
 		return common.SignalTerminal(m.ctx, open.Sandbox, open.Terminal.ID, true, "the pane shows its ending")
 	case termpane.TerminateAction:
@@ -142,19 +143,20 @@ func (m *Model) endTerminal(res *common.DialogResult) tea.Cmd {
 	return nil
 }
 
-// connectTerm connects to a terminal: a preview terminal through the bridge seam, or on a stable
-// bridge the sandbox's PTY ("default": the session-less one; otherwise the session's).
-func connectTerm(ctx context.Context, br common.Bridge, stable *client.Stable, sandbox, id string, cols, rows int) (common.TermConn, error) {
-	if stable == nil {
-		return br.ConnectTerminal(ctx, sandbox, id, cols, rows)
+// connectTerm connects to what open names: a shell the driver opens (driver.Shells, in open's
+// session; opening it again reaches the same shell where the bridge keeps one per session), or a
+// terminal by ID (driver.Terminals).
+func connectTerm(ctx context.Context, d driver.Driver, open common.OpenTerminalMsg, cols, rows int) (common.TermConn, error) {
+	if open.Shell {
+		sh, ok := d.(driver.Shells)
+		if !ok {
+			return nil, fmt.Errorf("shell: %w", client.ErrUnsupported)
+		}
+		return sh.OpenShell(ctx, open.Sandbox, driver.ShellRequest{Cols: cols, Rows: rows, Session: open.Session})
 	}
-	session := id
-	if session == "default" {
-		session = ""
+	ts, ok := d.(driver.Terminals)
+	if !ok {
+		return nil, fmt.Errorf("terminal %s: %w", open.Terminal.ID, client.ErrUnsupported)
 	}
-	conn, err := stable.ConnectPTY(ctx, sandbox, client.PTYOptions{Cols: cols, Rows: rows, Session: session})
-	if err != nil {
-		return nil, err
-	}
-	return conn, nil
+	return ts.ConnectTerminal(ctx, open.Sandbox, open.Terminal.ID, client.ConnectOptions{Cols: cols, Rows: rows})
 }

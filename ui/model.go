@@ -67,6 +67,12 @@ type Model struct {
 	displaced      string
 	displacedLevel common.Level
 
+	// driverNotes carries the driver's notices ("a different container answers now") to the
+	// status area.
+	driverNotes noticeQueue
+	// declined holds, per sandbox, the wake notice the user said no to (asked again next time).
+	declined map[string]string
+
 	// panel is the bridge panel (capacity), opened over any screen.
 	panel     *bridgepanel.Model
 	panelOpen bool
@@ -83,8 +89,8 @@ func New(o Options) (*Model, error) {
 		return nil, err
 	}
 	m := &Model{ctx: c, cancel: cancel, opts: o, baseCtx: base, baseCancel: baseCancel,
-		panes: map[int64]paneEntry{}, detachKey: o.DetachKey, connErr: o.BridgeProblem}
-	if notices := openRecord(c, o.Target, o.RecordBudget, o.WatchBudget); len(notices) > 0 {
+		panes: map[int64]paneEntry{}, detachKey: o.DetachKey, driverNotes: make(noticeQueue, 16), declined: map[string]string{}}
+	if notices := openBridge(c, o.Target, o.RecordBudget, o.WatchBudget, m.driverNotes); len(notices) > 0 {
 		m.status, m.statusLevel = "record: "+strings.Join(notices, "; "), common.Warn
 	}
 	m.stack = []common.Screen{sandboxes.New(c)}
@@ -99,7 +105,8 @@ func (m *Model) Context() *common.Context { return m.ctx }
 
 // Init starts the sandboxes screen, and the demo scene when asked (offered first on a first run).
 func (m *Model) Init() tea.Cmd {
-	cmd := tea.Batch(m.stack[0].Init(), watchRecordWrites(m.ctx.BaseCtx(), m.ctx.Record, 0), waitAlerts(m.alertCh))
+	cmd := tea.Batch(m.stack[0].Init(), watchRecordWrites(m.ctx.BaseCtx(), m.ctx.Record, 0), waitAlerts(m.alertCh),
+		waitDriverNotice(m.baseCtx, m.driverNotes))
 	if d := m.opts.Demo; d != nil {
 		if d.Offer {
 			m.offerDemo()
@@ -116,7 +123,7 @@ func (m *Model) Close() {
 	m.closeScreens()
 	m.cancel()
 	m.unsubscribeAlerts()
-	closeRecord(m.ctx)
+	closeBridge(m.ctx)
 	m.baseCancel()
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 
 	"sandscope/client"
+	"sandscope/driver"
 	"sandscope/internal/buildinfo"
 	"sandscope/keymap"
 	"sandscope/record"
@@ -75,10 +76,15 @@ type Options struct {
 // Target is a bridge the TUI runs on (at start, or after a context switch): its client and how the
 // header names it.
 type Target struct {
-	Client      *client.Client // the bridge client (ignored when Bridge is set)
-	Bridge      common.Bridge  // a bridge seam (tests); takes precedence over Client
-	BridgeLabel string         // how the header names the bridge (never holds a token)
-	BridgeURL   string         // keys the persisted known-sandbox set
+	// Client is the bridge's client. The UI opens the driver on it with driver.Open once the
+	// record is open (the stable driver keeps its run index there), so the dialect is told apart
+	// by capabilities, in one place, for every bridge; the demo scene uses the client itself.
+	Client *client.Client
+	// Driver is an open driver (tests); it takes precedence over Client. The UI closes it when
+	// it leaves the bridge.
+	Driver      driver.Driver
+	BridgeLabel string // how the header names the bridge (never holds a token)
+	BridgeURL   string // keys the persisted known-sandbox set
 	// RecordID is the bridge's identity in the record (record.Identity): the same however the
 	// bridge was found. Empty: BridgeURL, normalised. NoRecord: sandscope has never reached this
 	// bridge, so it has no identity yet and nothing is recorded.
@@ -87,25 +93,18 @@ type Target struct {
 	NoRecord     bool
 	Local        bool // a sandscope local bridge (its extensions are there)
 	ContextName  string
-	// BridgeProblem, when set, says why the bridge cannot be used (a bridge speaking the stable
-	// API); the status area shows it from the start.
-	BridgeProblem error
 }
 
-// applyTarget points c at t's bridge.
+// applyTarget points c at t's bridge (its driver is opened by openBridge).
 func applyTarget(c *common.Context, t Target) error {
-	br := t.Bridge
-	if br == nil && t.Client != nil {
-		br = common.FromClient(t.Client)
-	}
-	if br == nil {
+	if t.Driver == nil && t.Client == nil {
 		return errors.New("no bridge client")
 	}
 	label := t.BridgeLabel
 	if label == "" {
 		label = t.BridgeURL
 	}
-	c.Bridge, c.BridgeLabel, c.BridgeURL = br, common.SanitizeText(label), t.BridgeURL
+	c.Driver, c.BridgeLabel, c.BridgeURL = t.Driver, common.SanitizeText(label), t.BridgeURL
 	c.Local, c.ContextName = t.Local, common.SanitizeText(t.ContextName)
 	c.RecordID, c.RecordLegacy = t.RecordID, t.RecordLegacy
 	switch {
@@ -113,10 +112,6 @@ func applyTarget(c *common.Context, t Target) error {
 		c.RecordID = ""
 	case c.RecordID == "":
 		c.RecordID = record.NormalizeURL(t.BridgeURL)
-	}
-	c.Stable = nil
-	if t.Client != nil && errors.As(t.BridgeProblem, new(*client.StableBridgeError)) {
-		c.Stable = t.Client.Stable()
 	}
 	return nil
 }

@@ -3,61 +3,125 @@ package ui
 import (
 	"context"
 	"fmt"
+	"io"
 	"path/filepath"
 	"strings"
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
 
+	"sandscope/client"
+	"sandscope/driver"
 	"sandscope/record"
 	"sandscope/ui/common"
 	"sandscope/vocab"
 )
 
-// openRecord opens the record of c's bridge under the state directory and starts its background
-// watcher; it returns what the user should be told about the record (a damaged file, an unclean
-// end of the previous run, or why nothing is recorded). Without a state directory nothing is
-// recorded and the screens watch on their own.
-func openRecord(c *common.Context, t Target, budget record.Budget, watch record.WatchBudget) []string {
-	closeRecord(c)
-	if c.StateDir == "" || c.Bridge == nil {
-		return nil
+// openBridge opens what c needs of t's bridge: the record under the state directory, the driver
+// (driver.Open on t's client, given the record: the stable driver keeps its run index there) and
+// the record's background watcher through the driver. It returns what the user should be told
+// about the record (a damaged file, an unclean end of the previous run, or why nothing is
+// recorded). Without a state directory nothing is recorded and the screens watch on their own.
+// notices receives the driver's one-line notices.
+func openBridge(c *common.Context, t Target, budget record.Budget, watch record.WatchBudget, notices io.Writer) []string {
+	c.Watch, c.Record = nil, nil
+	var out []string
+	switch {
+	case c.StateDir == "":
+	case c.RecordID == "":
+		out = append(out, "not recording: sandscope has not reached this bridge yet (it records once the bridge has answered; restart or switch to it again then)")
+	default:
+		rec, err := record.Open(record.Options{Dir: filepath.Join(c.StateDir, "record"), Bridge: c.RecordID, Legacy: c.RecordLegacy, Version: c.Version, Budget: budget})
+		if err != nil {
+			out = append(out, "not recording: "+err.Error())
+			break
+		}
+		c.Record = rec
+		out = append(out, rec.Notices()...)
+		if note, err := rec.ImportStableBook(filepath.Join(c.StateDir, "stable-book.json"), c.BridgeURL); err != nil {
+			out = append(out, err.Error())
+		} else if note != "" {
+			out = append(out, note)
+		}
 	}
-	if c.RecordID == "" {
-		return []string{"not recording: sandscope has not reached this bridge yet (it records once the bridge has answered; restart or switch to it again then)"}
+	c.Driver = t.Driver
+	if c.Driver == nil {
+		c.Driver = openDriver(c.BaseCtx(), t.Client, c.Record, notices)
 	}
-	rec, err := record.Open(record.Options{Dir: filepath.Join(c.StateDir, "record"), Bridge: c.RecordID, Legacy: c.RecordLegacy, Version: c.Version, Budget: budget})
-	if err != nil {
-		return []string{"not recording: " + err.Error()}
-	}
-	c.Record = rec
-	var notices []string
-	if note, err := rec.ImportStableBook(filepath.Join(c.StateDir, "stable-book.json"), c.BridgeURL); err != nil {
-		notices = append(notices, err.Error())
-	} else if note != "" {
-		notices = append(notices, note)
-	}
-	if t.BridgeProblem == nil {
+	if c.Record != nil {
 		if watch.Fast <= 0 {
 			watch.Fast = c.WatchFast
 		}
 		if watch.Slow <= 0 {
 			watch.Slow = c.WatchSlow
 		}
-		c.Watch = record.NewManager(c.BaseCtx(), rec, common.RecordBridge(c.Bridge), watch)
+		c.Watch = record.NewManager(c.BaseCtx(), c.Record, driver.ForRecord(c.Driver), watch)
 	}
-	return append(rec.Notices(), notices...)
+	return out
 }
 
-// closeRecord stops the background watcher and closes the record.
-func closeRecord(c *common.Context) {
+// openDriverTimeout bounds reading the bridge's API document. The command that made the client
+// has read it already (the client keeps it), so this normally sends nothing.
+const openDriverTimeout = 5 * time.Second
+
+// openDriver opens the driver for the dialect cl's bridge speaks. A bridge that does not answer
+// gets the preview driver, as the client always assumed: the screens then show it unreachable
+// and retry.
+func openDriver(base context.Context, cl *client.Client, rec *record.Record, notices io.Writer) driver.Driver {
+	ctx, cancel := context.WithTimeout(base, openDriverTimeout)
+	defer cancel()
+	d, err := driver.Open(ctx, cl, driver.Options{Record: rec, Notices: notices})
+	if err != nil {
+		return driver.NewPreview(cl, client.Capabilities{})
+	}
+	return d
+}
+
+// closeBridge stops the background watcher, then the driver (it may still write to the record),
+// then closes the record.
+func closeBridge(c *common.Context) {
 	if c.Watch != nil {
 		c.Watch.Close()
 		c.Watch = nil
 	}
+	if c.Driver != nil {
+		_ = c.Driver.Close()
+	}
 	if c.Record != nil {
 		_ = c.Record.Close()
 		c.Record = nil
+	}
+}
+
+// noticeQueue carries the driver's notices (written from any goroutine) to the status area:
+// one line each, the oldest dropped when the UI falls behind.
+type noticeQueue chan string
+
+func (q noticeQueue) Write(p []byte) (int, error) {
+	for _, line := range strings.Split(strings.TrimSpace(string(p)), "\n") {
+		if line = strings.TrimSpace(line); line == "" {
+			continue
+		}
+		select {
+		case q <- line:
+		default:
+		}
+	}
+	return len(p), nil
+}
+
+// driverNoticeMsg is one notice of the driver.
+type driverNoticeMsg struct{ text string }
+
+// waitDriverNotice waits for the driver's next notice (until the program ends).
+func waitDriverNotice(ctx context.Context, q noticeQueue) tea.Cmd {
+	return func() tea.Msg {
+		select {
+		case s := <-q:
+			return driverNoticeMsg{text: s}
+		case <-ctx.Done():
+			return nil
+		}
 	}
 }
 

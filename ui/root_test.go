@@ -146,11 +146,11 @@ func TestTerminalConnectFailureExplains(t *testing.T) {
 
 func TestKeyOverridesAndBadTheme(t *testing.T) {
 	p, _ := themes.Builtin("dark")
-	_, err := New(Options{Target: Target{Bridge: uitest.NewBridge()}, Styles: themes.New(p, themes.AsciiRenderer()), KeyOverrides: map[string][]string{"nosuch": {"z"}}})
+	_, err := New(Options{Target: Target{Driver: uitest.NewBridge()}, Styles: themes.New(p, themes.AsciiRenderer()), KeyOverrides: map[string][]string{"nosuch": {"z"}}})
 	if err == nil {
 		t.Fatal("unknown key override accepted")
 	}
-	m, err := New(Options{Target: Target{Bridge: uitest.NewBridge()}, Styles: themes.New(p, themes.AsciiRenderer()), KeyOverrides: map[string][]string{"quit": {"Q"}}, StateDir: t.TempDir()})
+	m, err := New(Options{Target: Target{Driver: uitest.NewBridge()}, Styles: themes.New(p, themes.AsciiRenderer()), KeyOverrides: map[string][]string{"quit": {"Q"}}, StateDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,7 +162,7 @@ func TestKeyOverridesAndBadTheme(t *testing.T) {
 	if _, cmd := m.Update(uitest.Key("Q")); cmd == nil || cmd() != tea.Quit() {
 		t.Fatal("Q does not quit")
 	}
-	if _, err := New(Options{Target: Target{Bridge: uitest.NewBridge()}, Theme: "nosuch"}); err == nil {
+	if _, err := New(Options{Target: Target{Driver: uitest.NewBridge()}, Theme: "nosuch"}); err == nil {
 		t.Fatal("unknown theme accepted")
 	}
 }
@@ -183,15 +183,29 @@ func TestTinyAndOddSizesDoNotPanic(t *testing.T) {
 	}
 }
 
-// A bridge speaking the stable API is named as such from the start, in the status area, and the
-// sandboxes screen says nothing is sent to it.
-func TestStableBridgeShownFromTheStart(t *testing.T) {
-	br := uitest.NewBridge()
-	br.RunErr = &client.StableBridgeError{}
-	m := newRootWith(t, br, Options{Target: Target{BridgeProblem: &client.StableBridgeError{}}})
+// A driver whose requests start containers gets the same screens: the sandbox screen shows the
+// tabs its capabilities give (Runs, Sessions, Incarnations; no Terminals), and neither opening
+// the sandboxes screen nor a sandbox sends a request to the sandbox (no status lookup, no list of
+// runs, no follow).
+func TestWakingDriverGetsTheSameScreensAndSendsNothing(t *testing.T) {
+	st := uitest.NewWaking()
+	m := newRootWith(t, st, Options{})
 	m.Update(tea.WindowSizeMsg{Width: 160, Height: 30})
-	if v := m.View(); !strings.Contains(v, "STABLE BRIDGE: stable bridge API") {
-		t.Fatalf("status area does not name the stable API:\n%s", v)
+	step(m, m.Init(), 2)
+	step(m, common.OpenSandboxMsg{ID: "box"}, 2)
+	v := m.View()
+	for _, want := range []string{"Runs (0)", "Sessions (0)", "Incarnations (0)", "not asked"} {
+		if !strings.Contains(v, want) {
+			t.Errorf("the sandbox screen lacks %q:\n%s", want, v)
+		}
+	}
+	if strings.Contains(v, "Terminals") || strings.Contains(v, "STABLE BRIDGE") {
+		t.Errorf("a tab or a refusal of the old stable screen shows:\n%s", v)
+	}
+	for _, c := range st.B.Calls {
+		if strings.HasPrefix(c, "running") || strings.HasPrefix(c, "runs") || strings.HasPrefix(c, "follow ") {
+			t.Errorf("a request was sent without the user asking: %q (calls %q)", c, st.B.Calls)
+		}
 	}
 }
 

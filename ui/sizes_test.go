@@ -58,7 +58,7 @@ func seededBridge() *uitest.Bridge {
 func newPlainRoot(t *testing.T, br *uitest.Bridge) *Model {
 	t.Helper()
 	p, _ := themes.Builtin("dark")
-	m, err := New(Options{Target: Target{Bridge: br, BridgeLabel: "http://127.0.0.1:7681 (embedded)", BridgeURL: "local:/tmp/x", Local: true},
+	m, err := New(Options{Target: Target{Driver: br, BridgeLabel: "http://127.0.0.1:7681 (embedded)", BridgeURL: "local:/tmp/x", Local: true},
 		Styles: themes.New(p, themes.AsciiRenderer()), Now: func() time.Time { return uitest.T0 }})
 	if err != nil {
 		t.Fatal(err)

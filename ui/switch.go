@@ -74,13 +74,14 @@ func (m *Model) switchTo(msg contextTargetMsg) tea.Cmd {
 	}
 	m.closeScreens()
 	m.cancel()
+	// the record and the driver follow the bridge: the old ones are closed, the new bridge's opened
+	m.unsubscribeAlerts()
+	closeBridge(m.ctx)
 	ctx, cancel := context.WithCancel(m.baseCtx)
 	c.Ctx = ctx
 	m.ctx, m.cancel = &c, cancel
-	m.connErr, m.help = msg.target.BridgeProblem, false
-	// the record follows the bridge: the old one is closed, the new bridge's opened
-	m.unsubscribeAlerts()
-	notices := openRecord(m.ctx, msg.target, m.opts.RecordBudget, m.opts.WatchBudget)
+	m.connErr, m.help = nil, false
+	notices := openBridge(m.ctx, msg.target, m.opts.RecordBudget, m.opts.WatchBudget, m.driverNotes)
 	m.notes, m.notesOpen = notify.New(m.ctx), false
 	m.panel, m.panelOpen = bridgepanel.New(m.ctx), false
 	m.subscribeAlerts()

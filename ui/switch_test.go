@@ -11,15 +11,16 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"sandscope/client"
+	"sandscope/driver"
 	"sandscope/themes"
 	"sandscope/ui/common"
 	"sandscope/ui/internal/uitest"
 )
 
-func newRootWith(t *testing.T, br *uitest.Bridge, o Options) *Model {
+func newRootWith(t *testing.T, br driver.Driver, o Options) *Model {
 	t.Helper()
 	p, _ := themes.Builtin("dark")
-	o.Bridge, o.BridgeLabel, o.BridgeURL, o.Local = br, "http://127.0.0.1:7681 (embedded)", "local:/tmp/x", true
+	o.Driver, o.BridgeLabel, o.BridgeURL, o.Local = br, "http://127.0.0.1:7681 (embedded)", "local:/tmp/x", true
 	o.StateDir, o.CacheDir = t.TempDir(), t.TempDir()
 	o.Styles = themes.New(p, themes.AsciiRenderer())
 	o.Now = func() time.Time { return uitest.T0 }
@@ -45,7 +46,7 @@ func TestContextSwitchResetsScreens(t *testing.T) {
 			if name == "broken" {
 				return Target{}, errors.New("token command failed")
 			}
-			return Target{Bridge: remote, BridgeLabel: "http://127.0.0.1:9999", BridgeURL: "http://127.0.0.1:9999", Local: true, ContextName: name}, nil
+			return Target{Driver: remote, BridgeLabel: "http://127.0.0.1:9999", BridgeURL: "http://127.0.0.1:9999", Local: true, ContextName: name}, nil
 		},
 	})
 	for _, msg := range uitest.Exec(m.Init(), wait) {

@@ -8,13 +8,13 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 
+	"sandscope/driver"
 	"sandscope/ui/bridgepanel"
 	"sandscope/ui/common"
 	"sandscope/ui/components"
 	"sandscope/ui/logview"
 	"sandscope/ui/runs"
 	"sandscope/ui/sandbox"
-	"sandscope/ui/stablebox"
 	"sandscope/ui/termpane"
 	"sandscope/vocab"
 )
@@ -142,10 +142,6 @@ func (m *Model) route(msg tea.Msg) tea.Cmd {
 		}
 		return m.toTop(msg)
 	case common.OpenSandboxMsg:
-		if m.ctx.Stable != nil {
-			// a stable bridge: the record's runs and sessions, nothing asked of the bridge
-			return m.push(stablebox.New(m.ctx, msg.ID))
-		}
 		// history lives in the record: a new screen shows it all
 		s := sandbox.New(m.ctx, msg.ID)
 		if msg.Terminal != "" {
@@ -161,11 +157,17 @@ func (m *Model) route(msg tea.Msg) tea.Cmd {
 		if len(msg.Targets) == 0 && msg.All == "" {
 			return nil
 		}
+		if w, ok := m.ctx.Driver.(driver.Waker); ok && !msg.Told && msg.NeedsRead() {
+			// opened from a screen that did not ask (all runs, notifications): reading it
+			// starts the sandbox's container, so the user is told first
+			msg.Told = true
+			return m.askWake(w, msg.Targets[0].Sandbox, "reading a run's output", msg)
+		}
 		return m.push(logview.New(m.ctx, msg.Targets, logview.Options{MemLines: m.ctx.LogMemLines, All: msg.All}))
 	case common.OpenTerminalMsg:
 		return m.openTerminal(msg)
 	case common.AttachTerminalMsg:
-		return m.attachFull(msg.Sandbox, msg.Terminal)
+		return m.attachFull(common.OpenTerminalMsg{Sandbox: msg.Sandbox, Terminal: msg.Terminal, Shell: msg.Shell, Session: msg.Session})
 	case attachConnMsg:
 		return m.runAttach(msg)
 	case attachDoneMsg:
@@ -184,6 +186,11 @@ func (m *Model) route(msg tea.Msg) tea.Cmd {
 		return m.recordFailed(msg)
 	case recordNoticeMsg:
 		return m.recordNotice(msg)
+	case driverNoticeMsg:
+		m.status, m.statusLevel, m.statusAt = common.SanitizeText(msg.text), common.Warn, m.ctx.Clock()
+		return waitDriverNotice(m.baseCtx, m.driverNotes)
+	case wakeNoticeMsg:
+		return m.wakeNotice(msg)
 	case demoDoneMsg:
 		m.demoDone(msg)
 		return nil
@@ -295,6 +302,12 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 			}
 		case common.EndTerminalID:
 			return m.endTerminal(res)
+		case "wake":
+			if !res.OK {
+				return nil
+			}
+			delete(m.declined, res.Data.(wakeNoticeMsg).sandbox)
+			return common.Send(res.Data.(wakeNoticeMsg).then)
 		}
 		return nil
 	}
@@ -438,11 +451,11 @@ func (m *Model) pop() {
 func (m *Model) openTerminal(msg common.OpenTerminalMsg) tea.Cmd {
 	m.status = "connecting to terminal " + common.SanitizeText(msg.Terminal.ID) + "…"
 	m.statusLevel = common.Info
-	br, base, stable := m.ctx.Bridge, m.ctx.BaseCtx(), m.ctx.Stable
+	br, base := m.ctx.Driver, m.ctx.BaseCtx()
 	w, h := m.bodySize()
 	return func() tea.Msg {
 		// the connection outlives this command: it is bound to the program's context
-		conn, err := connectTerm(base, br, stable, msg.Sandbox, msg.Terminal.ID, w, h-1)
+		conn, err := connectTerm(base, br, msg, w, h-1)
 		return termConnectedMsg{open: msg, conn: conn, err: err}
 	}
 }
@@ -465,7 +478,8 @@ func (m *Model) attachPane(msg termConnectedMsg) tea.Cmd {
 		TerminalID: msg.open.Terminal.ID,
 		Command:    common.DisplayArgv(msg.open.Terminal.Command),
 		Context:    m.ctx,
-		Replays:    m.ctx.Stable != nil,
+		Replays:    !m.ctx.Driver.Features().TerminalResume, // a reconnect replays the whole buffer
+		NoSignals:  !canSignal(m.ctx.Driver),
 	})
 	m.panes[pane.ID()] = paneEntry{pane: pane, open: msg.open}
 	pane.SetOrigin(0, headerHeight)
@@ -490,4 +504,38 @@ func (m *Model) openRuns() tea.Cmd {
 		}
 	}
 	return m.push(runs.New(m.ctx))
+}
+
+// wakeNoticeMsg is the driver's wake notice for an action the root was asked to take (then).
+type wakeNoticeMsg struct {
+	sandbox string
+	text    string
+	then    tea.Msg
+}
+
+// askWake asks the driver for its wake notice in a command (it may read the record); then is
+// sent once the user agreed, or at once when there is nothing to say.
+func (m *Model) askWake(w driver.Waker, sandbox, what string, then tea.Msg) tea.Cmd {
+	if text, ok := m.declined[sandbox]; ok {
+		return common.Send(wakeNoticeMsg{sandbox: sandbox, text: text, then: then})
+	}
+	return func() tea.Msg { return wakeNoticeMsg{sandbox: sandbox, text: w.WakeNotice(sandbox, what), then: then} }
+}
+
+// wakeNotice shows the notice in a confirm dialog (nothing is sent before yes); a notice the user
+// said no to is asked again next time (the driver says it once).
+func (m *Model) wakeNotice(msg wakeNoticeMsg) tea.Cmd {
+	if msg.text == "" {
+		return common.Send(msg.then)
+	}
+	m.declined[msg.sandbox] = msg.text
+	m.dialog = common.NewConfirm("wake", "Start the container of "+common.SanitizeText(msg.sandbox)+"?", common.WakeQuestion(msg.text))
+	m.dialog.Data = msg
+	return nil
+}
+
+// canSignal reports whether the driver interrupts and terminates terminals (driver.Terminals).
+func canSignal(d driver.Driver) bool {
+	_, ok := d.(driver.Terminals)
+	return ok
 }

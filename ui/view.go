@@ -9,7 +9,6 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/lipgloss"
 
-	"sandscope/client"
 	"sandscope/ui/common"
 )
 
@@ -83,11 +82,6 @@ func (m *Model) statusView() string {
 	if m.connErr != nil {
 		text := ""
 		switch common.Classify(m.connErr) {
-		case common.ErrWrongAPI:
-			text = "STABLE BRIDGE: " + common.SanitizeText((&client.StableBridgeError{}).Error())
-			if m.ctx.Stable != nil {
-				text = "STABLE BRIDGE: stable bridge API (0.12): nothing is sent on its own (each sandbox request starts a container); open a sandbox to exec, follow runs, use sessions and shells"
-			}
 		case common.ErrUnauthorized:
 			text = "UNAUTHORIZED: " + common.UnauthorizedHint
 		case common.ErrUnreachable:

@@ -36,7 +36,19 @@ const (
 	TimedOut = "TIMED OUT"
 	Lost     = "LOST"
 	Unknown  = "UNKNOWN"
+	// Endings a driver cannot confirm (the stable driver's; see driver.StateReported…).
+	Ended       = "ENDED exit code unknown"
+	Interrupted = "INTERRUPTED"
 )
+
+// Reported is the word of an exit code the stream reported and nothing confirms: "REPORTED 3
+// (unconfirmed)". It is never shown as EXITED (a success it may not be).
+func Reported(e *client.Exit) string {
+	if e == nil {
+		return "REPORTED ? (unconfirmed)"
+	}
+	return fmt.Sprintf("REPORTED %d (unconfirmed)", e.Code)
+}
 
 // Ending is a confirmed ending: "EXITED 0", "EXITED 3", "KILLED TERM", "TIMED OUT", or "EXITED ?"
 // when the bridge gave no exit details.
@@ -72,8 +84,11 @@ func ErrorWord(rerr *client.RunError) string {
 	return "ERROR " + sanitize.Label(rerr.Code).String()
 }
 
-// State renders a process's or terminal's state as the bridge reported it: RUNNING, an ending, an
-// error, or an unknown state word (sanitised, upper-cased). ended says the state is final.
+// State renders a process's or terminal's state as the driver reported it: RUNNING, an ending, an
+// error, an ending nothing confirms (REPORTED n (unconfirmed), ENDED exit code unknown),
+// INTERRUPTED (the outcome is not known yet), LOST, or an unknown state word (sanitised,
+// upper-cased). ended says the state is final (INTERRUPTED is not: the run may still end either
+// way).
 func State(state string, exit *client.Exit, rerr *client.RunError) (b themes.Badge, word string, ended bool) {
 	switch state {
 	case "running":
@@ -83,6 +98,14 @@ func State(state string, exit *client.Exit, rerr *client.RunError) (b themes.Bad
 		return b, w, true
 	case "error":
 		return themes.BadgeError, ErrorWord(rerr), true
+	case "reported":
+		return themes.BadgeUnconfirmed, Reported(exit), true
+	case "ended":
+		return themes.BadgeUnconfirmed, Ended, true
+	case "interrupted":
+		return themes.BadgeUnconfirmed, Interrupted, false
+	case "lost":
+		return themes.BadgeLost, Lost, true
 	case "":
 		return themes.BadgeUnknown, Unknown, false
 	}

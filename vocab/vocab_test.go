@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"sandscope/client"
+	"sandscope/themes"
 )
 
 func TestEndingOneWordPerState(t *testing.T) {
@@ -51,6 +52,32 @@ func TestCount(t *testing.T) {
 	} {
 		if got := Count(c.n, c.noun); got != c.want {
 			t.Errorf("Count(%d, %q) = %q, want %q", c.n, c.noun, got, c.want)
+		}
+	}
+}
+
+// The stable driver's endings read the same everywhere: a reported code is never EXITED nor the
+// success badge, an ending without a code says so, and INTERRUPTED is not final.
+func TestUnconfirmedEndings(t *testing.T) {
+	for _, c := range []struct {
+		state string
+		exit  *client.Exit
+		word  string
+		badge themes.Badge
+		ended bool
+	}{
+		{"reported", &client.Exit{Code: 0}, "REPORTED 0 (unconfirmed)", themes.BadgeUnconfirmed, true},
+		{"reported", &client.Exit{Code: 3}, "REPORTED 3 (unconfirmed)", themes.BadgeUnconfirmed, true},
+		{"ended", nil, "ENDED exit code unknown", themes.BadgeUnconfirmed, true},
+		{"interrupted", nil, "INTERRUPTED", themes.BadgeUnconfirmed, false},
+		{"lost", nil, "LOST", themes.BadgeLost, true},
+	} {
+		b, w, ended := State(c.state, c.exit, nil)
+		if w != c.word || b != c.badge || ended != c.ended {
+			t.Errorf("%s: %q badge %v ended %v, want %q %v %v", c.state, w, b, ended, c.word, c.badge, c.ended)
+		}
+		if b == themes.BadgeExited || b == themes.BadgeRunning {
+			t.Errorf("%s: shown with the success badge", c.state)
 		}
 	}
 }

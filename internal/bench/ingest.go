@@ -12,6 +12,7 @@ import (
 	"github.com/muesli/termenv"
 
 	"sandscope/client"
+	"sandscope/driver"
 	"sandscope/internal/uiloop"
 	"sandscope/keymap"
 	"sandscope/themes"
@@ -64,9 +65,9 @@ func (e *env) ingestOnce() (time.Duration, int64, error) {
 	r := lipgloss.NewRenderer(io.Discard)
 	r.SetColorProfile(termenv.TrueColor)
 	dir := filepath.Join(e.tmp, "ingest")
-	tap := &countBridge{Bridge: common.FromClient(e.c)}
+	tap := &countBridge{Driver: driver.NewPreview(e.c, client.Capabilities{})}
 	uctx := &common.Context{
-		Width: 160, Height: 48, Styles: themes.New(pal, r), Keys: keymap.New(), Bridge: tap,
+		Width: 160, Height: 48, Styles: themes.New(pal, r), Keys: keymap.New(), Driver: tap,
 		BridgeLabel: e.url, BridgeURL: e.url, Local: true,
 		StateDir: dir, CacheDir: filepath.Join(dir, "cache"), Ctx: ctx,
 	}
@@ -84,18 +85,18 @@ func (e *env) ingestOnce() (time.Duration, int64, error) {
 
 // countBridge counts the data bytes its followers deliver.
 type countBridge struct {
-	common.Bridge
+	driver.Driver
 	n int64 // only read after every follower ended
 }
 
-func (c *countBridge) Follow(ctx context.Context, sandbox, process string, opts client.FollowOptions) <-chan client.LogEvent {
+func (c *countBridge) Follow(ctx context.Context, sandbox, process string, opts driver.FollowOptions) <-chan client.LogEvent {
 	// the view's queue moves here, so as many events wait as without the count
 	capacity := opts.Buffer
 	if capacity <= 0 {
 		capacity = 256 // client.FollowOptions' default
 	}
 	opts.Buffer = 1
-	in := c.Bridge.Follow(ctx, sandbox, process, opts)
+	in := c.Driver.Follow(ctx, sandbox, process, opts)
 	out := make(chan client.LogEvent, capacity)
 	go func() {
 		defer close(out)

@@ -15,6 +15,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"sandscope/client"
+	"sandscope/driver"
 	"sandscope/ui/common"
 )
 
@@ -44,13 +45,14 @@ func (m *Model) SetSize(w, h int) { m.w, m.h = w, h }
 
 // Load asks the bridge for its pool statistics (bounded by common.CallTimeout).
 func (m *Model) Load() tea.Cmd {
-	if m.ctx.Bridge == nil {
-		m.err = errors.New("no bridge")
+	br, ok := m.ctx.Driver.(driver.Pool)
+	if !ok {
+		m.err = fmt.Errorf("pool statistics: %w", client.ErrUnsupported)
 		return nil
 	}
 	m.gen++
 	m.loading = true
-	gen, br, base := m.gen, m.ctx.Bridge, m.ctx.BaseCtx()
+	gen, base := m.gen, m.ctx.BaseCtx()
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(base, common.CallTimeout)
 		defer cancel()

@@ -7,7 +7,7 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 
-	"sandscope/client"
+	"sandscope/driver"
 	"sandscope/keymap"
 	"sandscope/record"
 	"sandscope/themes"
@@ -28,10 +28,10 @@ type Context struct {
 	Width, Height int // the area the root gives to screens (below the header, above the status)
 	Styles        *themes.Styles
 	Keys          *keymap.KeyMap
-	Bridge        Bridge
-	// Stable is the stable (0.12) adapter when the bridge speaks that API (nil otherwise): the
-	// screens then send nothing on their own and act through it only when the user asks.
-	Stable      *client.Stable
+	// Driver is the bridge, whichever API it speaks: screens offer an action only where
+	// Features() or one of the driver's optional interfaces (driver.Killer, driver.Sessions, …)
+	// says the bridge can do it.
+	Driver      driver.Driver
 	BridgeLabel string
 	BridgeURL   string
 	// RecordID is the bridge's identity in the record (see record.Identity; "" with NoRecord);

@@ -19,11 +19,7 @@ const (
 	ErrNotFound
 	ErrInvalid
 	ErrUnsupported
-	ErrWrongAPI // a bridge speaking the stable API: the client sends it no sandbox calls
 )
-
-// WrongAPIText is how screens name a stable-API bridge in their headers.
-const WrongAPIText = "stable bridge: the TUI sends it nothing on its own (each request starts a container); open a sandbox to exec, follow runs, use sessions and shells"
 
 // UnauthorizedHint is what to do about a rejected token, in the TUI and on the command line.
 const UnauthorizedHint = "the bridge rejected the token (check SANDBOX_API_KEY or --token-file)"
@@ -42,8 +38,6 @@ func ConnProblem(err error) string {
 	switch Classify(err) {
 	case ErrUnauthorized:
 		return "the bridge rejected the token"
-	case ErrWrongAPI:
-		return WrongAPIText
 	}
 	if ae := new(client.APIError); errors.As(err, &ae) {
 		return "the bridge answered with an error"
@@ -76,8 +70,6 @@ func Classify(err error) ErrKind {
 		return ErrNotFound
 	case errors.Is(err, client.ErrInvalidRequest):
 		return ErrInvalid
-	case errors.As(err, new(*client.StableBridgeError)):
-		return ErrWrongAPI
 	case errors.Is(err, client.ErrUnsupported):
 		return ErrUnsupported
 	}
@@ -99,7 +91,7 @@ func CapacityText(err error) string {
 // screen tries again ("ctrl+r tries again", "sandscope retries on its own").
 func Remedy(err error, retry string) string {
 	switch Classify(err) {
-	case ErrUnauthorized, ErrCapacity, ErrUnsupported, ErrWrongAPI:
+	case ErrUnauthorized, ErrCapacity, ErrUnsupported:
 		return ""
 	case ErrUnreachable:
 		return "check that the bridge is running and that its URL is right (--url, the context); " + retry
@@ -126,7 +118,7 @@ func Describe(op string, err error) string {
 		}
 	case ErrCapacity:
 		s = CapacityText(err)
-	case ErrUnsupported, ErrWrongAPI:
+	case ErrUnsupported:
 		s = "not supported by this bridge: " + err.Error()
 	default:
 		s = err.Error()
@@ -135,4 +127,14 @@ func Describe(op string, err error) string {
 		s = fmt.Sprintf("%s: %s", op, s)
 	}
 	return SanitizeText(s)
+}
+
+// WakeQuestion is a driver's wake notice as the confirm dialog asks it: the notice (without the
+// command line's "sandscope: " lead), then whether to go on.
+func WakeQuestion(notice string) string {
+	s := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(notice), "sandscope: "))
+	if s != "" && !strings.HasSuffix(s, ".") {
+		s += "."
+	}
+	return SanitizeText(s) + " Continue?"
 }

@@ -2,12 +2,13 @@ package common
 
 import (
 	"context"
-	"sandscope/vocab"
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
 
 	"sandscope/client"
+	"sandscope/driver"
+	"sandscope/vocab"
 )
 
 // OpenSandboxMsg asks the root to open the sandbox screen; with Terminal set, on the Terminals
@@ -24,6 +25,9 @@ type LogTarget struct {
 	Incarnation int  // the incarnation the process belongs to (0 unknown)
 	Stale       bool // it belongs to an earlier incarnation
 	Lost        bool
+	// Background follows only what the driver already receives, sending nothing (a log opened
+	// without the user agreeing to start the sandbox's container: see driver.Waker).
+	Background bool
 }
 
 // OpenLogsMsg asks the root to open the log view on one or more processes. With All set (a
@@ -32,12 +36,30 @@ type LogTarget struct {
 type OpenLogsMsg struct {
 	Targets []LogTarget
 	All     string
+	// Told says the user already agreed that reading these logs starts the sandbox's container
+	// (driver.Waker); otherwise the root asks first where it would.
+	Told bool
+}
+
+// NeedsRead reports whether opening the logs reads from the sandbox: a target followed in the
+// foreground whose container is not known gone (a LOST or STALE one is read from the record).
+func (o OpenLogsMsg) NeedsRead() bool {
+	for _, t := range o.Targets {
+		if !t.Lost && !t.Stale && !t.Background {
+			return true
+		}
+	}
+	return false
 }
 
 // OpenTerminalMsg asks the root to open a terminal pane.
 type OpenTerminalMsg struct {
 	Sandbox  string
 	Terminal client.Terminal
+	// Shell opens a shell through driver.Shells (in Session; "" none) rather than connecting to
+	// Terminal by ID: Terminal only names it in the pane, and a reconnect opens the shell again.
+	Shell   bool
+	Session string
 }
 
 // AttachTerminalMsg asks the root to hand the whole screen to a terminal (full-screen attach); the
@@ -45,9 +67,11 @@ type OpenTerminalMsg struct {
 type AttachTerminalMsg struct {
 	Sandbox  string
 	Terminal client.Terminal
+	Shell    bool   // as OpenTerminalMsg
+	Session  string // as OpenTerminalMsg
 }
 
-// PushScreenMsg asks the root to open a screen a screen made (the stable run view).
+// PushScreenMsg asks the root to open a screen a screen made.
 type PushScreenMsg struct{ Screen Screen }
 
 // BackMsg asks the root to close the current screen.
@@ -82,6 +106,12 @@ type ConnMsg struct {
 	Attempts int
 }
 
+// Unsupported is the status a key answers with when the bridge cannot do what it asks (the key
+// is not in the help then, but may still be pressed).
+func Unsupported(what string) tea.Cmd {
+	return Status(Info, "not offered by this bridge: "+what)
+}
+
 // Send is a command that yields msg.
 func Send(msg tea.Msg) tea.Cmd { return func() tea.Msg { return msg } }
 
@@ -92,7 +122,11 @@ func Status(l Level, text string) tea.Cmd { return Send(StatusMsg{Level: l, Text
 // terminal's process tree through the bridge and reports the outcome in the status area; after a
 // terminate, endHint says where its ending will show.
 func SignalTerminal(c *Context, sandbox, terminal string, interrupt bool, endHint string) tea.Cmd {
-	br, base := c.Bridge, c.BaseCtx()
+	br, ok := c.Driver.(driver.Terminals)
+	if !ok {
+		return Unsupported("signalling a terminal")
+	}
+	base := c.BaseCtx()
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(base, CallTimeout)
 		defer cancel()
@@ -142,12 +176,16 @@ func NewEndTerminal(terminal string, data any) *Dialog {
 // waits until the bridge says ready (input written before would only be queued) and is closed
 // once the byte is sent.
 func EndTerminalInput(c *Context, sandbox, terminal string, endHint string) tea.Cmd {
-	br, base := c.Bridge, c.BaseCtx()
+	br, ok := c.Driver.(driver.Terminals)
+	if !ok {
+		return Unsupported("ending a terminal's input")
+	}
+	base := c.BaseCtx()
 	what := "end input of terminal " + vocab.Text(terminal)
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(base, CallTimeout)
 		defer cancel()
-		conn, err := br.ConnectTerminal(ctx, sandbox, terminal, 0, 0)
+		conn, err := br.ConnectTerminal(ctx, sandbox, terminal, client.ConnectOptions{})
 		if err != nil {
 			return StatusMsg{Level: Error, Text: Describe(what, err)}
 		}

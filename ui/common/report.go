@@ -24,7 +24,7 @@ func WriteReport(ctx *Context, sandbox, entity string) tea.Cmd {
 	if ctx.Local {
 		kind = "local (embedded or sandscope serve)"
 	}
-	o := record.ReportOptions{Sandbox: sandbox, Entity: entity, Version: ctx.Version, Kind: kind, Dialect: string(client.DialectPreview), Now: ctx.Clock()}
+	o := record.ReportOptions{Sandbox: sandbox, Entity: entity, Version: ctx.Version, Kind: kind, Dialect: dialectOf(ctx), Now: ctx.Clock()}
 	return func() tea.Msg {
 		rep, err := rec.BuildReport(o)
 		if err != nil {
@@ -60,4 +60,15 @@ func WriteReport(ctx *Context, sandbox, entity string) tea.Cmd {
 		}
 		return StatusMsg{Level: Info, Text: SanitizeText("wrote the report to " + base + ".md (and .json)")}
 	}
+}
+
+// dialectOf names the API the bridge speaks, as its document said when the driver was opened.
+func dialectOf(ctx *Context) string {
+	if ctx.Driver == nil {
+		return "unknown"
+	}
+	if d := ctx.Driver.Capabilities().Dialect; d != "" {
+		return string(d)
+	}
+	return string(client.DialectPreview) // no document: the preview API, as the client assumes
 }

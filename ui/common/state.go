@@ -52,13 +52,11 @@ func ProcessBadge(state string, exit *client.Exit, rerr *client.RunError, cond C
 // drops the detail the row's other columns or the detail line repeat (the incarnation, the age,
 // the bridge's error code) and keeps the state word itself (STALE, UNKNOWN, ERROR…).
 func ProcessWord(state string, exit *client.Exit, rerr *client.RunError, cond Condition, incarnation int, lastSeen, now time.Time) StateWord {
-	b, label, ended := ExitLabel(state, exit, rerr)
-	if !ended {
-		if state == "running" {
-			b, label = themes.BadgeRunning, vocab.Running
-		} else {
-			b, label = themes.BadgeUnknown, vocab.Unknown
-		}
+	b, label, ended := vocab.State(state, exit, rerr)
+	if !ended && b != themes.BadgeRunning && b != themes.BadgeUnconfirmed {
+		// a state word the vocabulary does not know: UNKNOWN (INTERRUPTED and RUNNING are
+		// known words of states that have not ended)
+		b, label = themes.BadgeUnknown, vocab.Unknown
 	}
 	// RUNNING alone: the run time has its own column, and the status's freshness is the sandbox
 	// watcher's (the title says how often it polls; failing polls turn this UNKNOWN)

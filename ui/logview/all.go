@@ -12,6 +12,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"sandscope/client"
+	"sandscope/driver"
 	"sandscope/followall"
 	"sandscope/ui/common"
 	"sandscope/ui/logbuf"
@@ -65,10 +66,10 @@ func (m *Model) watchAll() tea.Cmd {
 		// what changed between the screen below reading the record and this view subscribing
 		return tea.Batch(m.joinFromRecord(), waitForAllChange(m, ch, m.all, m.gen))
 	}
-	if m.ctx.Bridge == nil {
+	if m.ctx.Driver == nil {
 		return nil
 	}
-	w := m.ctx.Bridge.Watch(ctx, m.all, client.WatchOptions{FastInterval: m.ctx.WatchFast, SlowInterval: m.ctx.WatchSlow})
+	w := m.ctx.Driver.Watch(ctx, m.all, client.WatchOptions{FastInterval: m.ctx.WatchFast, SlowInterval: m.ctx.WatchSlow})
 	if w.SetFocused != nil {
 		w.SetFocused(true)
 	}
@@ -166,6 +167,9 @@ func (m *Model) join(t common.LogTarget) tea.Cmd {
 	if m.buf == nil || !m.joiner.Join(t.Process, true) {
 		return nil
 	}
+	// nobody asked to read this run: where reads start containers, follow only what the driver
+	// already receives
+	_, t.Background = m.ctx.Driver.(driver.Waker)
 	s := m.addSource(t)
 	_, word, _ := vocab.State(t.Process.State, t.Process.Exit, t.Process.Error)
 	if t.Incarnation > 0 {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"sandscope/client"
+	"sandscope/driver"
 	"sandscope/ui/common"
 	"sandscope/ui/internal/uitest"
 )
@@ -17,7 +18,7 @@ type ctxBridge struct {
 	ctxs []context.Context
 }
 
-func (b *ctxBridge) Follow(ctx context.Context, s, p string, o client.FollowOptions) <-chan client.LogEvent {
+func (b *ctxBridge) Follow(ctx context.Context, s, p string, o driver.FollowOptions) <-chan client.LogEvent {
 	b.mu.Lock()
 	b.ctxs = append(b.ctxs, ctx)
 	b.mu.Unlock()
@@ -29,7 +30,7 @@ func (b *ctxBridge) Follow(ctx context.Context, s, p string, o client.FollowOpti
 func TestFollowersEndWithTheView(t *testing.T) {
 	br := &ctxBridge{Bridge: uitest.NewBridge()}
 	ctx := uitest.Context(t, br.Bridge, 100, 27)
-	ctx.Bridge = br
+	ctx.Driver = br
 	m := New(ctx, []common.LogTarget{{Sandbox: "sbx", Process: client.Process{ID: "p1", State: "running"}, Incarnation: 1}}, Options{})
 	m.SetSize(100, 27)
 	m.Init()

@@ -311,6 +311,10 @@ func TestStaleTargetNoted(t *testing.T) {
 	tg := target("p1", "x")
 	tg.Stale, tg.Incarnation = true, 1
 	m, _ := newView(t, tg)
+	if strings.Contains(m.View(), "belongs to incarnation #1") {
+		t.Fatal("the capture was read on the UI goroutine (Init), not in a command")
+	}
+	m.Update(m.loadCapture(0)()) // what Init's command reads from the record
 	if !strings.Contains(m.View(), "belongs to incarnation #1") {
 		t.Fatalf("stale follow not explained:\n%s", m.View())
 	}

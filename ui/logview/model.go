@@ -12,6 +12,7 @@ import (
 	"github.com/muesli/termenv"
 
 	"sandscope/client"
+	"sandscope/driver"
 	"sandscope/followall"
 	"sandscope/keymap"
 	"sandscope/record"
@@ -180,11 +181,11 @@ func (m *Model) startSource(i int) tea.Cmd {
 	if s.target.Stale || s.target.Lost {
 		// its container is gone, and its log with it: what sandscope captured is all there is
 		if !s.done {
-			m.replayCapture(s)
+			return m.loadCapture(i)
 		}
 		return nil
 	}
-	if m.ctx.Bridge == nil {
+	if m.ctx.Driver == nil {
 		return nil
 	}
 	if s.cancel != nil {
@@ -195,26 +196,54 @@ func (m *Model) startSource(i int) tea.Cmd {
 	// A short queue: bridge events carry up to 256 KiB each, so the default depth would let a
 	// producer that outruns the screen park tens of MiB in the channel. The buffer, not the
 	// queue, is where history lives (and it spills to disk).
-	s.ch = m.ctx.Bridge.Follow(ctx, s.target.Sandbox, s.target.Process.ID,
-		client.FollowOptions{QuietAfter: m.quietAfter, Buffer: followQueue})
+	s.ch = m.ctx.Driver.Follow(ctx, s.target.Sandbox, s.target.Process.ID, driver.FollowOptions{
+		FollowOptions: client.FollowOptions{QuietAfter: m.quietAfter, Buffer: followQueue}, Background: s.target.Background})
 	return waitForLog(m, s.ch, i, m.gen)
+}
+
+// captureMsg is what the record captured of source i (read in a command: the record's file is
+// never queried on the UI goroutine).
+type captureMsg struct {
+	owner *Model
+	gen   int
+	i     int
+	c     record.Capture
+	st    *record.State
+	err   error
+}
+
+// loadCapture reads what the record captured of source i.
+func (m *Model) loadCapture(i int) tea.Cmd {
+	s := m.sources[i]
+	rec, sb, id, owner, gen := m.ctx.Record, s.target.Sandbox, s.target.Process.ID, m, m.gen
+	return func() tea.Msg {
+		msg := captureMsg{owner: owner, gen: gen, i: i, st: record.NewState(sb)}
+		if rec != nil {
+			_ = rec.Flush()
+			msg.c, msg.err = rec.Captured(sb, id)
+			msg.st = rec.State(sb)
+		}
+		return msg
+	}
+}
+
+// applyCapture replays a capture read by loadCapture (a read for a view since closed, or for an
+// earlier Init, is dropped).
+func (m *Model) applyCapture(msg captureMsg) {
+	if msg.owner != m || msg.gen != m.gen || m.closed || msg.i >= len(m.sources) || m.sources[msg.i].done {
+		return
+	}
+	m.replayCapture(m.sources[msg.i], msg.c, msg.st, msg.err)
 }
 
 // replayCapture fills a LOST or STALE process's log from the record: a marker where capture
 // began (and whether output before it was already gone), the captured output, and the ending
 // the record knows (the LOST marker). Without captured output it says so in one plain line.
-func (m *Model) replayCapture(s *source) {
+func (m *Model) replayCapture(s *source, c record.Capture, st *record.State, err error) {
 	now := m.ctx.Clock()
-	sb, id := s.target.Sandbox, s.target.Process.ID
-	var c record.Capture
-	st := record.NewState(sb)
-	if rec := m.ctx.Record; rec != nil {
-		_ = rec.Flush()
-		var err error
-		if c, err = rec.Captured(sb, id); err != nil {
-			m.addMarker(s.name, logbuf.Failed, common.SanitizeText(err.Error()), "", now)
-		}
-		st = rec.State(sb)
+	id := s.target.Process.ID
+	if err != nil {
+		m.addMarker(s.name, logbuf.Failed, common.SanitizeText(err.Error()), "", now)
 	}
 	where := "it went with its container"
 	if !s.target.Lost {

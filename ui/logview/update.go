@@ -36,6 +36,10 @@ func (m *Model) Update(msg tea.Msg) (common.Component, tea.Cmd) {
 		}
 		return m, m.armReorder()
 	}
+	if c, ok := msg.(captureMsg); ok {
+		m.applyCapture(c)
+		return m, m.armReorder()
+	}
 	c, cmd := m.update(msg)
 	if next := m.armReorder(); next != nil {
 		cmd = tea.Batch(cmd, next)

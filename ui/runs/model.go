@@ -40,6 +40,8 @@ type Model struct {
 	width  int
 	height int
 
+	// known are the sandboxes the record knows, when no background watcher lists them (loadKnown)
+	known     []string
 	states    map[string]*record.State // what the record knows of each sandbox listed
 	all       []*row                   // every run
 	rows      []*row                   // the rows the list sees (all, or those needing attention)
@@ -114,7 +116,7 @@ func (m *Model) Init() tea.Cmd {
 		unsubscribe()
 	}()
 	m.changes = ch
-	return tea.Batch(waitForChange(m, ch, m.gen), m.tick())
+	return tea.Batch(waitForChange(m, ch, m.gen), m.tick(), m.loadKnown())
 }
 
 // sandboxes are the sandboxes listed: those the record's background watcher watches (every
@@ -124,12 +126,30 @@ func (m *Model) sandboxes() []string {
 	if m.ctx.Watch != nil {
 		return m.ctx.Watch.Watched()
 	}
-	if m.ctx.Record != nil {
-		if sbs, err := m.ctx.Record.Sandboxes(); err == nil {
-			return sbs
-		}
+	return m.known // read from the record's file in a command (loadKnown)
+}
+
+// knownMsg lists the sandboxes the record knows (without a background watcher).
+type knownMsg struct {
+	owner *Model
+	sbs   []string
+}
+
+// loadKnown reads, in a command, the sandboxes the record knows when nothing watches them (a
+// query of the record's file: never on the UI goroutine).
+func (m *Model) loadKnown() tea.Cmd {
+	rec := m.ctx.Record
+	if rec == nil || m.ctx.Watch != nil {
+		return nil
 	}
-	return nil
+	owner := m
+	return func() tea.Msg {
+		sbs, _ := rec.Sandboxes()
+		for _, sb := range sbs {
+			rec.State(sb) // loaded here, so the screen's reads find it in memory
+		}
+		return knownMsg{owner: owner, sbs: sbs}
+	}
 }
 
 // reload re-reads every listed sandbox's state from the record.

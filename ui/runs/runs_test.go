@@ -71,6 +71,15 @@ func newScreen(t *testing.T, w, h int) *Model {
 	ctx, _ := scene(t)
 	m := New(ctx)
 	m.SetSize(w, h)
+	return known(m)
+}
+
+// known gives m the sandboxes the record knows, as loadKnown's command reads them (these scenes
+// have a record and no background watcher).
+func known(m *Model) *Model {
+	if c := m.loadKnown(); c != nil {
+		m.Update(c())
+	}
 	return m
 }
 
@@ -218,7 +227,7 @@ func TestSortCyclesStateAgeSandbox(t *testing.T) {
 
 func TestLiveFromTheRecord(t *testing.T) {
 	ctx, rec := scene(t)
-	m := New(ctx)
+	m := known(New(ctx))
 	m.SetSize(120, 30)
 	_ = m.Init() // its commands are not run: the test waits for the change itself
 	rec.Add(record.FromSandboxEvent(client.SandboxEvent{Kind: client.ProcessAppeared, Sandbox: "idle", Time: uitest.T0, Incarnation: client.Incarnation{Number: 1},
@@ -239,7 +248,7 @@ func TestEmptyStatesAreSentences(t *testing.T) {
 		t.Errorf("no record:\n%s", v)
 	}
 	ctx2, _ := scene(t)
-	m2 := New(ctx2)
+	m2 := known(New(ctx2))
 	m2.SetSize(80, 24)
 	m2.list.SetFilter("no-such-thing")
 	if v := m2.View(); !strings.Contains(v, `No run matches "no-such-thing"`) {

@@ -17,7 +17,7 @@ func TestSuspectEndClearsOnceTheRecordShowsTheEnd(t *testing.T) {
 	for _, by := range []string{"watcher", "stream"} {
 		t.Run(by, func(t *testing.T) {
 			ctx, rec := scene(t)
-			m := New(ctx)
+			m := known(New(ctx))
 			m.SetSize(200, 60)
 			if !strings.Contains(m.View(), "SUSPECT END") {
 				t.Fatal("the scene has no suspect end")

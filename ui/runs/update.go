@@ -28,7 +28,14 @@ func (m *Model) Update(msg tea.Msg) (common.Component, tea.Cmd) {
 		}
 		// a sandbox added or forgotten elsewhere, ages and last output times
 		m.reload()
-		return m, m.tick()
+		return m, tea.Batch(m.tick(), m.loadKnown())
+	case knownMsg:
+		if msg.owner != m || m.closed {
+			return m, nil
+		}
+		m.known = msg.sbs
+		m.reload()
+		return m, nil
 	case tea.MouseMsg:
 		switch {
 		case msg.Button == tea.MouseButtonWheelUp:

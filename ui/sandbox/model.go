@@ -9,18 +9,20 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"sandscope/client"
+	"sandscope/driver"
 	"sandscope/record"
 	"sandscope/ui/common"
 	"sandscope/ui/components"
 )
 
-// Tab is one of the screen's tabs.
+// Tab is one of the screen's tabs. A screen shows the tabs its driver offers (tabsFor).
 type Tab int
 
 const (
-	ProcessesTab Tab = iota
-	TerminalsTab
-	TimelineTab
+	ProcessesTab Tab = iota // every driver: its runs
+	TerminalsTab            // driver.Terminals
+	SessionsTab             // driver.Sessions
+	TimelineTab             // every driver: incarnations, reported or inferred
 	tabCount
 )
 
@@ -30,8 +32,23 @@ func (t Tab) String() string {
 		return "Processes"
 	case TerminalsTab:
 		return "Terminals"
+	case SessionsTab:
+		return "Sessions"
 	}
 	return "Incarnations"
+}
+
+// tabsFor is the tabs a driver's capabilities give the screen, in order: the page is built
+// from the tabs it is given, and a tab whose actions the bridge lacks is not there at all.
+func tabsFor(d driver.Driver) []Tab {
+	tabs := []Tab{ProcessesTab}
+	if _, ok := d.(driver.Terminals); ok {
+		tabs = append(tabs, TerminalsTab)
+	}
+	if _, ok := d.(driver.Sessions); ok {
+		tabs = append(tabs, SessionsTab)
+	}
+	return append(tabs, TimelineTab)
 }
 
 // procEntry, termEntry and incEntry are what the record knows of a process, a terminal and an
@@ -49,7 +66,8 @@ type Model struct {
 	width  int
 	height int
 
-	tab   Tab
+	tab   Tab   // the active tab
+	kinds []Tab // the tabs shown, in order (the driver's: tabsFor)
 	tabs  *components.Tabs
 	lists [tabCount]*components.List // cursor, paging, filter, sort (and the processes' selection) per tab
 	// preview shows the selected process's details and the tail of its output beside the list
@@ -60,6 +78,15 @@ type Model struct {
 
 	dialog *common.Dialog
 
+	// sessions are the driver's sessions (driver.Sessions: what sandscope created or used), read
+	// in a command; session is the one exec and shell use ("" none).
+	sessions    []driver.Session
+	sessionsErr error
+	session     string
+	// declined is the wake notice the user said no to: asked again next time (the driver says
+	// its notice once).
+	declined string
+
 	watch    common.WatchHandle
 	cancel   context.CancelFunc
 	watchGen int
@@ -69,7 +96,8 @@ type Model struct {
 
 // New makes the screen for one sandbox. Init starts its watcher.
 func New(ctx *common.Context, id string) *Model {
-	m := &Model{ctx: ctx, id: id, st: record.NewState(id), tabs: components.NewTabs(ctx.Keys, int(tabCount))}
+	m := &Model{ctx: ctx, id: id, st: record.NewState(id), kinds: tabsFor(ctx.Driver)}
+	m.tabs = components.NewTabs(ctx.Keys, len(m.kinds))
 	if ctx.Record != nil {
 		m.st = ctx.Record.State(id)
 	}
@@ -135,7 +163,23 @@ func (m *Model) syncLists() {
 	m.lists[TimelineTab].SetRows(components.Rows{N: len(m.st.Incarnations),
 		Key:  func(i int) string { return fmt.Sprint(m.st.Incarnations[i].Number) },
 		Text: func(i int) string { return strings.Join(m.incCells(i), " ") }})
-	m.tabs.SetActive(int(m.tab))
+	m.lists[SessionsTab].SetRows(components.Rows{N: len(m.sessions),
+		Key:  func(i int) string { return m.sessions[i].ID },
+		Text: func(i int) string { return strings.Join(m.sessionCells(i, now), " ") }})
+	m.tabs.SetActive(m.tabIndex(m.tab))
+}
+
+// has reports whether the screen shows tab t.
+func (m *Model) has(t Tab) bool { return m.tabIndex(t) >= 0 }
+
+// tabIndex is t's place in the strip (-1: not shown).
+func (m *Model) tabIndex(t Tab) int {
+	for i, k := range m.kinds {
+		if k == t {
+			return i
+		}
+	}
+	return -1
 }
 
 // selectLast puts the cursor of tab t on its last row (a process or terminal just started).
@@ -148,6 +192,9 @@ func (m *Model) selectLast(t Tab) {
 // ShowTerminal puts the screen on the Terminals tab with the cursor on terminal id (a notification
 // about it was opened).
 func (m *Model) ShowTerminal(id string) {
+	if !m.has(TerminalsTab) {
+		return
+	}
 	m.tab = TerminalsTab
 	m.syncLists()
 	m.lists[TerminalsTab].Select(id)
@@ -167,7 +214,7 @@ func stateOrder(s string) int {
 // Init starts watching: through the record's background watcher when there is a record (the
 // screen then re-reads the record when it changes), else with a watcher of its own.
 func (m *Model) Init() tea.Cmd {
-	if m.ctx.Bridge == nil {
+	if m.ctx.Driver == nil {
 		return nil
 	}
 	ctx, cancel := context.WithCancel(m.ctx.BaseCtx())
@@ -182,11 +229,11 @@ func (m *Model) Init() tea.Cmd {
 		m.changes = ch
 		m.SetFocus(true)
 		m.st = m.ctx.Record.State(m.id)
-		return waitForChange(ch, m.id, m.watchGen)
+		return tea.Batch(waitForChange(ch, m.id, m.watchGen), m.loadSessions())
 	}
-	m.watch = m.ctx.Bridge.Watch(ctx, m.id, client.WatchOptions{FastInterval: m.ctx.WatchFast, SlowInterval: m.ctx.WatchSlow})
+	m.watch = m.ctx.Driver.Watch(ctx, m.id, client.WatchOptions{FastInterval: m.ctx.WatchFast, SlowInterval: m.ctx.WatchSlow})
 	m.SetFocus(true)
-	return waitForWatch(m.watch.Events, m.id, m.watchGen)
+	return tea.Batch(waitForWatch(m.watch.Events, m.id, m.watchGen), m.loadSessions())
 }
 
 // Close stops the watcher.

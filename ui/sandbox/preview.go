@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -9,6 +10,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"sandscope/client"
+	"sandscope/driver"
 	"sandscope/sanitize"
 	"sandscope/ui/common"
 )
@@ -60,7 +62,7 @@ func (m *Model) stopPreview() {
 // previewFollow follows the selected process when the preview is open and the selection moved.
 func (m *Model) previewFollow() tea.Cmd {
 	p := m.preview
-	if p == nil || m.closed || m.ctx.Bridge == nil {
+	if p == nil || m.closed || m.ctx.Driver == nil {
 		return nil
 	}
 	e := m.curProc()
@@ -80,7 +82,10 @@ func (m *Model) previewFollow() tea.Cmd {
 	}
 	ctx, cancel := context.WithCancel(m.ctx.BaseCtx())
 	p.cancel = cancel
-	p.ch = m.ctx.Bridge.Follow(ctx, m.id, e.Process.ID, client.FollowOptions{Buffer: 64})
+	// moving the cursor is not asking to read a run: where reads start containers, the preview
+	// shows only what the driver already receives
+	_, waker := m.ctx.Driver.(driver.Waker)
+	p.ch = m.ctx.Driver.Follow(ctx, m.id, e.Process.ID, driver.FollowOptions{FollowOptions: client.FollowOptions{Buffer: 64}, Background: waker})
 	return waitForPreview(m, p.ch, p.gen)
 }
 
@@ -119,9 +124,16 @@ func (m *Model) applyPreview(msg previewMsg) tea.Cmd {
 			p.note = "LOST: " + ev.Reason
 		case client.Failed:
 			p.note = "follow failed: " + ev.Reason
+			if errors.Is(ev.Err, driver.ErrNotLive) {
+				p.note = "not followed here: reading it would start its container; " + m.ctx.Keys.Open.Help().Key + " opens its log"
+			}
 		}
 	}
 	if msg.closed {
+		if p.note == "connecting…" {
+			// closed without a word: a background follow of a run the driver does not stream
+			p.note = "not followed here: " + driver.ErrNotLive.Error() + "; " + m.ctx.Keys.Open.Help().Key + " opens its log"
+		}
 		p.cancel, p.ch = nil, nil
 		return nil
 	}

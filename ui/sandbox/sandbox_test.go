@@ -150,16 +150,6 @@ func TestGoldenUnknownWhileUnreachable(t *testing.T) {
 	uitest.Golden(t, "processes_unknown", v, *update)
 }
 
-// On a stable-API bridge the header says why nothing is known, instead of "not answering".
-func TestStableBridgeHeader(t *testing.T) {
-	m, _ := newModel(t)
-	apply(m, client.SandboxEvent{Kind: client.WatchError, Time: at(0), Err: fmt.Errorf("watch: %w", &client.StableBridgeError{})})
-	v := m.View()
-	if !strings.Contains(v, "stable bridge: the TUI sends it nothing on its own") || strings.Contains(v, "not answering") {
-		t.Fatalf("header does not name the stable bridge:\n%s", v)
-	}
-}
-
 // selectProc puts the processes list's cursor on process id.
 func selectProc(m *Model, id string) {
 	m.syncLists()

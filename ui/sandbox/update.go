@@ -9,7 +9,10 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/charmbracelet/bubbles/key"
+
 	"sandscope/client"
+	"sandscope/driver"
 	"sandscope/record"
 	"sandscope/ui/common"
 	"sandscope/ui/components"
@@ -39,6 +42,13 @@ func (m *Model) Update(msg tea.Msg) (common.Component, tea.Cmd) {
 		return m, tea.Batch(m.refresh(), waitForChange(m.changes, m.id, m.watchGen))
 	case previewMsg:
 		return m, m.applyPreview(msg)
+	case sessionsMsg:
+		m.applySessions(msg)
+		return m, nil
+	case sessionMsg:
+		return m, m.applySession(msg)
+	case wakeMsg:
+		return m, m.applyWake(msg)
 	case execMsg:
 		return m, m.applyExec(msg)
 	case termMsg:
@@ -153,14 +163,46 @@ func (m *Model) curTerm() *termEntry {
 func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 	m.syncLists()
 	if m.tabs.Update(msg) {
-		m.tab = Tab(m.tabs.Active())
+		m.tab = m.kinds[m.tabs.Active()]
+		if m.tab == SessionsTab {
+			return m.loadSessions() // sessions made by `sandscope session` beside the TUI show
+		}
 		return m.previewFollow()
 	}
 	if ok, cmd := m.list().Update(msg); ok {
 		return tea.Batch(cmd, m.previewFollow())
 	}
-	cmd, _ := m.actions().Handle(msg)
+	if cmd, ok := m.actions().Handle(msg); ok {
+		return cmd
+	}
+	cmd, _ := m.unavailable().Handle(msg)
 	return cmd
+}
+
+// unavailable answers the keys of actions this bridge cannot do: they are not in the help, and
+// pressing one says why nothing happens.
+func (m *Model) unavailable() components.KeyActions {
+	k := m.ctx.Keys
+	var out components.KeyActions
+	no := func(b key.Binding, what string) {
+		out = append(out, components.Act(b, func() tea.Cmd { return common.Unsupported(what) }))
+	}
+	if _, ok := m.ctx.Driver.(driver.Killer); !ok {
+		no(k.Kill, "kill (the bridge cannot signal a run)")
+	}
+	if _, ok := m.ctx.Driver.(driver.Terminals); !ok {
+		no(k.Attach, "terminals (open a shell with "+k.Shell.Help().Key+")")
+		no(k.Interrupt, "terminals (open a shell with "+k.Shell.Help().Key+")")
+		no(k.Terminate, "terminals (open a shell with "+k.Shell.Help().Key+")")
+		if _, ok := m.ctx.Driver.(driver.Shells); !ok {
+			no(k.Shell, "shells and terminals")
+		}
+	}
+	if _, ok := m.ctx.Driver.(driver.Sessions); !ok {
+		no(k.Create, "sessions")
+		no(k.Delete, "sessions")
+	}
+	return out
 }
 
 // actions are the keys of the current tab (after the tab strip's and the list's): one table for
@@ -168,24 +210,43 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 func (m *Model) actions() components.KeyActions {
 	k := m.ctx.Keys
 	exec := components.Act(k.Exec, m.execForm)
-	shell := components.Act(k.Shell, m.shellForm)
+	// a shell: a new terminal where the bridge has them, else the driver's shell (in the chosen
+	// session); neither: no key
+	var shell components.KeyActions
+	if _, ok := m.ctx.Driver.(driver.Terminals); ok {
+		shell = components.KeyActions{components.Act(k.Shell, m.shellForm)}
+	} else if _, ok := m.ctx.Driver.(driver.Shells); ok {
+		desc := "shell"
+		if m.session != "" {
+			desc = "shell in session " + common.SanitizeText(m.session)
+		}
+		shell = components.KeyActions{components.Act(components.Relabel(k.Shell, desc), m.openShell)}
+	}
 	// following every process and the report are the sandbox's, whatever the tab
 	all := components.Act(k.FollowAll, m.followAll)
 	report := components.Act(k.Report, m.report)
 	switch m.tab {
 	case ProcessesTab:
-		return components.KeyActions{
+		acts := components.KeyActions{
 			components.Act(components.Relabel(k.Open, "open its log"), m.open),
 			exec,
-			components.Act(k.Kill, m.kill),
-			components.Act(k.Relaunch, m.relaunch),
-			components.Act(k.Preview, m.togglePreview),
-			shell, all, report,
 		}
+		if _, ok := m.ctx.Driver.(driver.Killer); ok {
+			acts = append(acts, components.Act(k.Kill, m.kill))
+		}
+		acts = append(acts,
+			components.Act(k.Relaunch, m.relaunch),
+			components.Act(k.Preview, m.togglePreview))
+		acts = append(acts, shell...)
+		return append(acts, all, report)
+	case SessionsTab:
+		acts := append(m.sessionActions(), exec)
+		acts = append(acts, shell...)
+		return append(acts, all, report)
 	case TerminalsTab:
 		return components.KeyActions{
 			components.Act(components.Relabel(k.Open, "open in the pane"), m.open),
-			shell,
+			components.Act(k.Shell, m.shellForm),
 			components.Act(k.Attach, func() tea.Cmd {
 				e, refused := m.actionTerm("attach")
 				if e == nil {
@@ -205,7 +266,26 @@ func (m *Model) actions() components.KeyActions {
 			exec, all, report,
 		}
 	}
-	return components.KeyActions{exec, shell, all, report}
+	acts := components.KeyActions{exec}
+	acts = append(acts, shell...)
+	return append(acts, all, report)
+}
+
+// openShell opens the driver's shell (in the chosen session) in the terminal pane, once the user
+// knows it starts the container.
+func (m *Model) openShell() tea.Cmd {
+	if _, ok := m.ctx.Driver.(driver.Shells); !ok {
+		return common.Unsupported("shells")
+	}
+	id, session := m.id, m.session
+	name := session
+	if name == "" {
+		name = "shell"
+	}
+	return m.wake("opening a shell", func() tea.Cmd {
+		return common.Send(common.OpenTerminalMsg{Sandbox: id, Shell: true, Session: session,
+			Terminal: client.Terminal{ID: name, Status: "running", Command: []string{"shell"}}})
+	})
 }
 
 // report writes a triage report of the sandbox, about the selected process or terminal.
@@ -220,10 +300,14 @@ func (m *Model) report() tea.Cmd {
 }
 
 func (m *Model) execForm() tea.Cmd {
-	m.dialog = common.NewForm("exec", "Run a process in "+m.id,
-		[]string{"Command", "Working dir", "Env", "Timeout"},
-		[]string{"", "", "", ""},
-		[]string{"e.g. npm test -- --watch=false", "/workspace", "KEY=value KEY2=value", "e.g. 90s or 10m (empty: none)"})
+	labels := []string{"Command", "Working dir", "Env", "Timeout"}
+	values := []string{"", "", "", ""}
+	hints := []string{"e.g. npm test -- --watch=false", "/workspace", "KEY=value KEY2=value", "e.g. 90s or 10m (empty: none)"}
+	if _, ok := m.ctx.Driver.(driver.Sessions); ok {
+		labels, values = append(labels, "Session"), append(values, m.session)
+		hints = append(hints, "a session ID (empty: none)")
+	}
+	m.dialog = common.NewForm("exec", "Run a process in "+m.id, labels, values, hints)
 	m.dialog.Validate = func(v []string) error { _, err := parseExec(v); return err }
 	return nil
 }
@@ -280,7 +364,7 @@ func (m *Model) mouse(msg tea.MouseMsg) {
 	case msg.Action == tea.MouseActionPress && msg.Button == tea.MouseButtonLeft:
 		if msg.Y == 1 { // the tab bar
 			x := 0
-			for t := Tab(0); t < tabCount; t++ {
+			for _, t := range m.kinds {
 				w := len(m.tabLabel(t)) + 3
 				if msg.X >= x && msg.X < x+w {
 					m.tab = t
@@ -312,7 +396,11 @@ func (m *Model) open() tea.Cmd {
 			targets = append(targets, m.target(e))
 		}
 		procs.ClearMarks()
-		return common.Send(common.OpenLogsMsg{Targets: targets})
+		open := common.OpenLogsMsg{Targets: targets, Told: true}
+		if open.NeedsRead() {
+			return m.wake("reading a run's output", func() tea.Cmd { return common.Send(open) })
+		}
+		return common.Send(open)
 	case TerminalsTab:
 		e := m.curTerm()
 		if e == nil {
@@ -331,12 +419,17 @@ func (m *Model) open() tea.Cmd {
 // incarnation, the LOST ones (what the record captured, then the LOST marker), and every process
 // that starts while the view is open.
 func (m *Model) followAll() tea.Cmd {
+	_, waker := m.ctx.Driver.(driver.Waker)
 	var targets []common.LogTarget
 	for _, e := range m.st.Processes {
 		if c := m.procCond(e); c == common.Stale {
 			continue
 		}
-		targets = append(targets, m.target(e))
+		t := m.target(e)
+		// on a bridge whose reads start containers, following everything reads what the driver
+		// already receives (the runs started here that still stream) and sends nothing
+		t.Background = waker
+		targets = append(targets, t)
 	}
 	return common.Send(common.OpenLogsMsg{Targets: targets, All: m.id})
 }
@@ -396,18 +489,21 @@ func (m *Model) relaunch() tea.Cmd {
 	if known {
 		req = *e.Request
 	}
-	return m.launch(req, e.Process.ID, known)
+	pid := e.Process.ID
+	return m.wake("relaunching a run", func() tea.Cmd {
+		return m.launch(driver.StartRequest{ExecRequest: req, Session: m.session}, pid, known)
+	})
 }
 
-func (m *Model) launch(req client.ExecRequest, relaunch string, known bool) tea.Cmd {
-	br := m.ctx.Bridge
+func (m *Model) launch(req driver.StartRequest, relaunch string, known bool) tea.Cmd {
+	br := m.ctx.Driver
 	base := m.ctx.BaseCtx()
 	id := m.id
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(base, common.CallTimeout)
 		defer cancel()
-		p, err := br.StartProcess(ctx, id, req)
-		return execMsg{req: req, p: p, relaunch: relaunch, known: known, err: err}
+		p, err := br.Start(ctx, id, req)
+		return execMsg{req: req.ExecRequest, p: p, relaunch: relaunch, known: known, err: err}
 	}
 }
 
@@ -455,6 +551,22 @@ func (m *Model) answer(res *common.DialogResult) tea.Cmd {
 		return nil
 	}
 	switch res.ID {
+	case "wake":
+		do, _ := res.Data.(func() tea.Cmd)
+		m.declined = ""
+		if do == nil {
+			return nil
+		}
+		return do()
+	case "session":
+		opts, err := parseSession(res.Values)
+		if err != nil {
+			return common.Status(common.Error, "session: "+err.Error())
+		}
+		return m.wake("creating a session", func() tea.Cmd { return m.createSession(opts) })
+	case "rm-session":
+		sid, _ := res.Data.(string)
+		return m.wake("deleting a session", func() tea.Cmd { return m.deleteSession(sid) })
 	case "kill":
 		e, _ := res.Data.(*procEntry)
 		sigs := common.KillSignals()
@@ -462,11 +574,15 @@ func (m *Model) answer(res *common.DialogResult) tea.Cmd {
 			return nil
 		}
 		sig := sigs[res.Choice]
-		br, base, id, pid := m.ctx.Bridge, m.ctx.BaseCtx(), m.id, e.Process.ID
+		br, ok := m.ctx.Driver.(driver.Killer)
+		if !ok {
+			return common.Unsupported("kill")
+		}
+		base, id, pid := m.ctx.BaseCtx(), m.id, e.Process.ID
 		return func() tea.Msg {
 			ctx, cancel := context.WithTimeout(base, common.CallTimeout)
 			defer cancel()
-			return killMsg{process: pid, signal: sig, err: br.KillProcess(ctx, id, pid, sig)}
+			return killMsg{process: pid, signal: sig, err: br.Kill(ctx, id, pid, sig)}
 		}
 	case common.EndTerminalID:
 		e, _ := res.Data.(*termEntry)
@@ -483,61 +599,61 @@ func (m *Model) answer(res *common.DialogResult) tea.Cmd {
 		if err != nil {
 			return common.Status(common.Error, "new terminal: "+err.Error())
 		}
-		br, base, id := m.ctx.Bridge, m.ctx.BaseCtx(), m.id
-		return func() tea.Msg {
-			ctx, cancel := context.WithTimeout(base, common.CallTimeout)
-			defer cancel()
-			t, err := br.CreateTerminal(ctx, id, req)
-			return termMsg{t: t, req: req, err: err}
+		br, ok := m.ctx.Driver.(driver.Terminals)
+		if !ok {
+			return common.Unsupported("terminals")
 		}
+		base, id := m.ctx.BaseCtx(), m.id
+		return m.wake("opening a terminal", func() tea.Cmd {
+			return func() tea.Msg {
+				ctx, cancel := context.WithTimeout(base, common.CallTimeout)
+				defer cancel()
+				t, err := br.CreateTerminal(ctx, id, req)
+				return termMsg{t: t, req: req, err: err}
+			}
+		})
 	case "exec":
 		req, err := parseExec(res.Values)
 		if err != nil {
 			return common.Status(common.Error, "exec: "+err.Error())
 		}
-		return m.launch(req, "", true)
+		return m.wake("running a command", func() tea.Cmd { return m.launch(req, "", true) })
 	}
 	return nil
 }
 
-// parseExec turns the exec form into a request.
-func parseExec(v []string) (client.ExecRequest, error) {
-	for len(v) < 4 {
+// parseExec turns the exec form (command, cwd, env, timeout and, where the bridge has sessions,
+// the session) into a request.
+func parseExec(v []string) (driver.StartRequest, error) {
+	for len(v) < 5 {
 		v = append(v, "")
 	}
 	argv, err := SplitArgs(v[0])
 	if err != nil {
-		return client.ExecRequest{}, err
+		return driver.StartRequest{}, err
 	}
 	if len(argv) == 0 {
-		return client.ExecRequest{}, fmt.Errorf("a command is required")
+		return driver.StartRequest{}, fmt.Errorf("a command is required")
 	}
 	req := client.ExecRequest{Argv: argv, Cwd: strings.TrimSpace(v[1])}
-	envs, err := SplitArgs(v[2])
-	if err != nil {
-		return client.ExecRequest{}, fmt.Errorf("env: %w", err)
-	}
-	for _, kv := range envs {
-		k, val, ok := strings.Cut(kv, "=")
-		if !ok || k == "" {
-			return client.ExecRequest{}, fmt.Errorf("env: %q is not KEY=value", kv)
-		}
-		if req.Env == nil {
-			req.Env = map[string]string{}
-		}
-		req.Env[k] = val
+	if req.Env, err = parseEnv(v[2]); err != nil {
+		return driver.StartRequest{}, err
 	}
 	if t := strings.TrimSpace(v[3]); t != "" {
 		d, err := time.ParseDuration(t)
 		if err != nil || d <= 0 {
-			return client.ExecRequest{}, fmt.Errorf("timeout %q: want a positive duration like 90s or 10m", t)
+			return driver.StartRequest{}, fmt.Errorf("timeout %q: want a positive duration like 90s or 10m", t)
 		}
 		req.Timeout = d.Milliseconds()
 		if req.Timeout < 1 {
 			req.Timeout = 1
 		}
 	}
-	return req, nil
+	sess := strings.TrimSpace(v[4])
+	if sess != "" && !client.ValidSessionID(sess) {
+		return driver.StartRequest{}, fmt.Errorf("session %q: want 1-128 of a-z A-Z 0-9 . _ - (no \"..\")", sess)
+	}
+	return driver.StartRequest{ExecRequest: req, Session: sess}, nil
 }
 
 // parseTerminal turns the new-terminal form (command, cwd, env, size) into a request; an empty

@@ -40,11 +40,17 @@ func (m *Model) tabLabel(t Tab) string {
 		n = len(m.st.Processes)
 	case TerminalsTab:
 		n = len(m.st.Terminals)
+	case SessionsTab:
+		n = len(m.sessions)
+	}
+	name := t.String()
+	if t == ProcessesTab && !m.ctx.Driver.Features().ProcessList {
+		name = "Runs" // the runs sandscope started: the bridge lists no processes
 	}
 	if l := m.lists[t]; l.Filter() != "" {
-		return fmt.Sprintf("%s (%d of %d)", t, l.Len(), n)
+		return fmt.Sprintf("%s (%d of %d)", name, l.Len(), n)
 	}
-	return fmt.Sprintf("%s (%d)", t, n)
+	return fmt.Sprintf("%s (%d)", name, n)
 }
 
 // tableWidth is the width the table gets (the side preview takes the rest).
@@ -69,9 +75,9 @@ func (m *Model) View() string {
 	var b strings.Builder
 
 	b.WriteString(common.Fit(st.Title.Render("Sandbox "+m.id)+"  "+m.sandboxState(now), w) + "\n")
-	labels := make([]string, tabCount)
-	for t := Tab(0); t < tabCount; t++ {
-		labels[t] = m.tabLabel(t)
+	labels := make([]string, len(m.kinds))
+	for i, t := range m.kinds {
+		labels[i] = m.tabLabel(t)
 	}
 	strip := m.tabs.View(st, labels, w)
 	if ls := m.list().Status(); ls != "" {
@@ -87,6 +93,8 @@ func (m *Model) View() string {
 		head, rows, detail = m.procRows(now)
 	case TerminalsTab:
 		head, rows, detail = m.termRows(now)
+	case SessionsTab:
+		head, rows, detail = m.sessionRows(now)
 	default:
 		head, rows, detail = m.incRows(now)
 	}
@@ -100,6 +108,10 @@ func (m *Model) View() string {
 			msg = fmt.Sprintf("  nothing matches %q; %s clears the filter", m.list().Filter(), m.ctx.Keys.Back.Help().Key)
 		case m.st.WatchErr != "" && m.tab != TimelineTab:
 			msg, problem = m.watchProblem(), true
+		case m.tab == ProcessesTab && !m.ctx.Driver.Features().ProcessList:
+			msg = "  no runs started by sandscope here; press " + m.ctx.Keys.Exec.Help().Key + " to run one (the bridge lists no processes: only runs sandscope started are known)"
+		case m.tab == SessionsTab:
+			msg = "  no sessions created or used here; " + m.ctx.Keys.Create.Help().Key + " creates one (the bridge lists none)"
 		case m.st.Events == 0 && m.st.WatchErr == "":
 			msg = "  waiting for the first answer from the bridge…"
 		case m.tab == ProcessesTab:
@@ -178,11 +190,12 @@ func (m *Model) sandboxState(now time.Time) string {
 		}
 	}
 	switch {
-	case common.Classify(m.st.WatchCause) == common.ErrWrongAPI:
-		return st.Badge(themes.BadgeUnknown).Render("UNKNOWN") + st.Faint.Render(inc+" · "+common.WrongAPIText)
 	case m.st.WatchErr != "":
 		return st.Badge(themes.BadgeUnknown).Render("UNKNOWN") + st.Faint.Render(inc+" · "+common.ConnProblem(m.st.WatchCause)+" since "+
 			common.Since(now, m.st.ErrSince)+"; last answer "+common.Since(now, m.st.LastOK))
+	case m.st.Running == nil && !m.ctx.Driver.Features().NonWakingLookups:
+		// asking would start the container: say what sandscope knows instead of waiting
+		return st.Badge(themes.BadgeUnknown).Render("UNKNOWN") + st.Faint.Render(inc+" · not asked: every request to this sandbox starts its container; sandscope sends one only when you act")
 	case m.st.Running == nil:
 		if m.st.Events == 0 {
 			return st.Faint.Render("connecting…")
@@ -241,9 +254,12 @@ func duration(start time.Time, end *time.Time, running bool, now time.Time) stri
 
 // procCols: at 80 columns COMMAND keeps room while CWD and INC give way; STATE gets at least the
 // widest bare state word of its rows and grows toward their full wording.
+// wideIDWant is what the ID column may take on a wide table: a whole stable run ID.
+const wideIDWant = 26
+
 var procCols = []components.Column{
-	{Title: "ID", Min: 8, Want: 12, Priority: 0},
-	{Title: "STATE", Priority: 0}, // sized by withState for the rows' words
+	{Title: "ID", Min: 8, Want: 12, Priority: 0}, // wideIDWant on a wide table
+	{Title: "STATE", Priority: 0},                // sized by withState for the rows' words
 	{Title: "INC", Min: 4, Priority: 3},
 	{Title: "COMMAND", Min: 14, Want: 40, Priority: 0, Flex: true},
 	{Title: "CWD", Min: 10, Want: 14, Priority: 4},
@@ -315,7 +331,13 @@ func (m *Model) procRows(now time.Time) (string, []string, string) {
 	for i, e := range m.st.Processes {
 		plain[i] = m.procCells(e, words[i], now)
 	}
-	pc := withState(components.Natural(procCols, plain), 1, words, m.tableWidth())
+	cols0 := procCols
+	if m.tableWidth() >= 150 {
+		// a stable run's ID is 25 cells: whole where there is room for it
+		cols0 = append([]components.Column(nil), procCols...)
+		cols0[0].Want = wideIDWant
+	}
+	pc := withState(components.Natural(cols0, plain), 1, words, m.tableWidth())
 	cols := m.layout(pc)
 	head := joinShown(titles(pc), cols)
 	var rows []string

@@ -10,6 +10,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"sandscope/client"
+	"sandscope/driver"
 	"sandscope/keymap"
 	"sandscope/record"
 	"sandscope/ui/common"
@@ -125,8 +126,20 @@ func stateRank(r *row) int {
 	return 1
 }
 
-// ShortHelp is the one-line help.
-func (m *Model) ShortHelp() []key.Binding { return m.ctx.Keys.ShortHelp(keymap.Sandboxes) }
+// ShortHelp is the one-line help (delete only where the driver deletes sandboxes).
+func (m *Model) ShortHelp() []key.Binding {
+	all := m.ctx.Keys.ShortHelp(keymap.Sandboxes)
+	if _, ok := m.ctx.Driver.(driver.Lifecycle); ok {
+		return all
+	}
+	out := make([]key.Binding, 0, len(all))
+	for _, b := range all {
+		if b.Help() != m.ctx.Keys.Delete.Help() {
+			out = append(out, b)
+		}
+	}
+	return out
+}
 
 // FullHelp is the help overlay: the screen's keys and the table's, from the tables that
 // dispatch them.

@@ -7,8 +7,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 
+	"sandscope/client"
+	"sandscope/driver"
 	"sandscope/record"
 	"sandscope/ui/common"
 	"sandscope/ui/components"
@@ -51,12 +54,19 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 	if ok, cmd := m.list.Update(msg); ok {
 		return cmd
 	}
-	cmd, _ := m.actions().Handle(msg)
-	return cmd
+	if cmd, ok := m.actions().Handle(msg); ok {
+		return cmd
+	}
+	if _, ok := m.ctx.Driver.(driver.Lifecycle); !ok && key.Matches(msg, m.ctx.Keys.Delete, m.ctx.Keys.Stop, m.ctx.Keys.Replace) {
+		// not offered (not in the help); pressed, it says why nothing happens
+		return common.Unsupported("deleting, stopping or replacing a sandbox")
+	}
+	return nil
 }
 
-// actions are the screen's own keys (after the list's): one table for dispatch and help. Stop
-// and replace are the local bridge's.
+// actions are the screen's own keys (after the list's): one table for dispatch and help. Delete,
+// stop and replace are offered where the driver has them (driver.Lifecycle); stop and replace
+// are the local bridge's.
 func (m *Model) actions() components.KeyActions {
 	k := m.ctx.Keys
 	acts := components.KeyActions{
@@ -91,15 +101,21 @@ func (m *Model) actions() components.KeyActions {
 			m.forget(id)
 			return common.Status(common.Info, "forgot sandbox "+id+" (nothing was deleted on the bridge)")
 		}),
-		components.Act(k.Delete, func() tea.Cmd {
+	}
+	_, lifecycle := m.ctx.Driver.(driver.Lifecycle)
+	if lifecycle {
+		acts = append(acts, components.Act(k.Delete, func() tea.Cmd {
 			if id := m.Selected(); id != "" {
 				m.dialog = common.NewConfirm("delete", "Delete sandbox?",
 					"Delete sandbox "+id+"?\nIts container, processes and terminals are destroyed.")
 				m.dialog.Data = id
 			}
 			return nil
-		}),
-		components.Act(k.Refresh, m.refresh),
+		}))
+	}
+	acts = append(acts, components.Act(k.Refresh, m.refresh))
+	if !lifecycle {
+		return acts
 	}
 	return append(acts,
 		components.Act(k.Stop, func() tea.Cmd {
@@ -167,7 +183,7 @@ func (m *Model) answer(res *common.DialogResult) tea.Cmd {
 		switch {
 		case id == "":
 			m.busy = "creating a sandbox…"
-			return m.action("create", "", func(ctx context.Context) (string, error) { return m.ctx.Bridge.CreateSandbox(ctx) })
+			return m.action("create", "", func(ctx context.Context) (string, error) { return m.ctx.Driver.CreateSandbox(ctx) })
 		case !ValidID(id):
 			return common.Status(common.Error, "create: "+common.BadSandboxID(id))
 		case m.find(id) != nil:
@@ -192,7 +208,11 @@ func (m *Model) answer(res *common.DialogResult) tea.Cmd {
 	case "delete", "stop", "replace":
 		id, _ := res.Data.(string)
 		m.busy = res.ID + " " + id + "…"
-		br := m.ctx.Bridge
+		br, ok := m.ctx.Driver.(driver.Lifecycle)
+		if !ok {
+			m.busy = ""
+			return common.Unsupported(res.ID + " a sandbox")
+		}
 		return m.action(res.ID, id, func(ctx context.Context) (string, error) {
 			switch res.ID {
 			case "delete":
@@ -273,7 +293,13 @@ func (m *Model) refresh() tea.Cmd {
 	m.gen++
 	m.inflight = true
 	gen := m.gen
-	br := m.ctx.Bridge
+	br := m.ctx.Driver
+	// per-sandbox lookups only where the bridge has them and they start nothing
+	statuses, _ := br.(driver.Statuses)
+	if !br.Features().NonWakingLookups {
+		statuses = nil
+	}
+	terms, _ := br.(driver.Terminals)
 	local := m.ctx.Local
 	base := m.ctx.BaseCtx()
 	now := m.ctx.Clock
@@ -340,11 +366,18 @@ func (m *Model) refresh() tea.Cmd {
 				}
 				continue
 			}
+			if statuses == nil {
+				continue // nothing may be asked: the record's state (none yet) is all there is
+			}
 			var sr statusResult
-			sr.running, sr.err = br.Running(ctx, id)
+			sr.running, sr.err = statuses.Running(ctx, id)
 			if sr.err == nil {
-				ps, perr := br.ListProcesses(ctx, id)
-				ts, terr := br.ListTerminals(ctx, id)
+				ps, perr := br.Runs(ctx, id)
+				var ts []client.Terminal
+				var terr error
+				if terms != nil {
+					ts, terr = terms.ListTerminals(ctx, id)
+				}
 				if perr == nil && terr == nil {
 					sr.procs, sr.terms, sr.countsKnown = len(ps), len(ts), true
 				}
@@ -363,7 +396,7 @@ func (m *Model) refresh() tea.Cmd {
 // isConnErr says whether err concerns the bridge as a whole rather than one sandbox.
 func isConnErr(err error) bool {
 	switch common.Classify(err) {
-	case common.ErrUnreachable, common.ErrUnauthorized, common.ErrWrongAPI:
+	case common.ErrUnreachable, common.ErrUnauthorized:
 		return true
 	}
 	return false

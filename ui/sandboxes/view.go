@@ -40,10 +40,10 @@ func (m *Model) View() string {
 		title += "  " + st.Info.Render(m.busy)
 	case !m.loaded:
 		title += "  " + st.Faint.Render("loading…")
-	case common.Classify(m.connErr) == common.ErrWrongAPI:
-		title += "  " + st.Error.Render(common.WrongAPIText)
 	case m.connErr != nil:
 		title += "  " + st.Error.Render(common.ConnProblem(m.connErr)+": states below are last known")
+	case m.ctx.Driver != nil && !m.ctx.Driver.Features().NonWakingLookups:
+		title += "  " + st.Faint.Render("states are what sandscope saw: asking the bridge would start containers")
 	}
 	if ls := m.list.Status(); ls != "" {
 		title += "  " + st.Info.Render(ls)

@@ -52,6 +52,9 @@ type Options struct {
 	// Replays says the connection has no cursors and replays its whole buffer on a reconnect (a
 	// stable PTY): the header says so instead of "from cursor".
 	Replays bool
+	// NoSignals says the terminal cannot be interrupted or terminated through the bridge (a shell
+	// of a driver without driver.Terminals): those keys are not offered.
+	NoSignals bool
 }
 
 // defaultContext is the context of a pane given none: default keys and colourless styles.
@@ -203,10 +206,15 @@ func (m *Model) ShortHelp() []key.Binding {
 	if m.scrolled {
 		return []key.Binding{k.PageUp, k.PageDown, k.Top, k.Bottom, k.FocusPane, k.Help}
 	}
+	out := []key.Binding{k.FocusPane}
 	if m.hasScrollback() {
-		return []key.Binding{k.FocusPane, k.PageUp, k.Attach, k.Interrupt, k.Terminate, k.Back, k.Help}
+		out = append(out, k.PageUp)
 	}
-	return []key.Binding{k.FocusPane, k.Attach, k.Interrupt, k.Terminate, k.Back, k.Help}
+	out = append(out, k.Attach)
+	if !m.opts.NoSignals {
+		out = append(out, k.Interrupt, k.Terminate)
+	}
+	return append(out, k.Back, k.Help)
 }
 
 // FullHelp lists the pane's keys for the help screen: the leave key while focused, else the

@@ -71,7 +71,11 @@ func (m *Model) Update(msg tea.Msg) (*Model, tea.Cmd) {
 
 // unfocusedKey handles the keys that act on the pane while the TUI has the keyboard.
 func (m *Model) unfocusedKey(msg tea.KeyMsg) tea.Cmd {
-	cmd, _ := m.actions().Handle(msg)
+	cmd, ok := m.actions().Handle(msg)
+	if !ok && m.opts.NoSignals && key.Matches(msg, m.ctx.Keys.Interrupt, m.ctx.Keys.Terminate) {
+		// not offered (not in the help); pressed, they say why nothing happens
+		return common.Unsupported("interrupting or ending this shell (exit it, or esc closes the pane)")
+	}
 	return cmd
 }
 
@@ -95,8 +99,11 @@ func (m *Model) actions() components.KeyActions {
 			components.Act(k.Top, page(oldest)),
 			components.Act(k.Bottom, page(live)))
 	}
+	acts = append(acts, components.Act(k.Attach, ask(AttachAction)))
+	if m.opts.NoSignals {
+		return acts
+	}
 	return append(acts,
-		components.Act(k.Attach, ask(AttachAction)),
 		components.Act(k.Interrupt, ask(InterruptAction)),
 		components.Act(k.Terminate, ask(TerminateAction)))
 }

@@ -25,6 +25,7 @@ import (
 	"github.com/muesli/termenv"
 
 	"sandscope/client"
+	"sandscope/driver"
 	"sandscope/internal/uiloop"
 	"sandscope/keymap"
 	"sandscope/localbridge"
@@ -101,7 +102,7 @@ func run(size, budget int64, parent string, pause float64, limit time.Duration, 
 	if err != nil {
 		return err
 	}
-	tap := &tapBridge{Bridge: common.FromClient(c), sum: sha256.New(), queue: queue}
+	tap := &tapBridge{Driver: driver.NewPreview(c, client.Capabilities{}), sum: sha256.New(), queue: queue}
 	p, err := c.StartProcess(ctx, sandboxID, client.ExecRequest{Argv: []string{"sh", "-c", gen.script(pause)}})
 	if err != nil {
 		return fmt.Errorf("start producer: %w", err)
@@ -116,7 +117,7 @@ func run(size, budget int64, parent string, pause float64, limit time.Duration, 
 	r.SetColorProfile(termenv.TrueColor) // render styles as a colour terminal would
 	uctx := &common.Context{
 		Width: width, Height: height,
-		Styles: themes.New(pal, r), Keys: keys, Bridge: tap,
+		Styles: themes.New(pal, r), Keys: keys, Driver: tap,
 		BridgeLabel: srv.URL(), BridgeURL: srv.URL(), Local: true,
 		StateDir: work, CacheDir: cache, Ctx: ctx,
 	}
@@ -239,7 +240,7 @@ func run(size, budget int64, parent string, pause float64, limit time.Duration, 
 // events wait in memory than without the tap) while the data bytes are counted and hashed and gaps
 // and the ending noted.
 type tapBridge struct {
-	common.Bridge
+	driver.Driver
 	mu    sync.Mutex
 	sum   hash.Hash
 	n     int64
@@ -249,7 +250,7 @@ type tapBridge struct {
 	ended string
 }
 
-func (t *tapBridge) Follow(ctx context.Context, sandbox, process string, opts client.FollowOptions) <-chan client.LogEvent {
+func (t *tapBridge) Follow(ctx context.Context, sandbox, process string, opts driver.FollowOptions) <-chan client.LogEvent {
 	// the queue moves here: the follower itself gets room for one event, this channel gets the
 	// capacity the follower would have had, so as many events wait as without the tap
 	capacity := opts.Buffer
@@ -260,7 +261,7 @@ func (t *tapBridge) Follow(ctx context.Context, sandbox, process string, opts cl
 		capacity = t.queue
 	}
 	opts.Buffer = 1
-	in := t.Bridge.Follow(ctx, sandbox, process, opts)
+	in := t.Driver.Follow(ctx, sandbox, process, opts)
 	out := make(chan client.LogEvent, capacity)
 	go func() {
 		defer close(out)
