@@ -385,30 +385,17 @@ func describeEnd(p *client.Process) string {
 	return fmt.Sprintf("process %s ended: %s", vocab.Text(p.ID), endingWord(p))
 }
 
-// endingWord is a run's ending as every screen words it, whichever dialect reported it.
+// endingWord is a run's ending as every screen words it (vocab.State), whichever dialect reported
+// it; an error ending adds its message, a signal or timeout the exit status.
 func endingWord(p *client.Process) string {
-	switch p.State {
-	case driver.StateError:
-		if p.Error != nil {
-			return vocab.ErrorWord(p.Error) + ": " + vocab.Text(p.Error.Message)
-		}
-	case driver.StateReported:
-		if p.Exit != nil {
-			return fmt.Sprintf("REPORTED %d (unconfirmed)", p.Exit.Code)
-		}
-		return "ENDED exit code unknown"
-	case driver.StateEnded:
-		return "ENDED exit code unknown"
-	case driver.StateInterrupted:
-		return "INTERRUPTED"
-	case driver.StateLost:
-		return vocab.Lost + " (inferred)"
+	if p.State == driver.StateError && p.Error != nil {
+		return vocab.ErrorWord(p.Error) + ": " + vocab.Text(p.Error.Message)
 	}
-	if p.Exit == nil {
-		_, w, _ := vocab.State(p.State, nil, p.Error)
-		return w
+	if p.State == driver.StateExited && p.Exit != nil {
+		return vocab.EndingDetail(p.Exit)
 	}
-	return vocab.EndingDetail(p.Exit)
+	_, w, _ := vocab.State(p.State, p.Exit, p.Error)
+	return w
 }
 
 // exampleCursor is what a log cursor looks like (the bridge's format: base64url, no padding, of

@@ -289,10 +289,6 @@ func writeJSON(w io.Writer, v any) error {
 // processState is the state word the product uses everywhere (RUNNING, EXITED n, KILLED TERM,
 // REPORTED n (unconfirmed), ENDED exit code unknown…).
 func processState(p client.Process) string {
-	switch p.State {
-	case driver.StateReported, driver.StateEnded, driver.StateInterrupted, driver.StateLost:
-		return endingWord(&p)
-	}
 	_, w, _ := vocab.State(p.State, p.Exit, p.Error)
 	return w
 }
