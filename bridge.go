@@ -14,8 +14,8 @@ import (
 	"sandscope/localbridge"
 )
 
-// bridgeTarget is the bridge a command talks to and where that choice came from.
-type bridgeTarget struct {
+// BridgeTarget is the bridge a command talks to and where that choice came from.
+type BridgeTarget struct {
 	url       string
 	token     string
 	tokenFile string // where the token came from, when it was a file (for hints; never the token)
@@ -35,8 +35,8 @@ var errNoBridge = errors.New("no bridge configured and no local bridge running: 
 // `sandscope config`), else from the local bridge a running `sandscope serve` announced in its
 // discovery file. The token comes from --token-file, else SANDBOX_API_KEY, else the context's token
 // source, else (local bridge) the bridge's own token file.
-func resolveBridge(g *globalOptions) (bridgeTarget, error) {
-	var t bridgeTarget
+func resolveBridge(g *globalOptions) (BridgeTarget, error) {
+	var t BridgeTarget
 	eff, err := resolveSettings(g)
 	if err != nil {
 		return t, err
@@ -114,7 +114,7 @@ func readTokenFile(path string) (string, error) {
 }
 
 // resolvedBridge is the client this command made for its bridge, made now if it has none yet.
-func (g *globalOptions) resolvedBridge() (*client.Client, bridgeTarget, error) {
+func (g *globalOptions) resolvedBridge() (*client.Client, BridgeTarget, error) {
 	if g.bridge != nil {
 		return g.bridge, g.target, nil
 	}
@@ -122,14 +122,14 @@ func (g *globalOptions) resolvedBridge() (*client.Client, bridgeTarget, error) {
 }
 
 // newBridgeClient resolves the bridge and builds a client for it. Failures are usage errors (exit 2).
-func newBridgeClient(g *globalOptions) (*client.Client, bridgeTarget, error) {
+func newBridgeClient(g *globalOptions) (*client.Client, BridgeTarget, error) {
 	t, err := resolveBridge(g)
 	if err != nil {
-		return nil, t, &exitError{code: 2, err: err}
+		return nil, t, &ExitError{code: 2, err: err}
 	}
 	c, err := newClient(t.url, t.token)
 	if err != nil {
-		return nil, t, &exitError{code: 2, err: fmt.Errorf("%s: %w", t.source, err)}
+		return nil, t, &ExitError{code: 2, err: fmt.Errorf("%s: %w", t.source, err)}
 	}
 	g.bridge, g.target = c, t
 	return c, t, nil

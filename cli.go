@@ -24,8 +24,8 @@ const (
 	exitExecUnsure = 255
 )
 
-// usageKind reports errors that are the caller's to fix: exit status 2 in every command.
-func usageKind(err error) bool {
+// UsageKind reports errors that are the caller's to fix: exit status 2 in every command.
+func UsageKind(err error) bool {
 	return errors.Is(err, client.ErrUnauthorized) || errors.Is(err, client.ErrNotFound) ||
 		errors.Is(err, client.ErrInvalidRequest) || errors.Is(err, client.ErrUnsupported)
 }
@@ -34,7 +34,7 @@ func usageKind(err error) bool {
 // not found) or other, with op as context. A rejected token gets the hint the TUI shows.
 func bridgeExit(op string, err error, other int) error {
 	code := other
-	if usageKind(err) {
+	if UsageKind(err) {
 		code = exitUsage
 	}
 	if errors.Is(err, client.ErrUnauthorized) {
@@ -43,7 +43,7 @@ func bridgeExit(op string, err error, other int) error {
 	if op != "" {
 		err = fmt.Errorf("%s: %w", op, err)
 	}
-	return &exitError{code: code, err: err}
+	return &ExitError{code: code, err: err}
 }
 
 // errAmbiguous and errNoMatch are the outcomes of a prefix lookup that found no single ID.
@@ -86,7 +86,7 @@ func expandPrefix(kind, id string, ids []string) (string, error) {
 	case err == nil:
 		return full, nil
 	case errors.Is(err, errAmbiguous):
-		return "", &exitError{code: exitUsage, err: fmt.Errorf("%s %w", kind, err)}
+		return "", &ExitError{code: exitUsage, err: fmt.Errorf("%s %w", kind, err)}
 	}
 	return id, nil
 }

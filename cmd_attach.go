@@ -41,7 +41,7 @@ with its container; 4 when the bridge stayed unreachable; 2 on usage, auth or no
 				return err
 			}
 			if _, err := attach.ParseDetachKey(detachKey); err != nil {
-				return &exitError{code: exitUsage, err: err}
+				return &ExitError{code: exitUsage, err: err}
 			}
 			if err := needTerminal("attach", cmd.InOrStdin()); err != nil {
 				return err

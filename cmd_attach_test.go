@@ -30,7 +30,7 @@ func attachRunCmd(t *testing.T, stdin io.Reader, args ...string) (int, string, s
 	code := 0
 	if err != nil {
 		code = 2
-		var ee *exitError
+		var ee *ExitError
 		if errors.As(err, &ee) {
 			code = ee.code
 		}

@@ -34,11 +34,11 @@ func loadSettings(g *globalOptions) (*config.Config, *config.Effective, error) {
 	path := config.DefaultPath(os.LookupEnv)
 	cfg, err := config.Load(path)
 	if cfg == nil {
-		return nil, nil, &exitError{code: 2, err: err}
+		return nil, nil, &ExitError{code: 2, err: err}
 	}
 	// every problem of the file at once, in line order: the file's own, then its keys'
 	if err := fileErrors(err, cfg.CheckKeys(keymap.New().Names()), keyErrors(cfg)); err != nil {
-		return nil, nil, &exitError{code: 2, err: err}
+		return nil, nil, &ExitError{code: 2, err: err}
 	}
 	eff, err := cfg.Resolve(config.Flags{URL: g.url, TokenFile: g.tokenFile, Context: g.context}, os.LookupEnv)
 	if err != nil {
@@ -48,7 +48,7 @@ func loadSettings(g *globalOptions) (*config.Config, *config.Effective, error) {
 				break
 			}
 		}
-		return nil, nil, &exitError{code: 2, err: err}
+		return nil, nil, &ExitError{code: 2, err: err}
 	}
 	return cfg, eff, nil
 }
@@ -175,7 +175,7 @@ SANDSCOPE_THEME), then the file, then defaults.`,
 				return err
 			}
 			if err := checkTheme(cfg, eff); err != nil {
-				return &exitError{code: 2, err: err}
+				return &ExitError{code: 2, err: err}
 			}
 			info := configInfo{Bridge: commandBridge(eff), Contexts: contextList(cfg, eff)}
 			if asJSON {
@@ -190,7 +190,7 @@ SANDSCOPE_THEME), then the file, then defaults.`,
 				// worked; the value itself is never printed.
 				tok, err := eff.Token.Get(cmd.Context())
 				if err != nil {
-					return &exitError{code: 2, err: err}
+					return &ExitError{code: 2, err: err}
 				}
 				if tok == "" {
 					fmt.Fprintln(cmd.ErrOrStderr(), "sandscope: no token configured (fine for the embedded local bridge)")

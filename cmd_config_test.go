@@ -103,7 +103,7 @@ func TestConfigCommandReportsFileErrors(t *testing.T) {
 	}
 	t.Setenv("SANDSCOPE_CONFIG", path)
 	_, err := runRoot(t, "config")
-	var ee *exitError
+	var ee *ExitError
 	if !errors.As(err, &ee) || ee.code != 2 || !strings.Contains(err.Error(), path+":2: unknown setting \"colour\"") {
 		t.Fatalf("err = %v", err)
 	}

@@ -138,7 +138,7 @@ func newDemoAgentCmd() *cobra.Command {
 
 // tuiHint is the command that opens the TUI on the bridge a command used. It names the token's file
 // or variable, never the token.
-func tuiHint(g *globalOptions, t bridgeTarget) string {
+func tuiHint(g *globalOptions, t BridgeTarget) string {
 	switch {
 	case g.context != "":
 		return "sandscope --context " + g.context

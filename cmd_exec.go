@@ -47,7 +47,7 @@ stable session (cwd and environment kept between calls).`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dash := cmd.ArgsLenAtDash()
 			if dash != 1 {
-				return &exitError{code: exitUsage, err: fmt.Errorf("usage: sandscope exec SANDBOX [flags] -- ARGV...")}
+				return &ExitError{code: exitUsage, err: fmt.Errorf("usage: sandscope exec SANDBOX [flags] -- ARGV...")}
 			}
 			req := client.ExecRequest{Argv: args[1:], Cwd: cwd}
 			if len(env) > 0 {
@@ -55,13 +55,13 @@ stable session (cwd and environment kept between calls).`,
 				for _, kv := range env {
 					k, v, ok := strings.Cut(kv, "=")
 					if !ok || k == "" {
-						return &exitError{code: exitUsage, err: fmt.Errorf("--env %q: want NAME=VALUE", kv)}
+						return &ExitError{code: exitUsage, err: fmt.Errorf("--env %q: want NAME=VALUE", kv)}
 					}
 					req.Env[k] = v
 				}
 			}
 			if timeout < 0 || (timeout > 0 && timeout < time.Millisecond) {
-				return &exitError{code: exitUsage, err: fmt.Errorf("--timeout %v: must be at least 1ms", timeout)}
+				return &ExitError{code: exitUsage, err: fmt.Errorf("--timeout %v: must be at least 1ms", timeout)}
 			}
 			req.Timeout = timeout.Milliseconds()
 			if err := validSession("--session", session); err != nil {
@@ -121,7 +121,7 @@ func runExec(ctx context.Context, d driver.Driver, rec *commandRecord, sandbox s
 	}
 	if err != nil {
 		if ctx.Err() != nil {
-			return &exitError{code: interruptStatus(ctx)}
+			return &ExitError{code: interruptStatus(ctx)}
 		}
 		return bridgeExit("exec", err, exitExecUnsure)
 	}
@@ -131,20 +131,20 @@ func runExec(ctx context.Context, d driver.Driver, rec *commandRecord, sandbox s
 	final, ok, _ := printFollow(f, stdout, stderr, true, rec.observe(sandbox, p.ID))
 	if !ok {
 		if ctx.Err() != nil {
-			return &exitError{code: interruptStatus(ctx), err: fmt.Errorf("detached; process %s keeps running (sandscope logs %s %s -f)", p.ID, sandbox, p.ID)}
+			return &ExitError{code: interruptStatus(ctx), err: fmt.Errorf("detached; process %s keeps running (sandscope logs %s %s -f)", p.ID, sandbox, p.ID)}
 		}
-		return &exitError{code: exitExecUnsure, err: fmt.Errorf("process %s: log stream closed without a confirmed end", p.ID)}
+		return &ExitError{code: exitExecUnsure, err: fmt.Errorf("process %s: log stream closed without a confirmed end", p.ID)}
 	}
-	if final.Kind == client.Failed && usageKind(final.Err) {
+	if final.Kind == client.Failed && UsageKind(final.Err) {
 		// the token was rejected or the process is unknown: the caller's to fix
-		return &exitError{code: exitUsage}
+		return &ExitError{code: exitUsage}
 	}
 	if final.Kind == client.Lost && keptAfterLoss(final) {
-		return &exitError{code: exitExecUnsure, err: fmt.Errorf("run %s is LOST: the output above is all sandscope received (sandscope logs %s %s prints what the record kept)", p.ID, sandbox, p.ID)}
+		return &ExitError{code: exitExecUnsure, err: fmt.Errorf("run %s is LOST: the output above is all sandscope received (sandscope logs %s %s prints what the record kept)", p.ID, sandbox, p.ID)}
 	}
 	// Lost and Failed are already reported by a notice; an ending is decided by endingExit.
 	if final.Kind != client.Ended {
-		return &exitError{code: exitExecUnsure}
+		return &ExitError{code: exitExecUnsure}
 	}
 	return endingExit(final.Status, stderr)
 }
@@ -174,7 +174,7 @@ func endingExit(p *client.Process, stderr io.Writer) error {
 		case code < 0 || code > 255:
 			why = fmt.Sprintf("exit code %d is not one a process can return", code)
 		default:
-			return &exitError{code: code}
+			return &ExitError{code: code}
 		}
 	case p.State == driver.StateReported && p.Exit != nil:
 		why = fmt.Sprintf("the stream reported exit code %d and nothing confirms it", p.Exit.Code)
@@ -186,12 +186,12 @@ func endingExit(p *client.Process, stderr io.Writer) error {
 		why = "the stream broke off and how the run ended is not known"
 	case p.State == driver.StateError:
 		// the ending line said which error; it has no exit code
-		return &exitError{code: exitExecUnsure}
+		return &ExitError{code: exitExecUnsure}
 	default:
 		why = "the ending was not confirmed"
 	}
 	fmt.Fprintf(stderr, "sandscope: exit status %d: %s\n", exitExecUnsure, sanitize.Message(why))
-	return &exitError{code: exitExecUnsure}
+	return &ExitError{code: exitExecUnsure}
 }
 
 // tellWake says, before the first request of a command to sandbox, that it starts the sandbox's

@@ -79,7 +79,7 @@ followed process ends, is lost or cannot be resumed; with --all, for each follow
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if !all && len(args) != 2 {
-				return &exitError{code: exitUsage, err: fmt.Errorf("logs takes SANDBOX PROCESS (or SANDBOX --all), got %s", vocab.Count(len(args), "argument"))}
+				return &ExitError{code: exitUsage, err: fmt.Errorf("logs takes SANDBOX PROCESS (or SANDBOX --all), got %s", vocab.Count(len(args), "argument"))}
 			}
 			if err := checkSince(since); err != nil {
 				return err
@@ -156,7 +156,7 @@ func runLogs(ctx context.Context, d driver.Driver, rec *commandRecord, sandbox, 
 				// a command line to paste
 				fmt.Fprintf(stderr, "sandscope: interrupted; the bridge's resume cursor is not a plain token: %s\n", sanitize.Message(cursor))
 			}
-			return &exitError{code: interruptStatus(ctx)}
+			return &ExitError{code: interruptStatus(ctx)}
 		}
 		return nil // snapshot delivered
 	}
@@ -164,14 +164,14 @@ func runLogs(ctx context.Context, d driver.Driver, rec *commandRecord, sandbox, 
 	case client.Ended:
 		if follow && unsettled(final.Status) {
 			// an ending whose code nothing confirms: how the run ended is unknown
-			return &exitError{code: exitNoResume}
+			return &ExitError{code: exitNoResume}
 		}
 		return nil
 	case client.Lost:
 		if keptAfterLoss(final) {
 			fmt.Fprintf(stderr, "sandscope: its files went with its container: the output above is what sandscope kept of what the stream delivered before the loss\n")
 		}
-		return &exitError{code: exitLost}
+		return &ExitError{code: exitLost}
 	default: // Failed
 		code := failedExitCode(final.Err)
 		if !follow && code == exitNoResume {
@@ -180,7 +180,7 @@ func runLogs(ctx context.Context, d driver.Driver, rec *commandRecord, sandbox, 
 		if errors.Is(final.Err, client.ErrUnauthorized) {
 			fmt.Fprintf(stderr, "sandscope: %s\n", common.UnauthorizedHint)
 		}
-		return &exitError{code: code}
+		return &ExitError{code: code}
 	}
 }
 
@@ -222,7 +222,7 @@ func unsettled(p *client.Process) bool {
 // ringsAfterFollow says whether logs -f's outcome is worth the bell: an ending (0), a loss (3), a
 // stream that could not be resumed (4); not a usage error or Ctrl-C.
 func ringsAfterFollow(err error) bool {
-	var ee *exitError
+	var ee *ExitError
 	if err == nil {
 		return true
 	}
@@ -243,7 +243,7 @@ func streamOnOneCore() {
 // checkSandboxArg refuses a sandbox ID the bridge would refuse, before any call (exit 2).
 func checkSandboxArg(sandbox string) error {
 	if !client.ValidSandboxID(sandbox) {
-		return &exitError{code: exitUsage, err: errors.New(common.BadSandboxID(sandbox))}
+		return &ExitError{code: exitUsage, err: errors.New(common.BadSandboxID(sandbox))}
 	}
 	return nil
 }
@@ -412,5 +412,5 @@ func checkSince(since string) error {
 	if len(shown) > 40 || !plainToken(shown) {
 		shown = "(as given)"
 	}
-	return &exitError{code: exitUsage, err: fmt.Errorf("--since %s is not a log cursor: a cursor is the token sandscope prints when a follow is interrupted (\"resume with: sandscope logs -f --since CURSOR …\") or the TUI's log view copies with y, like %s", shown, exampleCursor)}
+	return &ExitError{code: exitUsage, err: fmt.Errorf("--since %s is not a log cursor: a cursor is the token sandscope prints when a follow is interrupted (\"resume with: sandscope logs -f --since CURSOR …\") or the TUI's log view copies with y, like %s", shown, exampleCursor)}
 }

@@ -248,7 +248,7 @@ func (o *allOut) followOne(ctx context.Context, d driver.Driver, sandbox string,
 			flush()
 			o.notice(name, p.ID, "failed: %s", ev.Reason)
 			o.ring()
-			if usageKind(ev.Err) {
+			if UsageKind(ev.Err) {
 				return outUsage
 			}
 			return outFailed
@@ -264,13 +264,13 @@ func (o *allOut) followOne(ctx context.Context, d driver.Driver, sandbox string,
 func allExit(counts map[outcome]int, follow bool) error {
 	switch {
 	case counts[outUsage] > 0:
-		return &exitError{code: exitUsage}
+		return &ExitError{code: exitUsage}
 	case counts[outFailed] > 0 && !follow:
-		return &exitError{code: exitFailure}
+		return &ExitError{code: exitFailure}
 	case counts[outFailed] > 0:
-		return &exitError{code: exitNoResume}
+		return &ExitError{code: exitNoResume}
 	case counts[outLost] > 0:
-		return &exitError{code: exitLost}
+		return &ExitError{code: exitLost}
 	}
 	return nil
 }
@@ -324,7 +324,7 @@ func runLogsAll(ctx context.Context, d driver.Driver, sandbox string, opts allOp
 		cancel()
 		wg.Wait()
 		out.plain("interrupted; %s still being followed", vocab.Count(active, "process|processes"))
-		return &exitError{code: interruptStatus(ctx)}
+		return &ExitError{code: interruptStatus(ctx)}
 	}
 
 	// The processes there now; the watcher then reports what changes after this look.
@@ -413,7 +413,7 @@ func runLogsAll(ctx context.Context, d driver.Driver, sandbox string, opts allOp
 					out.plain("watching sandbox %s: %v; retrying (new processes join once it answers)", sandbox, ev.Err)
 				}
 				watchFailing = true
-				if usageKind(ev.Err) {
+				if UsageKind(ev.Err) {
 					return bridgeExit("watch "+sandbox, ev.Err, exitUsage)
 				}
 			case client.WatchRecovered:
@@ -477,18 +477,18 @@ func colorFor(w io.Writer) (tty, color bool) {
 func logsAllOptions(args []string, follow bool, since string, states []string, pattern string, bell, stdout, stderr io.Writer) (allOptions, error) {
 	opts := allOptions{follow: follow, bell: bell}
 	if len(args) != 1 {
-		return opts, &exitError{code: exitUsage, err: errors.New("logs --all takes the sandbox only (no PROCESS)")}
+		return opts, &ExitError{code: exitUsage, err: errors.New("logs --all takes the sandbox only (no PROCESS)")}
 	}
 	if since != "" {
-		return opts, &exitError{code: exitUsage, err: errors.New("logs --all: --since names a cursor of one process; use it without --all")}
+		return opts, &ExitError{code: exitUsage, err: errors.New("logs --all: --since names a cursor of one process; use it without --all")}
 	}
 	var err error
 	if opts.filter.States, err = followall.ParseStates(states); err != nil {
-		return opts, &exitError{code: exitUsage, err: err}
+		return opts, &ExitError{code: exitUsage, err: err}
 	}
 	if pattern != "" {
 		if opts.filter.Pattern, err = regexp.Compile(pattern); err != nil {
-			return opts, &exitError{code: exitUsage, err: fmt.Errorf("--command: %w", err)}
+			return opts, &ExitError{code: exitUsage, err: fmt.Errorf("--command: %w", err)}
 		}
 	}
 	opts.cleanOut, opts.colorOut = colorFor(stdout)

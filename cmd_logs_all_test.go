@@ -112,7 +112,7 @@ func TestProcessNameAndFilters(t *testing.T) {
 		{map[outcome]int{outUsage: 1, outLost: 1}, exitUsage},
 	} {
 		err := allExit(c.counts, true)
-		var ee *exitError
+		var ee *ExitError
 		if code := 0; (err == nil && c.code != 0) || (err != nil && (!errors.As(err, &ee) || ee.code != c.code)) {
 			t.Errorf("%v: got %v want %d", c.counts, err, c.code+code)
 		}

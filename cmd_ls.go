@@ -73,7 +73,7 @@ func runLsSandboxes(ctx context.Context, d driver.Driver, recorded []lsSandbox, 
 		return lsExit(err)
 	}
 	if cannotList && len(recorded) == 0 {
-		return &exitError{code: exitUsage, err: fmt.Errorf("this bridge cannot list sandboxes (only the local bridge can), and sandscope has no history of any here; name one: sandscope ls SANDBOX")}
+		return &ExitError{code: exitUsage, err: fmt.Errorf("this bridge cannot list sandboxes (only the local bridge can), and sandscope has no history of any here; name one: sandscope ls SANDBOX")}
 	}
 	rows := make([]lsSandbox, 0, len(list)+len(recorded))
 	listed := map[string]bool{}
@@ -209,7 +209,7 @@ func runLsSandbox(ctx context.Context, d driver.Driver, rec *commandRecord, sand
 	}
 	empty := !rs.Running && rs.Incarnation == 0 && len(ps) == 0 && len(ts) == 0 && len(ss) == 0
 	if empty && hasStatus && !everSeen(ctx, d, sandbox) {
-		return &exitError{code: exitUsage, err: fmt.Errorf("sandbox %s: never seen by this bridge (no container, process or terminal)", sandbox)}
+		return &ExitError{code: exitUsage, err: fmt.Errorf("sandbox %s: never seen by this bridge (no container, process or terminal)", sandbox)}
 	}
 	if hasStatus {
 		rec.Lookup(record.LookupRunning(sandbox, rs, ""))

@@ -24,7 +24,7 @@ func newManCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir := args[0]
 			if err := os.MkdirAll(dir, 0o755); err != nil {
-				return &exitError{code: exitFailure, err: err}
+				return &ExitError{code: exitFailure, err: err}
 			}
 			root := cmd.Root()
 			root.InitDefaultCompletionCmd()
@@ -33,7 +33,7 @@ func newManCmd() *cobra.Command {
 			h := &doc.GenManHeader{Title: "SANDSCOPE", Section: "1", Date: &date,
 				Source: "sandscope " + version, Manual: "sandscope manual"}
 			if err := doc.GenManTree(root, h, dir); err != nil {
-				return &exitError{code: exitFailure, err: fmt.Errorf("man pages: %w", err)}
+				return &ExitError{code: exitFailure, err: fmt.Errorf("man pages: %w", err)}
 			}
 			return nil
 		},

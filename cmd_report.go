@@ -67,15 +67,15 @@ a token never.`,
 func runReport(ctx context.Context, g *globalOptions, sandbox, entity string, asJSON, withHost bool, lines int, out string, stdout, stderr io.Writer) error {
 	n, err := readerRecordName(ctx, g)
 	if err != nil {
-		return &exitError{code: exitUsage, err: err}
+		return &ExitError{code: exitUsage, err: err}
 	}
 	kind, rawURL := n.kind, n.rawURL
 	if !record.Exists(recordDir(), n.identity, n.legacy) {
-		return &exitError{code: exitUsage, err: fmt.Errorf("no record of this bridge in %s: sandscope records what the TUI and the commands (exec, logs, wait, ls, shell, attach) observe on a bridge once it has answered", recordDir())}
+		return &ExitError{code: exitUsage, err: fmt.Errorf("no record of this bridge in %s: sandscope records what the TUI and the commands (exec, logs, wait, ls, shell, attach) observe on a bridge once it has answered", recordDir())}
 	}
 	rec, err := record.Open(record.Options{Dir: recordDir(), Bridge: n.identity, Legacy: n.legacy, Version: version, ReadOnly: true})
 	if err != nil {
-		return &exitError{code: exitFailure, err: err}
+		return &ExitError{code: exitFailure, err: err}
 	}
 	defer rec.Close()
 	defer tellRecordNotices(rec, stderr)
@@ -100,12 +100,12 @@ func runReport(ctx context.Context, g *globalOptions, sandbox, entity string, as
 	}
 	if err != nil {
 		// an unknown sandbox or entity, or an ambiguous prefix
-		return &exitError{code: exitUsage, err: err}
+		return &ExitError{code: exitUsage, err: err}
 	}
 	var data []byte
 	if asJSON {
 		if data, err = rep.JSON(); err != nil {
-			return &exitError{code: exitFailure, err: err}
+			return &ExitError{code: exitFailure, err: err}
 		}
 	} else {
 		data = rep.Markdown()
@@ -116,10 +116,10 @@ func runReport(ctx context.Context, g *globalOptions, sandbox, entity string, as
 	}
 	abs, err := filepath.Abs(out)
 	if err != nil {
-		return &exitError{code: exitFailure, err: err}
+		return &ExitError{code: exitFailure, err: err}
 	}
 	if err := os.WriteFile(abs, data, 0o600); err != nil {
-		return &exitError{code: exitFailure, err: fmt.Errorf("report: %w", err)}
+		return &ExitError{code: exitFailure, err: fmt.Errorf("report: %w", err)}
 	}
 	fmt.Fprintf(stderr, "sandscope: wrote the report to %s\n", abs)
 	return nil

@@ -46,7 +46,7 @@ container. Exit status: 0 done; 2 usage or refused (e.g. an existing ID); 1 brid
 				for _, kv := range env {
 					k, v, ok := strings.Cut(kv, "=")
 					if !ok || k == "" {
-						return &exitError{code: exitUsage, err: fmt.Errorf("--env %q: want NAME=VALUE", kv)}
+						return &ExitError{code: exitUsage, err: fmt.Errorf("--env %q: want NAME=VALUE", kv)}
 					}
 					if opts.Env == nil {
 						opts.Env = map[string]string{}
@@ -55,11 +55,11 @@ container. Exit status: 0 done; 2 usage or refused (e.g. an existing ID); 1 brid
 				}
 			case "rm":
 				if id == "" {
-					return &exitError{code: exitUsage, err: errors.New("usage: sandscope session rm SANDBOX ID")}
+					return &ExitError{code: exitUsage, err: errors.New("usage: sandscope session rm SANDBOX ID")}
 				}
 			case "ls":
 			default:
-				return &exitError{code: exitUsage, err: fmt.Errorf("session %q: want create, ls or rm", verb)}
+				return &ExitError{code: exitUsage, err: fmt.Errorf("session %q: want create, ls or rm", verb)}
 			}
 			ctx := cmd.Context()
 			cn, err := g.connect(ctx, cmd, connectOptions{op: "session", noAnswerExit: exitFailure})
@@ -76,7 +76,7 @@ container. Exit status: 0 done; 2 usage or refused (e.g. an existing ID); 1 brid
 				// what sandscope recorded: asking the bridge would start the container
 				ss, err := sm.Sessions(ctx, sandbox)
 				if err != nil {
-					return &exitError{code: exitFailure, err: err}
+					return &ExitError{code: exitFailure, err: err}
 				}
 				fmt.Fprintln(cn.out, "SESSION\tCREATED HERE\tLAST USED")
 				for _, s := range ss {

@@ -51,12 +51,12 @@ usage, auth or not-found errors.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dash := cmd.ArgsLenAtDash()
 			if (dash == -1 && len(args) != 1) || dash > 1 {
-				return &exitError{code: exitUsage, err: errors.New("usage: sandscope shell SANDBOX [--cwd DIR] [-- ARGV...]")}
+				return &ExitError{code: exitUsage, err: errors.New("usage: sandscope shell SANDBOX [--cwd DIR] [-- ARGV...]")}
 			}
 			argv := defaultShellArgv
 			if dash == 1 {
 				if len(args) < 2 {
-					return &exitError{code: exitUsage, err: errors.New("shell: nothing after --")}
+					return &ExitError{code: exitUsage, err: errors.New("shell: nothing after --")}
 				}
 				argv = args[1:]
 			}
@@ -65,7 +65,7 @@ usage, auth or not-found errors.`,
 				return err
 			}
 			if _, err := attach.ParseDetachKey(detachKey); err != nil {
-				return &exitError{code: exitUsage, err: err}
+				return &ExitError{code: exitUsage, err: err}
 			}
 			if err := needTerminal("shell", cmd.InOrStdin()); err != nil {
 				return err
@@ -104,12 +104,12 @@ usage, auth or not-found errors.`,
 			shell := ""
 			if dash == 1 {
 				if len(argv) != 1 {
-					return &exitError{code: exitUsage, err: errors.New("shell: this bridge's shell runs one program (e.g. -- zsh), no arguments")}
+					return &ExitError{code: exitUsage, err: errors.New("shell: this bridge's shell runs one program (e.g. -- zsh), no arguments")}
 				}
 				shell = argv[0]
 			}
 			if cwd != "" {
-				return &exitError{code: exitUsage, err: errors.New("shell: --cwd is not available on this bridge (its shell starts where its session is)")}
+				return &ExitError{code: exitUsage, err: errors.New("shell: --cwd is not available on this bridge (its shell starts where its session is)")}
 			}
 			return runShell(ctx, cn, sh, sandbox, session, shell, detachKey)
 		},
@@ -144,7 +144,7 @@ func attachTerminal(ctx context.Context, c driver.Terminals, rec *commandRecord,
 	if res.Ending == attach.InputEnded {
 		if !created {
 			fmt.Fprintf(stderr, "sandscope: the input ended and terminal %s did not end within %v; detached, it keeps running (sandscope attach %s %s)\n", vocab.Text(tid), scriptedEOFWait, sandbox, vocab.Text(tid))
-			return &exitError{code: exitExecUnsure}
+			return &ExitError{code: exitExecUnsure}
 		}
 		fmt.Fprintf(stderr, "sandscope: the input ended and terminal %s did not end within %v (no output since); ending it\n", vocab.Text(tid), scriptedEOFWait)
 	}
@@ -157,13 +157,13 @@ func attachTerminal(ctx context.Context, c driver.Terminals, rec *commandRecord,
 		cancel()
 	}
 	if err != nil {
-		return &exitError{code: 255, err: fmt.Errorf("attach %s: %w", tid, err)}
+		return &ExitError{code: 255, err: fmt.Errorf("attach %s: %w", tid, err)}
 	}
 	if res.Ending == attach.Exited && res.Exit != nil && res.Exit.Code != 0 {
 		fmt.Fprintf(stderr, "sandscope: terminal %s ended: %s\n", vocab.Text(tid), vocab.EndingDetail(res.Exit))
 	}
 	if code := res.ExitStatus(); code != 0 {
-		return &exitError{code: code}
+		return &ExitError{code: code}
 	}
 	return nil
 }
@@ -188,10 +188,10 @@ func runShell(ctx context.Context, cn *conn, sh driver.Shells, sandbox, session,
 	res, err := attach.Run(ctx, conn, attach.Options{Stdin: cn.in, Stdout: cn.out, Stderr: cn.errOut,
 		DetachKey: detachKey, Label: label, ReattachHint: hint})
 	if err != nil {
-		return &exitError{code: 255, err: fmt.Errorf("attach %s: %w", label, err)}
+		return &ExitError{code: 255, err: fmt.Errorf("attach %s: %w", label, err)}
 	}
 	if code := res.ExitStatus(); code != 0 {
-		return &exitError{code: code}
+		return &ExitError{code: code}
 	}
 	return nil
 }
@@ -203,10 +203,10 @@ func shellTarget(d driver.Driver, arg string) (string, error) {
 		return "", nil
 	}
 	if _, ok := d.(driver.Sessions); !ok {
-		return "", &exitError{code: exitUsage, err: fmt.Errorf("terminal %q: this bridge has no terminals to attach to; \"default\" is the sandbox's shell", vocab.Text(arg))}
+		return "", &ExitError{code: exitUsage, err: fmt.Errorf("terminal %q: this bridge has no terminals to attach to; \"default\" is the sandbox's shell", vocab.Text(arg))}
 	}
 	if !client.ValidSessionID(arg) {
-		return "", &exitError{code: exitUsage, err: fmt.Errorf("session %q: want 1-128 of a-z A-Z 0-9 . _ - (no \"..\"), or \"default\"", vocab.Text(arg))}
+		return "", &ExitError{code: exitUsage, err: fmt.Errorf("session %q: want 1-128 of a-z A-Z 0-9 . _ - (no \"..\"), or \"default\"", vocab.Text(arg))}
 	}
 	return arg, nil
 }
@@ -232,14 +232,14 @@ func needTerminal(what string, in io.Reader) error {
 	if fi, err := f.Stat(); err == nil && (fi.Mode()&os.ModeNamedPipe != 0 || fi.Mode().IsRegular()) {
 		return nil
 	}
-	return &exitError{code: exitUsage, err: fmt.Errorf("%s is a full-screen command and needs a terminal: stdin is not one (scripted input works from a pipe: printf 'ls\\nexit\\n' | sandscope %s ...)", what, what)}
+	return &ExitError{code: exitUsage, err: fmt.Errorf("%s is a full-screen command and needs a terminal: stdin is not one (scripted input works from a pipe: printf 'ls\\nexit\\n' | sandscope %s ...)", what, what)}
 }
 
 // setupError maps a failure before the attachment started to an exit status: 4 when the bridge
 // did not answer, else 2 (usage, auth, not found, refused).
 func setupError(err error) error {
 	if errors.Is(err, client.ErrTransport) {
-		return &exitError{code: exitNoResume, err: err}
+		return &ExitError{code: exitNoResume, err: err}
 	}
 	return bridgeExit("", err, exitUsage)
 }

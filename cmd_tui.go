@@ -73,7 +73,7 @@ func runTUI(cmd *cobra.Command, g *globalOptions) error {
 	}
 	stateDir := localbridge.DefaultStateDir()
 	if _, err := attach.ParseDetachKey(eff.DetachKey); err != nil {
-		return &exitError{code: 2, err: fmt.Errorf("detachKey (%s): %w", eff.DetachKeySource, err)}
+		return &ExitError{code: 2, err: fmt.Errorf("detachKey (%s): %w", eff.DetachKeySource, err)}
 	}
 	opts := ui.Options{
 		StateDir:     stateDir,
@@ -92,19 +92,19 @@ func runTUI(cmd *cobra.Command, g *globalOptions) error {
 		emb.dialect = f.Value.String()
 	}
 	if emb.dialect != localbridge.DialectPreview && emb.dialect != localbridge.DialectStable {
-		return &exitError{code: 2, err: fmt.Errorf("--dialect %q: want %s or %s", emb.dialect, localbridge.DialectPreview, localbridge.DialectStable)}
+		return &ExitError{code: 2, err: fmt.Errorf("--dialect %q: want %s or %s", emb.dialect, localbridge.DialectPreview, localbridge.DialectStable)}
 	}
 	defer emb.close()
 	if !eff.Local() {
 		t, err := remoteTarget(cmd.Context(), eff)
 		if err != nil {
-			return &exitError{code: 2, err: err}
+			return &ExitError{code: 2, err: err}
 		}
 		opts.Target = t
 	} else {
 		t, err := emb.target()
 		if err != nil {
-			return &exitError{code: 1, err: err}
+			return &ExitError{code: 1, err: err}
 		}
 		opts.Target = t
 	}
@@ -157,13 +157,13 @@ func runTUI(cmd *cobra.Command, g *globalOptions) error {
 	out := termenv.NewOutput(term)
 	opts.Clipboard = func(s string) error { out.Copy(s); return nil }
 	if opts.Notify, err = notify.ParseSettings(eff.Notify); err != nil {
-		return &exitError{code: 2, err: fmt.Errorf("config %s: %w", eff.ConfigPath, err)}
+		return &ExitError{code: 2, err: fmt.Errorf("config %s: %w", eff.ConfigPath, err)}
 	}
 	opts.Terminal = term.Signal
 
 	m, err := ui.New(opts)
 	if err != nil {
-		return &exitError{code: 2, err: err}
+		return &ExitError{code: 2, err: err}
 	}
 	defer m.Close()
 	// Closing the terminal window (SIGHUP) or a SIGTERM ends the TUI like quitting does: the program
@@ -179,10 +179,10 @@ func runTUI(cmd *cobra.Command, g *globalOptions) error {
 	_, err = p.Run()
 	if sig := caught(); sig != nil && cmd.Context().Err() == nil {
 		// the program was stopped by the signal: that, not "program was killed", is the news
-		return &exitError{code: 1, err: errors.New(signalEnding(sig, embeddedRun))}
+		return &ExitError{code: 1, err: errors.New(signalEnding(sig, embeddedRun))}
 	}
 	if err != nil && !errors.Is(err, tea.ErrProgramKilled) {
-		return &exitError{code: 1, err: fmt.Errorf("tui: %w", err)}
+		return &ExitError{code: 1, err: fmt.Errorf("tui: %w", err)}
 	}
 	return nil
 }

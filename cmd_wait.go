@@ -54,7 +54,7 @@ not be read 5 times in a row.`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if timeout < 0 {
-				return &exitError{code: exitUsage, err: fmt.Errorf("--timeout %v: must not be negative", timeout)}
+				return &ExitError{code: exitUsage, err: fmt.Errorf("--timeout %v: must not be negative", timeout)}
 			}
 			ctx, stop := interruptContext(cmd.Context())
 			defer stop()
@@ -108,7 +108,7 @@ func runWait(ctx context.Context, d driver.Driver, rec *commandRecord, sandbox, 
 		notice("%s (from the record, no request sent)", describeEnd(found))
 		ring()
 		if found.State == driver.StateLost {
-			return &exitError{code: exitLost}
+			return &ExitError{code: exitLost}
 		}
 		return endingExit(found, stderr)
 	}
@@ -131,13 +131,13 @@ func runWait(ctx context.Context, d driver.Driver, rec *commandRecord, sandbox, 
 			cancel()
 			notice("timed out after %v; process %s is still not confirmed ended", timeout, process)
 			ring()
-			return &exitError{code: exitWaitTimeout}
+			return &ExitError{code: exitWaitTimeout}
 		}
 		if !more {
 			if ctx.Err() != nil {
-				return &exitError{code: interruptStatus(ctx)}
+				return &ExitError{code: interruptStatus(ctx)}
 			}
-			return &exitError{code: exitNoResume, err: fmt.Errorf("wait %s: log stream closed without an ending", process)}
+			return &ExitError{code: exitNoResume, err: fmt.Errorf("wait %s: log stream closed without an ending", process)}
 		}
 		if ev.Kind != client.Data && observe != nil {
 			observe(ev)
@@ -158,14 +158,14 @@ func runWait(ctx context.Context, d driver.Driver, rec *commandRecord, sandbox, 
 		case client.Lost:
 			notice("lost: %s", ev.Reason)
 			ring()
-			return &exitError{code: exitLost}
+			return &ExitError{code: exitLost}
 		case client.Failed:
 			notice("failed: %s", ev.Reason)
 			ring()
 			if errors.Is(ev.Err, client.ErrUnauthorized) {
 				notice("%s", common.UnauthorizedHint)
 			}
-			return &exitError{code: failedExitCode(ev.Err)}
+			return &ExitError{code: failedExitCode(ev.Err)}
 		}
 	}
 }

@@ -94,7 +94,7 @@ func TestWaitRingsTheBell(t *testing.T) {
 	}
 	var stderr, bell bytes.Buffer
 	err = runWait(context.Background(), driver.NewPreview(c, client.Capabilities{}), nil, "local", p.ID, 0, &stderr, &bell)
-	var ee *exitError
+	var ee *ExitError
 	if !errors.As(err, &ee) || ee.code != 7 || bell.String() != "\a" || bytes.Contains(stderr.Bytes(), []byte{'\a'}) {
 		t.Fatalf("err %v bell %q stderr %q", err, bell.String(), stderr.String())
 	}

@@ -55,7 +55,7 @@ lost while the collector is down. See the README's "Running watch as a service".
 
 func runWatch(ctx context.Context, g *globalOptions, contexts []string, asJSON, otlpOutput bool, stderr io.Writer) error {
 	if g.url != "" && len(contexts) > 0 {
-		return &exitError{code: exitUsage, err: errors.New("watch: give --url or --context, not both")}
+		return &ExitError{code: exitUsage, err: errors.New("watch: give --url or --context, not both")}
 	}
 	cfg, eff, err := loadSettings(g)
 	if err != nil {
@@ -69,10 +69,10 @@ func runWatch(ctx context.Context, g *globalOptions, contexts []string, asJSON, 
 	file.Output = file.Output || otlpOutput
 	otlp, err := otlpexport.Resolve(file, os.LookupEnv)
 	if err != nil {
-		return &exitError{code: exitUsage, err: err}
+		return &ExitError{code: exitUsage, err: err}
 	}
 	if otlpOutput && !otlp.Enabled {
-		return &exitError{code: exitUsage, err: errors.New("watch: --otlp-output needs an OTLP endpoint (OTEL_EXPORTER_OTLP_ENDPOINT or otlp.endpoint in the configuration file)")}
+		return &ExitError{code: exitUsage, err: errors.New("watch: --otlp-output needs an OTLP endpoint (OTEL_EXPORTER_OTLP_ENDPOINT or otlp.endpoint in the configuration file)")}
 	}
 
 	names := contexts
@@ -118,10 +118,10 @@ func watchTarget(ctx context.Context, g *globalOptions, otlp otlpexport.Resolved
 	}
 	rec, err := openCommandRecord(g)
 	if err != nil {
-		return watch.Target{}, &exitError{code: exitFailure, err: err}
+		return watch.Target{}, &ExitError{code: exitFailure, err: err}
 	}
 	if rec == nil {
-		return watch.Target{}, &exitError{code: exitFailure, err: fmt.Errorf("the bridge at %s does not answer, so it has no record to keep yet", c.BaseURL())}
+		return watch.Target{}, &ExitError{code: exitFailure, err: fmt.Errorf("the bridge at %s does not answer, so it has no record to keep yet", c.BaseURL())}
 	}
 	d, err := driver.Open(ctx, c, driver.Options{Record: rec, Notices: stderr})
 	if err != nil {
@@ -135,7 +135,7 @@ func watchTarget(ctx context.Context, g *globalOptions, otlp otlpexport.Resolved
 	fail := func(err error) (watch.Target, error) {
 		_ = d.Close()
 		_ = rec.Close()
-		return watch.Target{}, &exitError{code: exitFailure, err: err}
+		return watch.Target{}, &ExitError{code: exitFailure, err: err}
 	}
 	traces, logs, err := otlp.Exporters(ctx)
 	if err != nil {

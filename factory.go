@@ -37,7 +37,7 @@ type connectOptions struct {
 // driver keeps what it learns in (nil when it needs none) and the command's I/O streams.
 type conn struct {
 	d      driver.Driver
-	target bridgeTarget
+	target BridgeTarget
 	rec    *record.Record
 	in     io.Reader
 	out    io.Writer
@@ -164,7 +164,7 @@ func (cn *conn) noteIsolation() {
 // lacks is the exit (2) of a command whose action this bridge's driver does not offer: what
 // (e.g. "sessions") and why, in the user's words.
 func lacks(what, why string) error {
-	return &exitError{code: exitUsage, err: fmt.Errorf("this bridge has no %s (%s)", what, why)}
+	return &ExitError{code: exitUsage, err: fmt.Errorf("this bridge has no %s (%s)", what, why)}
 }
 
 // sessionsWhy is why a bridge without driver.Sessions has none.
@@ -173,7 +173,7 @@ const sessionsWhy = "named sessions that keep cwd and environment between runs a
 // validSession refuses a session ID the bridge would refuse (exit 2).
 func validSession(flag, id string) error {
 	if id != "" && !client.ValidSessionID(id) {
-		return &exitError{code: exitUsage, err: fmt.Errorf("%s %q: want 1-128 of a-z A-Z 0-9 . _ - (no \"..\")", flag, vocab.Text(id))}
+		return &ExitError{code: exitUsage, err: fmt.Errorf("%s %q: want 1-128 of a-z A-Z 0-9 . _ - (no \"..\")", flag, vocab.Text(id))}
 	}
 	return nil
 }

@@ -93,7 +93,7 @@ func runWith(t *testing.T, d driver.Driver, args ...string) (code int, stdout, s
 	root.SetIn(strings.NewReader(""))
 	root.SetArgs(args)
 	err := root.Execute()
-	var ee *exitError
+	var ee *ExitError
 	switch {
 	case err == nil:
 	case errors.As(err, &ee):

@@ -36,7 +36,7 @@ type globalOptions struct {
 	// the bridge this command resolved (newBridgeClient), kept so that the record asks the same
 	// bridge who it is
 	bridge *client.Client
-	target bridgeTarget
+	target BridgeTarget
 
 	// openDriver opens the driver of a bridge's client (nil: driver.Open); connectHook replaces
 	// the whole resolution (connect). Tests set them to inject a driver.
@@ -44,19 +44,19 @@ type globalOptions struct {
 	connectHook func(ctx context.Context, o connectOptions) (*conn, error)
 }
 
-// exitError carries a specific exit status out of a command.
-type exitError struct {
+// ExitError carries a specific exit status out of a command.
+type ExitError struct {
 	code int
 	err  error
 }
 
-func (e *exitError) Error() string {
+func (e *ExitError) Error() string {
 	if e.err == nil {
 		return fmt.Sprintf("exit status %d", e.code)
 	}
 	return e.err.Error()
 }
-func (e *exitError) Unwrap() error { return e.err }
+func (e *ExitError) Unwrap() error { return e.err }
 
 func newRootCmd(g *globalOptions) *cobra.Command {
 	root := &cobra.Command{
@@ -114,7 +114,7 @@ With no subcommand it opens the terminal UI, on a remote bridge when one is conf
 	})
 	root.Args = func(c *cobra.Command, args []string) error {
 		if len(args) > 0 {
-			return &exitError{code: exitUsage, err: errors.New(unknownCommand(root, args[0]))}
+			return &ExitError{code: exitUsage, err: errors.New(unknownCommand(root, args[0]))}
 		}
 		return nil
 	}
@@ -136,7 +136,7 @@ func checkArgsFirst(cmd *cobra.Command, sandbox bool) {
 				if ex := firstExample(c.Name(), c.Example); ex != "" {
 					msg += "; e.g. " + ex
 				}
-				return &exitError{code: exitUsage, err: errors.New(msg)}
+				return &ExitError{code: exitUsage, err: errors.New(msg)}
 			}
 		}
 		if sandbox && len(args) > 0 {
@@ -169,7 +169,7 @@ func main() {
 	if err == nil {
 		return
 	}
-	var ee *exitError
+	var ee *ExitError
 	if errors.As(err, &ee) {
 		if ee.err != nil {
 			printError(ee.err)

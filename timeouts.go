@@ -62,7 +62,7 @@ func bridgeFailure(op string, err error, other int) error {
 		if op != "" {
 			err = fmt.Errorf("%s: %w", op, err)
 		}
-		return &exitError{code: other, err: fmt.Errorf("%w; %s", err, noAnswerHint)}
+		return &ExitError{code: other, err: fmt.Errorf("%w; %s", err, noAnswerHint)}
 	}
 	return bridgeExit(op, err, other)
 }
