@@ -149,64 +149,6 @@ func runExec(ctx context.Context, d driver.Driver, rec *commandRecord, sandbox s
 	return endingExit(final.Status, stderr)
 }
 
-// keptAfterLoss says the driver still knows a run it reports lost (its status says LOST): it
-// answers for it later from what it kept (a bridge that forgets a lost run reports no status).
-func keptAfterLoss(ev client.LogEvent) bool {
-	return ev.Status != nil && ev.Status.State == driver.StateLost
-}
-
-// endingExit is the exit status of exec and wait for an ending: the process's own code only when
-// the ending is confirmed (exited), else 255 with a notice saying why the code is not its own
-// (the ending line above already named the ending).
-func endingExit(p *client.Process, stderr io.Writer) error {
-	why := ""
-	switch {
-	case p == nil:
-		why = "the bridge gave no status with the ending"
-	case p.State == driver.StateExited && p.Exit != nil:
-		code := p.Exit.Code
-		if code == 0 && p.Exit.Signal > 0 {
-			code = 128 + p.Exit.Signal
-		}
-		switch {
-		case code == 0:
-			return nil
-		case code < 0 || code > 255:
-			why = fmt.Sprintf("exit code %d is not one a process can return", code)
-		default:
-			return &ExitError{code: code}
-		}
-	case p.State == driver.StateReported && p.Exit != nil:
-		why = fmt.Sprintf("the stream reported exit code %d and nothing confirms it", p.Exit.Code)
-	case p.State == driver.StateLost:
-		why = "the run was lost with its container"
-	case p.State == driver.StateReported, p.State == driver.StateEnded:
-		why = "the run ended and its exit code is unknown"
-	case p.State == driver.StateInterrupted:
-		why = "the stream broke off and how the run ended is not known"
-	case p.State == driver.StateError:
-		// the ending line said which error; it has no exit code
-		return &ExitError{code: exitExecUnsure}
-	default:
-		why = "the ending was not confirmed"
-	}
-	fmt.Fprintf(stderr, "sandscope: exit status %d: %s\n", exitExecUnsure, sanitize.Message(why))
-	return &ExitError{code: exitExecUnsure}
-}
-
-// tellWake says, before the first request of a command to sandbox, that it starts the sandbox's
-// container, on a bridge where requests do (driver.Waker); once per sandbox, as the driver keeps it.
-func tellWake(d driver.Driver, sandbox, what string, stderr io.Writer) {
-	if w, ok := d.(driver.Waker); ok {
-		if s := w.WakeNotice(sandbox, what); s != "" {
-			if !strings.HasPrefix(s, "sandscope: ") {
-				s = "sandscope: " + s
-			}
-			fmt.Fprintf(stderr, "%s\n", sanitize.Message(s))
-		}
-	}
-}
-
 // startWithCapacityRetry starts the run, retrying with backoff only when the bridge's pool
 // refused for capacity: then nothing was started (the container was never allocated). Any other
 // failure may have had a side effect and is not retried.

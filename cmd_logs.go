@@ -1,17 +1,13 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"runtime"
 	"sandscope/sanitize"
 	"sandscope/vocab"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -184,41 +180,6 @@ func runLogs(ctx context.Context, d driver.Driver, rec *commandRecord, sandbox, 
 	}
 }
 
-// lookupProcess expands a unique prefix of a run ID among the driver's runs (expandPrefix) and
-// returns the run as the list showed it (nil
-// when the list failed or did not hold it: the follower's own lookup then reports the trouble).
-// once (a command that does not retry) ends the command when the bridge did not answer: the
-// follower would only wait for it again.
-func lookupProcess(ctx context.Context, d driver.Driver, sandbox, id string, once bool) (string, *client.Process, error) {
-	ps, err := d.Runs(ctx, sandbox)
-	if err != nil && once && errors.Is(err, client.ErrNoAnswer) {
-		return "", nil, bridgeFailure("", err, exitFailure)
-	}
-	if err != nil {
-		return id, nil, nil
-	}
-	ids := make([]string, len(ps))
-	for i, p := range ps {
-		ids[i] = p.ID
-	}
-	full, err := expandPrefix("process", id, ids)
-	if err != nil {
-		return "", nil, err
-	}
-	for i := range ps {
-		if ps[i].ID == full {
-			return full, &ps[i], nil
-		}
-	}
-	return full, nil, nil
-}
-
-// unsettled says an ending's outcome is not confirmed: a code the stream reported and nothing
-// confirms, an ending without a code, a stream that broke off.
-func unsettled(p *client.Process) bool {
-	return p != nil && (p.State == driver.StateReported || p.State == driver.StateEnded || p.State == driver.StateInterrupted)
-}
-
 // ringsAfterFollow says whether logs -f's outcome is worth the bell: an ending (0), a loss (3), a
 // stream that could not be resumed (4); not a usage error or Ctrl-C.
 func ringsAfterFollow(err error) bool {
@@ -227,175 +188,6 @@ func ringsAfterFollow(err error) bool {
 		return true
 	}
 	return errors.As(err, &ee) && (ee.code == exitLost || ee.code == exitNoResume)
-}
-
-// streamOnOneCore gives the Go scheduler one core for the commands that copy one stream to stdout
-// (logs, exec), unless the user set GOMAXPROCS. Their work is a sequence (read, decode, write), and
-// with more cores the runtime's idle threads spin and wake for every event, taking CPU from a bridge
-// on the same machine. Measured on 2 cores with a 256 MiB replay: about 20% less CPU, half the
-// context switches, and 15-25% less time (BenchmarkLogsFollowVsCurl).
-func streamOnOneCore() {
-	if os.Getenv("GOMAXPROCS") == "" {
-		runtime.GOMAXPROCS(1)
-	}
-}
-
-// checkSandboxArg refuses a sandbox ID the bridge would refuse, before any call (exit 2).
-func checkSandboxArg(sandbox string) error {
-	if !client.ValidSandboxID(sandbox) {
-		return &ExitError{code: exitUsage, err: errors.New(common.BadSandboxID(sandbox))}
-	}
-	return nil
-}
-
-// failedExitCode maps a follower failure to the logs exit status.
-func failedExitCode(err error) int {
-	switch {
-	case errors.Is(err, client.ErrNotFound), errors.Is(err, client.ErrUnauthorized),
-		errors.Is(err, client.ErrInvalidRequest), errors.Is(err, client.ErrUnsupported):
-		return exitUsage
-	}
-	return exitNoResume
-}
-
-// printFollow copies a follower's output to stdout/stderr byte for byte and its other events to
-// stderr as "sandscope: " notices. It returns the final event (Ended, Lost, Failed), or ok false
-// when the stream closed without one (snapshot done or cancelled).
-// cursor is the last cursor delivered ("" when none), to resume from.
-func printFollow(events <-chan client.LogEvent, stdout, stderr io.Writer, verbose bool, observe func(client.LogEvent)) (final client.LogEvent, ok bool, cursor string) {
-	out := bufio.NewWriterSize(stdout, 256<<10)
-	errw := bufio.NewWriterSize(stderr, 64<<10)
-	defer out.Flush()
-	defer errw.Flush()
-	var last io.Writer // writer that may hold unflushed bytes
-	suspect := false   // a suspect end was reported
-	flushAll := func() { _ = out.Flush(); _ = errw.Flush() }
-	notice := func(format string, a ...any) {
-		_ = out.Flush()
-		// bridge text (IDs, states, reasons) reaches the terminal only through the sanitiser
-		fmt.Fprintf(errw, "sandscope: %s\n", sanitize.Message(fmt.Sprintf(format, a...)))
-		_ = errw.Flush()
-		last = nil
-	}
-	for {
-		var ev client.LogEvent
-		var more bool
-		select {
-		case ev, more = <-events:
-		default:
-			flushAll() // nothing queued: show what we have
-			ev, more = <-events
-		}
-		if !more {
-			return client.LogEvent{}, false, cursor
-		}
-		if ev.Cursor != "" {
-			cursor = ev.Cursor
-		}
-		if ev.Kind != client.Data && observe != nil {
-			observe(ev)
-		}
-		switch ev.Kind {
-		case client.Data:
-			w := out
-			if ev.Stream == client.Stderr {
-				w = errw
-			}
-			// Keep the order of stdout and stderr bytes when both go to the same place.
-			if last != nil && last != io.Writer(w) {
-				flushAll()
-			}
-			if len(ev.Data) >= directWrite {
-				// A big chunk goes straight out after what is buffered: copying it through the
-				// buffer costs as much as decoding it.
-				_ = w.Flush()
-				dst := stdout
-				if w == errw {
-					dst = stderr
-				}
-				_, _ = dst.Write(ev.Data)
-			} else {
-				_, _ = w.Write(ev.Data)
-			}
-			last = w
-		case client.Gap:
-			notice("gap: %s%s", ev.Reason, gapSize(ev.Gap))
-		case client.Interrupted:
-			if ev.Cursor == "" {
-				notice("stream interrupted: %s; retrying from the start (nothing received yet)", ev.Reason)
-			} else {
-				notice("stream interrupted: %s; resuming after the last cursor received", ev.Reason)
-			}
-		case client.Reconnecting:
-			if verbose {
-				notice("%s", describeRetry(ev))
-			}
-		case client.Resumed:
-			notice("resumed (attempt %d), no gap", ev.Attempt)
-		case client.Quiet:
-			// Quiet streams are normal; nothing to say on the command line.
-		case client.SuspectEnd:
-			suspect = true
-			notice("suspect end: %s; still following", ev.Reason)
-		case client.Ended:
-			line := describeEnd(ev.Status)
-			if suspect && ev.Reason != "" && ev.Status != nil && ev.Status.State == driver.StateExited {
-				// an ending doubted above: say what confirmed it
-				line += " (confirmed: " + ev.Reason + ")"
-			}
-			notice("%s", line)
-			return ev, true, cursor
-		case client.Lost:
-			notice("lost: %s", ev.Reason)
-			return ev, true, cursor
-		case client.Failed:
-			notice("failed: %s", ev.Reason)
-			return ev, true, cursor
-		}
-	}
-}
-
-// directWrite is the chunk size from which printFollow bypasses its buffers.
-const directWrite = 32 << 10
-
-func gapSize(g *client.GapInfo) string {
-	if g == nil || g.Events < 0 {
-		return ""
-	}
-	return " (" + vocab.Count(int(g.Events), "event") + " missing)"
-}
-
-// plainToken says s is printable ASCII without spaces, safe to paste into a shell.
-func plainToken(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] <= ' ' || s[i] >= 0x7f || strings.IndexByte("'\"`$\\;&|<>()*?!#~", s[i]) >= 0 {
-			return false
-		}
-	}
-	return s != ""
-}
-
-// describeEnd is the ending line, the same for every bridge, in the shared vocabulary: "process
-// ID ended: KILLED TERM (exit 143)", "… ended: REPORTED 3 (unconfirmed)", "… ended: ENDED exit
-// code unknown".
-func describeEnd(p *client.Process) string {
-	if p == nil {
-		return "process ended"
-	}
-	return fmt.Sprintf("process %s ended: %s", vocab.Text(p.ID), endingWord(p))
-}
-
-// endingWord is a run's ending as every screen words it (vocab.State), whichever dialect reported
-// it; an error ending adds its message, a signal or timeout the exit status.
-func endingWord(p *client.Process) string {
-	if p.State == driver.StateError && p.Error != nil {
-		return vocab.ErrorWord(p.Error) + ": " + vocab.Text(p.Error.Message)
-	}
-	if p.State == driver.StateExited && p.Exit != nil {
-		return vocab.EndingDetail(p.Exit)
-	}
-	_, w, _ := vocab.State(p.State, p.Exit, p.Error)
-	return w
 }
 
 // exampleCursor is what a log cursor looks like (the bridge's format: base64url, no padding, of

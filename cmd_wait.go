@@ -5,10 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"time"
 
-	"github.com/charmbracelet/x/term"
 	"github.com/spf13/cobra"
 
 	"sandscope/client"
@@ -77,12 +75,6 @@ not be read 5 times in a row.`,
 	cmd.Flags().DurationVar(&timeout, "timeout", 0, "give up after this long with exit status 75 (0: wait for ever)")
 	cmd.Flags().BoolVar(&notify, "notify", false, "ring the terminal bell when the outcome is known (only when stderr is a terminal)")
 	return cmd
-}
-
-// isTerminal says whether w is a terminal (a file whose descriptor is a TTY).
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	return ok && term.IsTerminal(f.Fd())
 }
 
 // runWait follows the process's log without printing it, so its ending is decided exactly as
