@@ -15,13 +15,13 @@ import (
 // Exit statuses (a stable contract: scripts rely on them; the README lists them per command).
 const (
 	exitOK         = 0
-	exitFailure    = 1 // the bridge is unreachable or failed (ls, logs without -f, config)
-	exitUsage      = 2 // usage, authentication or not-found errors
-	exitLost       = 3
-	exitNoResume   = 4
-	exitInterrupt  = 130 // Ctrl-C or SIGTERM
-	exitHangup     = 129 // SIGHUP: the terminal that ran the command closed
-	exitExecUnsure = 255
+	ExitFailure    = 1 // the bridge is unreachable or failed (ls, logs without -f, config)
+	ExitUsage      = 2 // usage, authentication or not-found errors
+	ExitLost       = 3
+	ExitNoResume   = 4
+	ExitInterrupt  = 130 // Ctrl-C or SIGTERM
+	ExitHangup     = 129 // SIGHUP: the terminal that ran the command closed
+	ExitExecUnsure = 255
 )
 
 // UsageKind reports errors that are the caller's to fix: exit status 2 in every command.
@@ -30,12 +30,12 @@ func UsageKind(err error) bool {
 		errors.Is(err, client.ErrInvalidRequest) || errors.Is(err, client.ErrUnsupported)
 }
 
-// bridgeExit turns a bridge call's error into the command's exit: status 2 (usage, authentication,
+// BridgeExit turns a bridge call's error into the command's exit: status 2 (usage, authentication,
 // not found) or other, with op as context. A rejected token gets the hint the TUI shows.
-func bridgeExit(op string, err error, other int) error {
+func BridgeExit(op string, err error, other int) error {
 	code := other
 	if UsageKind(err) {
-		code = exitUsage
+		code = ExitUsage
 	}
 	if errors.Is(err, client.ErrUnauthorized) {
 		err = fmt.Errorf("%w; %s", err, common.UnauthorizedHint)
@@ -43,18 +43,18 @@ func bridgeExit(op string, err error, other int) error {
 	if op != "" {
 		err = fmt.Errorf("%s: %w", op, err)
 	}
-	return &ExitError{code: code, err: err}
+	return &ExitError{Code: code, Err: err}
 }
 
-// errAmbiguous and errNoMatch are the outcomes of a prefix lookup that found no single ID.
+// ErrAmbiguous and ErrNoMatch are the outcomes of a prefix lookup that found no single ID.
 var (
-	errAmbiguous = errors.New("ambiguous ID prefix")
-	errNoMatch   = errors.New("no such ID")
+	ErrAmbiguous = errors.New("ambiguous ID prefix")
+	ErrNoMatch   = errors.New("no such ID")
 )
 
-// matchPrefix returns the one id in ids that equals want or starts with it. The TUI shows IDs cut
+// MatchPrefix returns the one id in ids that equals want or starts with it. The TUI shows IDs cut
 // to 8-12 characters: what a person copies from it must be enough.
-func matchPrefix(want string, ids []string) (string, error) {
+func MatchPrefix(want string, ids []string) (string, error) {
 	var found []string
 	for _, id := range ids {
 		if id == want {
@@ -68,25 +68,25 @@ func matchPrefix(want string, ids []string) (string, error) {
 	case 1:
 		return found[0], nil
 	case 0:
-		return "", errNoMatch
+		return "", ErrNoMatch
 	}
 	if len(found) > 4 {
 		found = append(found[:4], "…")
 	}
-	return "", fmt.Errorf("%w %q: matches %s", errAmbiguous, want, strings.Join(found, ", "))
+	return "", fmt.Errorf("%w %q: matches %s", ErrAmbiguous, want, strings.Join(found, ", "))
 }
 
-// expandPrefix expands a unique prefix of an ID of kind among ids (lookupProcess, lookupTerminal).
+// ExpandPrefix expands a unique prefix of an ID of kind among ids (LookupProcess, lookupTerminal).
 // A full ID that is listed is returned as is; an ID that is not is returned unchanged (the bridge
 // answers for it, e.g. a process whose record is gone but whose log is still held); an ambiguous
 // prefix is a usage error.
-func expandPrefix(kind, id string, ids []string) (string, error) {
-	full, err := matchPrefix(id, ids)
+func ExpandPrefix(kind, id string, ids []string) (string, error) {
+	full, err := MatchPrefix(id, ids)
 	switch {
 	case err == nil:
 		return full, nil
-	case errors.Is(err, errAmbiguous):
-		return "", &ExitError{code: exitUsage, err: fmt.Errorf("%s %w", kind, err)}
+	case errors.Is(err, ErrAmbiguous):
+		return "", &ExitError{Code: ExitUsage, Err: fmt.Errorf("%s %w", kind, err)}
 	}
 	return id, nil
 }

@@ -19,13 +19,13 @@ func TestMatchPrefix(t *testing.T) {
 		{"7d56e9e2-aaaa", "7d56e9e2-aaaa", nil},
 		{"7d56e", "7d56e9e2-aaaa", nil},
 		{"0f", "0f9d3c2e-cccc", nil},
-		{"7d56", "", errAmbiguous},
-		{"zz", "", errNoMatch},
-		{"", "", errNoMatch},
+		{"7d56", "", ErrAmbiguous},
+		{"zz", "", ErrNoMatch},
+		{"", "", ErrNoMatch},
 	} {
-		got, err := matchPrefix(c.want, ids)
+		got, err := MatchPrefix(c.want, ids)
 		if got != c.got || !errors.Is(err, c.err) {
-			t.Errorf("matchPrefix(%q) = %q, %v; want %q, %v", c.want, got, err, c.got, c.err)
+			t.Errorf("MatchPrefix(%q) = %q, %v; want %q, %v", c.want, got, err, c.got, c.err)
 		}
 	}
 }
@@ -53,14 +53,14 @@ func TestExitStatusesAndHints(t *testing.T) {
 		{"logs", "-f", "local", p.ID},
 	} {
 		r := runSandscope(t, nil, append(append([]string{}, bad...), args...)...)
-		if r.code != exitUsage || !strings.Contains(string(r.stderr), "check SANDBOX_API_KEY or --token-file") {
+		if r.code != ExitUsage || !strings.Contains(string(r.stderr), "check SANDBOX_API_KEY or --token-file") {
 			t.Errorf("%v with a wrong token: exit %d, stderr %q; want 2 and the hint", args, r.code, r.stderr)
 		}
 	}
 
 	// a sandbox this bridge never saw
 	r := runSandscope(t, nil, append(flags, "ls", "nosuchbox")...)
-	if r.code != exitUsage || !strings.Contains(string(r.stderr), "sandscope: sandbox nosuchbox: never seen by this bridge") || len(r.stdout) != 0 {
+	if r.code != ExitUsage || !strings.Contains(string(r.stderr), "sandscope: sandbox nosuchbox: never seen by this bridge") || len(r.stdout) != 0 {
 		t.Errorf("ls nosuchbox: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
 	}
 
@@ -78,7 +78,7 @@ func TestLogsSnapshotUnreachable(t *testing.T) {
 	start := time.Now()
 	r := runSandscope(t, []string{"SANDBOX_API_KEY=x"}, "--url", "http://127.0.0.1:1", "logs", "local", "7d56e9e2")
 	took := time.Since(start)
-	if r.code != exitFailure {
+	if r.code != ExitFailure {
 		t.Errorf("exit %d, stderr %q; want 1", r.code, r.stderr)
 	}
 	if strings.Contains(string(r.stderr), "resuming from cursor") || strings.Contains(string(r.stderr), "after the last cursor") {
@@ -114,7 +114,7 @@ func TestConfigNamesTheBridgeAndContexts(t *testing.T) {
 		}
 	}
 	r = runSandscope(t, env, "ls")
-	if r.code != exitUsage || !strings.Contains(string(r.stderr), "not running anymore") {
+	if r.code != ExitUsage || !strings.Contains(string(r.stderr), "not running anymore") {
 		t.Errorf("ls with a dead serve.json: exit %d, stderr %q", r.code, r.stderr)
 	}
 }
@@ -123,12 +123,12 @@ func TestConfigNamesTheBridgeAndContexts(t *testing.T) {
 // named before sandscope looks for a bridge (none is configured here).
 func TestArgumentsCheckedFirst(t *testing.T) {
 	r := runSandscope(t, nil, "wait")
-	if r.code != exitUsage || !strings.Contains(string(r.stderr), "usage: sandscope wait SANDBOX PROCESS") ||
+	if r.code != ExitUsage || !strings.Contains(string(r.stderr), "usage: sandscope wait SANDBOX PROCESS") ||
 		!strings.Contains(string(r.stderr), "e.g. sandscope wait myapp ") {
 		t.Errorf("wait without arguments: exit %d, stderr %q", r.code, r.stderr)
 	}
 	r = runSandscope(t, nil, "logs", "Bad!", "x")
-	if r.code != exitUsage || !strings.Contains(string(r.stderr), `sandbox ID "Bad!"`) || strings.Contains(string(r.stderr), "bridge") {
+	if r.code != ExitUsage || !strings.Contains(string(r.stderr), `sandbox ID "Bad!"`) || strings.Contains(string(r.stderr), "bridge") {
 		t.Errorf("logs with a bad ID and no bridge: exit %d, stderr %q", r.code, r.stderr)
 	}
 }

@@ -11,7 +11,7 @@ import (
 	"sandscope/record"
 )
 
-func newAttachCmd(g *globalOptions) *cobra.Command {
+func NewCmdAttach(g *Factory) *cobra.Command {
 	var detachKey string
 	var noRecord bool
 	cmd := &cobra.Command{
@@ -41,34 +41,34 @@ with its container; 4 when the bridge stayed unreachable; 2 on usage, auth or no
 				return err
 			}
 			if _, err := attach.ParseDetachKey(detachKey); err != nil {
-				return &ExitError{code: exitUsage, err: err}
+				return &ExitError{Code: ExitUsage, Err: err}
 			}
-			if err := needTerminal("attach", cmd.InOrStdin()); err != nil {
+			if err := NeedTerminal("attach", cmd.InOrStdin()); err != nil {
 				return err
 			}
-			if err := checkSandboxArg(args[0]); err != nil {
+			if err := CheckSandboxArg(args[0]); err != nil {
 				return err
 			}
 			ctx := cmd.Context()
-			cn, err := g.connect(ctx, cmd, connectOptions{op: "attach", noAnswer: setupError})
+			cn, err := g.Connect(ctx, cmd, ConnectOptions{Op: "attach", NoAnswer: SetupError})
 			if err != nil {
 				return err
 			}
 			defer cn.Close()
-			tm, ok := cn.d.(driver.Terminals)
+			tm, ok := cn.D.(driver.Terminals)
 			if !ok {
 				// No terminal objects: TERMINAL names a shell, a session's or the sandbox's own.
-				sh, ok := cn.d.(driver.Shells)
+				sh, ok := cn.D.(driver.Shells)
 				if !ok {
-					return lacks("terminals", "it offers neither terminals nor a shell")
+					return Lacks("terminals", "it offers neither terminals nor a shell")
 				}
-				session, err := shellTarget(cn.d, args[1])
+				session, err := shellTarget(cn.D, args[1])
 				if err != nil {
 					return err
 				}
 				return runShell(ctx, cn, sh, args[0], session, "", detachKey)
 			}
-			rec := cn.recorder(noRecord)
+			rec := cn.Recorder(noRecord)
 			defer rec.Close()
 			tid, found, err := lookupTerminal(ctx, tm, args[0], args[1])
 			if err != nil {
@@ -80,7 +80,7 @@ with its container; 4 when the bridge stayed unreachable; 2 on usage, auth or no
 				}
 				rec.Lookup(record.LookupTerminal(args[0], *found))
 			}
-			return attachTerminal(ctx, tm, rec, args[0], tid, false, detachKey, cn.in, cn.out, cn.errOut)
+			return attachTerminal(ctx, tm, rec, args[0], tid, false, detachKey, cn.In, cn.Out, cn.ErrOut)
 		},
 	}
 	cmd.Flags().BoolVar(&noRecord, "no-record", false, "do not record the terminal and how the attachment ended in sandscope's record")
@@ -88,7 +88,7 @@ with its container; 4 when the bridge stayed unreachable; 2 on usage, auth or no
 	return cmd
 }
 
-// lookupTerminal expands a unique prefix of a terminal ID (expandPrefix) and returns the
+// lookupTerminal expands a unique prefix of a terminal ID (ExpandPrefix) and returns the
 // terminal as the list showed it (nil
 // when the list failed or did not hold it).
 func lookupTerminal(ctx context.Context, c driver.Terminals, sandbox, id string) (string, *client.Terminal, error) {
@@ -100,7 +100,7 @@ func lookupTerminal(ctx context.Context, c driver.Terminals, sandbox, id string)
 	for i, t := range ts {
 		ids[i] = t.ID
 	}
-	full, err := expandPrefix("terminal", id, ids)
+	full, err := ExpandPrefix("terminal", id, ids)
 	if err != nil {
 		return "", nil, err
 	}
@@ -114,11 +114,11 @@ func lookupTerminal(ctx context.Context, c driver.Terminals, sandbox, id string)
 
 // configuredDetachKey is --detach-key when given, else the config's detachKey (see
 // `sandscope config`), else the default.
-func configuredDetachKey(cmd *cobra.Command, g *globalOptions, flagValue string) (string, error) {
+func configuredDetachKey(cmd *cobra.Command, g *Factory, flagValue string) (string, error) {
 	if cmd.Flags().Changed("detach-key") {
 		return flagValue, nil
 	}
-	eff, err := resolveSettings(g)
+	eff, err := ResolveSettings(g)
 	if err != nil {
 		return "", err
 	}

@@ -19,7 +19,7 @@ import (
 // would use and what went to stdout and stderr.
 func attachRunCmd(t *testing.T, stdin io.Reader, args ...string) (int, string, string) {
 	t.Helper()
-	g := &globalOptions{}
+	g := &Factory{}
 	root := newRootCmd(g)
 	var out, errb bytes.Buffer
 	root.SetIn(stdin)
@@ -32,9 +32,9 @@ func attachRunCmd(t *testing.T, stdin io.Reader, args ...string) (int, string, s
 		code = 2
 		var ee *ExitError
 		if errors.As(err, &ee) {
-			code = ee.code
+			code = ee.Code
 		}
-		if ee == nil || ee.err != nil {
+		if ee == nil || ee.Err != nil {
 			errb.WriteString("sandscope: " + err.Error() + "\n")
 		}
 	}

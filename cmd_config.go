@@ -18,7 +18,7 @@ import (
 	"sandscope/localbridge"
 )
 
-func newConfigCmd(g *globalOptions) *cobra.Command {
+func NewCmdConfig(g *Factory) *cobra.Command {
 	var asJSON, checkToken bool
 	cmd := &cobra.Command{
 		Use:   "config",
@@ -62,12 +62,12 @@ SANDSCOPE_THEME), then the file, then defaults.`,
   sandscope config path`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg, eff, err := loadSettings(g)
+			cfg, eff, err := LoadSettings(g)
 			if err != nil {
 				return err
 			}
-			if err := checkTheme(cfg, eff); err != nil {
-				return &ExitError{code: 2, err: err}
+			if err := CheckTheme(cfg, eff); err != nil {
+				return &ExitError{Code: 2, Err: err}
 			}
 			info := configInfo{Bridge: commandBridge(eff), Contexts: contextList(cfg, eff)}
 			if asJSON {
@@ -82,7 +82,7 @@ SANDSCOPE_THEME), then the file, then defaults.`,
 				// worked; the value itself is never printed.
 				tok, err := eff.Token.Get(cmd.Context())
 				if err != nil {
-					return &ExitError{code: 2, err: err}
+					return &ExitError{Code: 2, Err: err}
 				}
 				if tok == "" {
 					fmt.Fprintln(cmd.ErrOrStderr(), "sandscope: no token configured (fine for the embedded local bridge)")
@@ -122,7 +122,7 @@ type contextInfo struct {
 }
 
 // commandBridge names the bridge `ls`, `logs`, `exec`, `shell` and `attach` will talk to, decided
-// the way resolveBridge decides it (without obtaining the token).
+// the way ResolveBridge decides it (without obtaining the token).
 func commandBridge(eff *config.Effective) string {
 	if eff.URL != "" {
 		return eff.URL + " (" + eff.URLSource.String() + ")"

@@ -13,7 +13,7 @@ import (
 
 func runRoot(t *testing.T, args ...string) (string, error) {
 	t.Helper()
-	g := &globalOptions{}
+	g := &Factory{}
 	root := newRootCmd(g)
 	var out bytes.Buffer
 	root.SetOut(&out)
@@ -104,7 +104,7 @@ func TestConfigCommandReportsFileErrors(t *testing.T) {
 	t.Setenv("SANDSCOPE_CONFIG", path)
 	_, err := runRoot(t, "config")
 	var ee *ExitError
-	if !errors.As(err, &ee) || ee.code != 2 || !strings.Contains(err.Error(), path+":2: unknown setting \"colour\"") {
+	if !errors.As(err, &ee) || ee.Code != 2 || !strings.Contains(err.Error(), path+":2: unknown setting \"colour\"") {
 		t.Fatalf("err = %v", err)
 	}
 }

@@ -64,10 +64,10 @@ func TestOneShotCommandsGiveUpOnASilentBridge(t *testing.T) {
 		args []string
 		code int
 	}{
-		{[]string{"ls"}, exitFailure},
-		{[]string{"ls", "abc"}, exitFailure},
-		{[]string{"logs", "abc", "p1"}, exitFailure},
-		{[]string{"exec", "abc", "--", "true"}, exitExecUnsure},
+		{[]string{"ls"}, ExitFailure},
+		{[]string{"ls", "abc"}, ExitFailure},
+		{[]string{"logs", "abc", "p1"}, ExitFailure},
+		{[]string{"exec", "abc", "--", "true"}, ExitExecUnsure},
 	} {
 		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
 			t.Parallel()
@@ -80,7 +80,7 @@ func TestOneShotCommandsGiveUpOnASilentBridge(t *testing.T) {
 			if strings.Contains(string(r.stderr), "context deadline exceeded") {
 				t.Errorf("stderr %q", r.stderr)
 			}
-			if took > 3*oneShotAnswerWait {
+			if took > 3*OneShotAnswerWait {
 				t.Errorf("took %v", took)
 			}
 		})
@@ -170,16 +170,16 @@ func TestFollowersSayTheBridgeDoesNotAnswer(t *testing.T) {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
 			t.Parallel()
 			cmd, lines, _ := startWithStderr(t, []string{"SANDBOX_API_KEY=tok", "SANDSCOPE_URL=" + url}, args...)
-			first := waitLine(t, lines, "no answer from the bridge at "+url+" within 8s", 3*followAnswerWait)
+			first := waitLine(t, lines, "no answer from the bridge at "+url+" within 8s", 3*FollowAnswerWait)
 			if !strings.HasPrefix(first.text, "sandscope: ") || !strings.Contains(first.text, "still trying") {
 				t.Errorf("first notice %q", first.text)
 			}
-			retry := waitLine(t, lines, "retrying in ", 6*followAnswerWait)
+			retry := waitLine(t, lines, "retrying in ", 6*FollowAnswerWait)
 			if !strings.Contains(retry.text, "(attempt 1 of 10") {
 				t.Errorf("retry notice %q", retry.text)
 			}
 			_ = cmd.Process.Signal(os.Interrupt)
-			if code := exitCode(t, cmd, 30*time.Second); code != exitInterrupt {
+			if code := exitCode(t, cmd, 30*time.Second); code != ExitInterrupt {
 				t.Errorf("after Ctrl-C: exit %d", code)
 			}
 		})
@@ -215,8 +215,8 @@ func TestSIGHUPEndsFollowersLikeCtrlC(t *testing.T) {
 			if c.notice != "" {
 				waitLine(t, lines, c.notice, 30*time.Second)
 			}
-			if code := exitCode(t, cmd, 30*time.Second); code != exitHangup {
-				t.Errorf("exit %d after SIGHUP; want %d", code, exitHangup)
+			if code := exitCode(t, cmd, 30*time.Second); code != ExitHangup {
+				t.Errorf("exit %d after SIGHUP; want %d", code, ExitHangup)
 			}
 		})
 	}
@@ -304,21 +304,21 @@ func TestMessagesSayWhatWentWrong(t *testing.T) {
 		want  []string
 		avoid []string
 	}{
-		{"since", append(env, "SANDSCOPE_URL="+silent), []string{"logs", "-f", "--since", "garbage", "abc", "p1"}, exitUsage,
+		{"since", append(env, "SANDSCOPE_URL="+silent), []string{"logs", "-f", "--since", "garbage", "abc", "p1"}, ExitUsage,
 			[]string{"--since garbage is not a log cursor", "like djE"}, []string{"restarting", "no answer"}},
-		{"html", append(env, "SANDSCOPE_URL="+html.URL), []string{"ls", "abc"}, exitFailure,
+		{"html", append(env, "SANDSCOPE_URL="+html.URL), []string{"ls", "abc"}, ExitFailure,
 			[]string{"bridge answered 403", "text/html page"}, []string{"<!DOCTYPE", "<html", "xxxx"}},
-		{"url", env, []string{"--url", "127.0.0.1:41547", "ls"}, exitUsage,
+		{"url", env, []string{"--url", "127.0.0.1:41547", "ls"}, ExitUsage,
 			[]string{"did you mean http://127.0.0.1:41547?"}, nil},
-		{"serve", nil, []string{"serve", "--listen", "0.0.0.0:0"}, exitUsage,
+		{"serve", nil, []string{"serve", "--listen", "0.0.0.0:0"}, ExitUsage,
 			[]string{"--allow-remote"}, []string{"AllowNonLoopback"}},
-		{"unknown", nil, []string{"record", "--help"}, exitUsage,
+		{"unknown", nil, []string{"record", "--help"}, ExitUsage,
 			[]string{`unknown command "record"`, "commands: "}, []string{"Usage:"}},
-		{"unknown-run", nil, []string{"lss", "abc"}, exitUsage,
+		{"unknown-run", nil, []string{"lss", "abc"}, ExitUsage,
 			[]string{`unknown command "lss"`, "did you mean "}, nil},
-		{"1-char token", []string{"SANDBOX_API_KEY=x", "SANDSCOPE_URL=http://127.0.0.1:1"}, []string{"ls", "abc"}, exitFailure,
+		{"1-char token", []string{"SANDBOX_API_KEY=x", "SANDSCOPE_URL=http://127.0.0.1:1"}, []string{"ls", "abc"}, ExitFailure,
 			[]string{"/v1/sandbox"}, []string{"[redacted]"}},
-		{"3-char token", []string{"SANDBOX_API_KEY=box", "SANDSCOPE_URL=http://127.0.0.1:1"}, []string{"ls", "abc"}, exitFailure,
+		{"3-char token", []string{"SANDBOX_API_KEY=box", "SANDSCOPE_URL=http://127.0.0.1:1"}, []string{"ls", "abc"}, ExitFailure,
 			[]string{"/v1/sandbox"}, []string{"[redacted]"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {

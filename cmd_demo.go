@@ -15,7 +15,7 @@ import (
 	"sandscope/driver"
 )
 
-func newDemoCmd(g *globalOptions) *cobra.Command {
+func NewCmdDemo(g *Factory) *cobra.Command {
 	var opts demo.Options
 	var noBinary bool
 	cmd := &cobra.Command{
@@ -42,19 +42,19 @@ it prints when the scene is ready); plain 'sandscope' starts its own embedded br
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			cn, err := g.connect(ctx, cmd, connectOptions{op: "demo", noAnswerExit: exitFailure})
+			cn, err := g.Connect(ctx, cmd, ConnectOptions{Op: "demo", NoAnswerExit: ExitFailure})
 			if err != nil {
 				return err
 			}
 			defer cn.Close()
-			fmt.Fprintf(cmd.ErrOrStderr(), "sandscope: demo: bridge %s (%s)\n", cn.d.BaseURL(), cn.target.source)
-			tm, ok := cn.d.(driver.Terminals)
+			fmt.Fprintf(cmd.ErrOrStderr(), "sandscope: demo: bridge %s (%s)\n", cn.D.BaseURL(), cn.Target.Source)
+			tm, ok := cn.D.(driver.Terminals)
 			if !ok {
-				return lacks("terminals", "the demo scene opens shell terminals beside its processes")
+				return Lacks("terminals", "the demo scene opens shell terminals beside its processes")
 			}
 			// The local bridge runs real local processes, so it can run this very binary as the
 			// agent; a real container cannot.
-			if cn.d.Capabilities().Local && !noBinary {
+			if cn.D.Capabilities().Local && !noBinary {
 				if exe, err := os.Executable(); err == nil {
 					opts.Executable = exe
 				}
@@ -63,11 +63,11 @@ it prints when the scene is ready); plain 'sandscope' starts its own embedded br
 			opts.Log = func(format string, args ...any) {
 				fmt.Fprintf(errOut, "sandscope: demo: "+format+"\n", args...)
 			}
-			if err := demo.Run(ctx, demoBridge{d: cn.d, t: tm}, opts); err != nil {
+			if err := demo.Run(ctx, demoBridge{d: cn.D, t: tm}, opts); err != nil {
 				return err
 			}
 			fmt.Fprintf(errOut, "sandscope: demo: scene ready in sandbox %q; open it in the TUI on the same bridge: %s\n",
-				sandboxName(opts.Sandbox), tuiHint(g, cn.target))
+				sandboxName(opts.Sandbox), tuiHint(g, cn.Target))
 			return nil
 		},
 	}
@@ -77,7 +77,7 @@ it prints when the scene is ready); plain 'sandscope' starts its own embedded br
 	f.DurationVar(&opts.ReplaceAfter, "replace-after", 25*time.Second, "replace the container this long after the start (divided by --speed)")
 	f.BoolVar(&opts.NoReplace, "no-replace", false, "do not replace the container")
 	f.BoolVar(&noBinary, "sh-agent", false, "run the agent as a sh script even on a local bridge")
-	cmd.AddCommand(newDemoAgentCmd())
+	cmd.AddCommand(NewCmdDemoAgent())
 	return cmd
 }
 
@@ -116,9 +116,9 @@ func sandboxName(s string) string {
 	return s
 }
 
-// newDemoAgentCmd is the demo's agent: Claude-Code-like stream-json on stdout with pacing. Hidden:
+// NewCmdDemoAgent is the demo's agent: Claude-Code-like stream-json on stdout with pacing. Hidden:
 // it exists for the demo scene, which runs it inside the local bridge.
-func newDemoAgentCmd() *cobra.Command {
+func NewCmdDemoAgent() *cobra.Command {
 	var speed float64
 	var resumed bool
 	cmd := &cobra.Command{
@@ -138,15 +138,15 @@ func newDemoAgentCmd() *cobra.Command {
 
 // tuiHint is the command that opens the TUI on the bridge a command used. It names the token's file
 // or variable, never the token.
-func tuiHint(g *globalOptions, t BridgeTarget) string {
+func tuiHint(g *Factory, t BridgeTarget) string {
 	switch {
-	case g.context != "":
-		return "sandscope --context " + g.context
-	case g.tokenFile != "":
-		return "sandscope --url " + t.url + " --token-file " + g.tokenFile
-	case t.tokenFile != "":
-		return "sandscope --url " + t.url + " --token-file " + t.tokenFile
+	case g.Context != "":
+		return "sandscope --context " + g.Context
+	case g.TokenFile != "":
+		return "sandscope --url " + t.URL + " --token-file " + g.TokenFile
+	case t.TokenFile != "":
+		return "sandscope --url " + t.URL + " --token-file " + t.TokenFile
 	default:
-		return "sandscope --url " + t.url + " (token from SANDBOX_API_KEY or --token-file)"
+		return "sandscope --url " + t.URL + " (token from SANDBOX_API_KEY or --token-file)"
 	}
 }

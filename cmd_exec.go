@@ -16,7 +16,7 @@ import (
 	"sandscope/record"
 )
 
-func newExecCmd(g *globalOptions) *cobra.Command {
+func NewCmdExec(g *Factory) *cobra.Command {
 	var cwd string
 	var env []string
 	var noRecord bool
@@ -47,7 +47,7 @@ stable session (cwd and environment kept between calls).`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dash := cmd.ArgsLenAtDash()
 			if dash != 1 {
-				return &ExitError{code: exitUsage, err: fmt.Errorf("usage: sandscope exec SANDBOX [flags] -- ARGV...")}
+				return &ExitError{Code: ExitUsage, Err: fmt.Errorf("usage: sandscope exec SANDBOX [flags] -- ARGV...")}
 			}
 			req := client.ExecRequest{Argv: args[1:], Cwd: cwd}
 			if len(env) > 0 {
@@ -55,33 +55,33 @@ stable session (cwd and environment kept between calls).`,
 				for _, kv := range env {
 					k, v, ok := strings.Cut(kv, "=")
 					if !ok || k == "" {
-						return &ExitError{code: exitUsage, err: fmt.Errorf("--env %q: want NAME=VALUE", kv)}
+						return &ExitError{Code: ExitUsage, Err: fmt.Errorf("--env %q: want NAME=VALUE", kv)}
 					}
 					req.Env[k] = v
 				}
 			}
 			if timeout < 0 || (timeout > 0 && timeout < time.Millisecond) {
-				return &ExitError{code: exitUsage, err: fmt.Errorf("--timeout %v: must be at least 1ms", timeout)}
+				return &ExitError{Code: ExitUsage, Err: fmt.Errorf("--timeout %v: must be at least 1ms", timeout)}
 			}
 			req.Timeout = timeout.Milliseconds()
-			if err := validSession("--session", session); err != nil {
+			if err := ValidSession("--session", session); err != nil {
 				return err
 			}
-			streamOnOneCore()
-			ctx, stop := interruptContext(cmd.Context())
+			StreamOnOneCore()
+			ctx, stop := InterruptContext(cmd.Context())
 			defer stop()
-			cn, err := g.connect(ctx, cmd, connectOptions{op: "exec", noAnswerExit: exitExecUnsure})
+			cn, err := g.Connect(ctx, cmd, ConnectOptions{Op: "exec", NoAnswerExit: ExitExecUnsure})
 			if err != nil {
 				return err
 			}
 			defer cn.Close()
-			cn.noteIsolation()
-			if _, ok := cn.d.(driver.Sessions); session != "" && !ok {
-				return lacks("sessions", sessionsWhy)
+			cn.NoteIsolation()
+			if _, ok := cn.D.(driver.Sessions); session != "" && !ok {
+				return Lacks("sessions", SessionsWhy)
 			}
-			rec := cn.recorder(noRecord)
+			rec := cn.Recorder(noRecord)
 			defer rec.Close()
-			return runExec(ctx, cn.d, rec, args[0], driver.StartRequest{ExecRequest: req, Session: session}, cn.out, cn.errOut)
+			return runExec(ctx, cn.D, rec, args[0], driver.StartRequest{ExecRequest: req, Session: session}, cn.Out, cn.ErrOut)
 		},
 	}
 	cmd.Flags().BoolVar(&noRecord, "no-record", false, "do not record what this command saw (the launch, the sandbox, the stream's events) in sandscope's record")
@@ -94,11 +94,11 @@ stable session (cwd and environment kept between calls).`,
 
 // runExec launches a run and follows it; with a record, the launch (argv, cwd, environment
 // names), the action's outcome and the stream's events are recorded.
-func runExec(ctx context.Context, d driver.Driver, rec *commandRecord, sandbox string, req driver.StartRequest, stdout, stderr io.Writer) error {
-	if err := checkSandboxArg(sandbox); err != nil {
+func runExec(ctx context.Context, d driver.Driver, rec *CommandRecord, sandbox string, req driver.StartRequest, stdout, stderr io.Writer) error {
+	if err := CheckSandboxArg(sandbox); err != nil {
 		return err
 	}
-	tellWake(d, sandbox, "exec", stderr)
+	TellWake(d, sandbox, "exec", stderr)
 	p, err := startWithCapacityRetry(ctx, d, sandbox, req, stderr)
 	if err == nil {
 		// the launch's answer says the sandbox runs, in the incarnation the bridge reported
@@ -121,32 +121,32 @@ func runExec(ctx context.Context, d driver.Driver, rec *commandRecord, sandbox s
 	}
 	if err != nil {
 		if ctx.Err() != nil {
-			return &ExitError{code: interruptStatus(ctx)}
+			return &ExitError{Code: InterruptStatus(ctx)}
 		}
-		return bridgeExit("exec", err, exitExecUnsure)
+		return BridgeExit("exec", err, ExitExecUnsure)
 	}
 	fctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	f := d.Follow(fctx, sandbox, p.ID, driver.FollowOptions{FollowOptions: followOptions(client.FollowOptions{Status: &p})})
-	final, ok, _ := printFollow(f, stdout, stderr, true, rec.observe(sandbox, p.ID))
+	f := d.Follow(fctx, sandbox, p.ID, driver.FollowOptions{FollowOptions: FollowOptions(client.FollowOptions{Status: &p})})
+	final, ok, _ := PrintFollow(f, stdout, stderr, true, rec.Observe(sandbox, p.ID))
 	if !ok {
 		if ctx.Err() != nil {
-			return &ExitError{code: interruptStatus(ctx), err: fmt.Errorf("detached; process %s keeps running (sandscope logs %s %s -f)", p.ID, sandbox, p.ID)}
+			return &ExitError{Code: InterruptStatus(ctx), Err: fmt.Errorf("detached; process %s keeps running (sandscope logs %s %s -f)", p.ID, sandbox, p.ID)}
 		}
-		return &ExitError{code: exitExecUnsure, err: fmt.Errorf("process %s: log stream closed without a confirmed end", p.ID)}
+		return &ExitError{Code: ExitExecUnsure, Err: fmt.Errorf("process %s: log stream closed without a confirmed end", p.ID)}
 	}
 	if final.Kind == client.Failed && UsageKind(final.Err) {
 		// the token was rejected or the process is unknown: the caller's to fix
-		return &ExitError{code: exitUsage}
+		return &ExitError{Code: ExitUsage}
 	}
-	if final.Kind == client.Lost && keptAfterLoss(final) {
-		return &ExitError{code: exitExecUnsure, err: fmt.Errorf("run %s is LOST: the output above is all sandscope received (sandscope logs %s %s prints what the record kept)", p.ID, sandbox, p.ID)}
+	if final.Kind == client.Lost && KeptAfterLoss(final) {
+		return &ExitError{Code: ExitExecUnsure, Err: fmt.Errorf("run %s is LOST: the output above is all sandscope received (sandscope logs %s %s prints what the record kept)", p.ID, sandbox, p.ID)}
 	}
-	// Lost and Failed are already reported by a notice; an ending is decided by endingExit.
+	// Lost and Failed are already reported by a notice; an ending is decided by EndingExit.
 	if final.Kind != client.Ended {
-		return &ExitError{code: exitExecUnsure}
+		return &ExitError{Code: ExitExecUnsure}
 	}
-	return endingExit(final.Status, stderr)
+	return EndingExit(final.Status, stderr)
 }
 
 // startWithCapacityRetry starts the run, retrying with backoff only when the bridge's pool

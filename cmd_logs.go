@@ -17,7 +17,7 @@ import (
 	"sandscope/ui/common"
 )
 
-func newLogsCmd(g *globalOptions) *cobra.Command {
+func NewCmdLogs(g *Factory) *cobra.Command {
 	var follow, all, noRecord, notify bool
 	var since, pattern string
 	var states []string
@@ -75,32 +75,32 @@ followed process ends, is lost or cannot be resumed; with --all, for each follow
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if !all && len(args) != 2 {
-				return &ExitError{code: exitUsage, err: fmt.Errorf("logs takes SANDBOX PROCESS (or SANDBOX --all), got %s", vocab.Count(len(args), "argument"))}
+				return &ExitError{Code: ExitUsage, Err: fmt.Errorf("logs takes SANDBOX PROCESS (or SANDBOX --all), got %s", vocab.Count(len(args), "argument"))}
 			}
 			if err := checkSince(since); err != nil {
 				return err
 			}
 			var bell io.Writer
-			if notify && follow && isTerminal(cmd.ErrOrStderr()) {
+			if notify && follow && IsTerminal(cmd.ErrOrStderr()) {
 				bell = cmd.ErrOrStderr()
 			}
 			if all {
 				return runLogsAllCommand(cmd, g, args, follow, noRecord, since, states, pattern, bell)
 			}
-			streamOnOneCore()
-			ctx, stop := interruptContext(cmd.Context())
+			StreamOnOneCore()
+			ctx, stop := InterruptContext(cmd.Context())
 			defer stop()
 			if follow {
-				ctx = followContext(ctx)
+				ctx = FollowContext(ctx)
 			}
-			cn, err := g.connect(ctx, cmd, connectOptions{op: "logs", follow: follow, noAnswerExit: exitFailure})
+			cn, err := g.Connect(ctx, cmd, ConnectOptions{Op: "logs", Follow: follow, NoAnswerExit: ExitFailure})
 			if err != nil {
 				return err
 			}
 			defer cn.Close()
-			rec := cn.recorder(noRecord)
+			rec := cn.Recorder(noRecord)
 			defer rec.Close()
-			err = runLogs(ctx, cn.d, rec, args[0], args[1], since, follow, cn.out, cn.errOut)
+			err = runLogs(ctx, cn.D, rec, args[0], args[1], since, follow, cn.Out, cn.ErrOut)
 			if bell != nil && ringsAfterFollow(err) {
 				_, _ = bell.Write([]byte{'\a'})
 			}
@@ -120,63 +120,63 @@ followed process ends, is lost or cannot be resumed; with --all, for each follow
 // runLogs prints a process's log; with a record, what it saw (the process as its lookup found
 // it, the sandbox running in that process's incarnation, the stream's events but not its output)
 // is recorded as the TUI would record it.
-func runLogs(ctx context.Context, d driver.Driver, rec *commandRecord, sandbox, process, since string, follow bool, stdout, stderr io.Writer) error {
-	if err := checkSandboxArg(sandbox); err != nil {
+func runLogs(ctx context.Context, d driver.Driver, rec *CommandRecord, sandbox, process, since string, follow bool, stdout, stderr io.Writer) error {
+	if err := CheckSandboxArg(sandbox); err != nil {
 		return err
 	}
-	process, found, err := lookupProcess(ctx, d, sandbox, process, !follow)
+	process, found, err := LookupProcess(ctx, d, sandbox, process, !follow)
 	if err != nil {
 		return err
 	}
-	rec.lookedUpProcess(sandbox, found, "the process list")
+	rec.LookedUpProcess(sandbox, found, "the process list")
 	fctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	opts := client.FollowOptions{Since: since, NoFollow: !follow, ReuseData: true, Buffer: 8}
 	if follow {
-		opts = followOptions(opts)
+		opts = FollowOptions(opts)
 	} else {
 		// a snapshot does not wait out a long outage: a few quick attempts, then say so
 		opts.RetryBudget, opts.MaxBackoff = 2, time.Second
 	}
-	// printFollow writes each event out before receiving the next, so Data buffers can be recycled.
+	// PrintFollow writes each event out before receiving the next, so Data buffers can be recycled.
 	f := d.Follow(fctx, sandbox, process, driver.FollowOptions{FollowOptions: opts})
-	final, ok, cursor := printFollow(f, stdout, stderr, follow, rec.observe(sandbox, process))
+	final, ok, cursor := PrintFollow(f, stdout, stderr, follow, rec.Observe(sandbox, process))
 	if !ok {
 		if ctx.Err() != nil {
 			switch {
 			case cursor == "":
-			case plainToken(cursor) && plainToken(process):
+			case PlainToken(cursor) && PlainToken(process):
 				fmt.Fprintf(stderr, "sandscope: interrupted; resume with: sandscope logs -f --since %s %s %s\n", cursor, sandbox, process)
 			default:
 				// a cursor a bridge filled with controls or spaces is shown safely, never offered as
 				// a command line to paste
 				fmt.Fprintf(stderr, "sandscope: interrupted; the bridge's resume cursor is not a plain token: %s\n", sanitize.Message(cursor))
 			}
-			return &ExitError{code: interruptStatus(ctx)}
+			return &ExitError{Code: InterruptStatus(ctx)}
 		}
 		return nil // snapshot delivered
 	}
 	switch final.Kind {
 	case client.Ended:
-		if follow && unsettled(final.Status) {
+		if follow && Unsettled(final.Status) {
 			// an ending whose code nothing confirms: how the run ended is unknown
-			return &ExitError{code: exitNoResume}
+			return &ExitError{Code: ExitNoResume}
 		}
 		return nil
 	case client.Lost:
-		if keptAfterLoss(final) {
+		if KeptAfterLoss(final) {
 			fmt.Fprintf(stderr, "sandscope: its files went with its container: the output above is what sandscope kept of what the stream delivered before the loss\n")
 		}
-		return &ExitError{code: exitLost}
+		return &ExitError{Code: ExitLost}
 	default: // Failed
-		code := failedExitCode(final.Err)
-		if !follow && code == exitNoResume {
-			code = exitFailure // a snapshot has nothing to resume: the bridge did not answer
+		code := FailedExitCode(final.Err)
+		if !follow && code == ExitNoResume {
+			code = ExitFailure // a snapshot has nothing to resume: the bridge did not answer
 		}
 		if errors.Is(final.Err, client.ErrUnauthorized) {
 			fmt.Fprintf(stderr, "sandscope: %s\n", common.UnauthorizedHint)
 		}
-		return &ExitError{code: code}
+		return &ExitError{Code: code}
 	}
 }
 
@@ -187,7 +187,7 @@ func ringsAfterFollow(err error) bool {
 	if err == nil {
 		return true
 	}
-	return errors.As(err, &ee) && (ee.code == exitLost || ee.code == exitNoResume)
+	return errors.As(err, &ee) && (ee.Code == ExitLost || ee.Code == ExitNoResume)
 }
 
 // exampleCursor is what a log cursor looks like (the bridge's format: base64url, no padding, of
@@ -201,8 +201,8 @@ func checkSince(since string) error {
 		return nil
 	}
 	shown := since
-	if len(shown) > 40 || !plainToken(shown) {
+	if len(shown) > 40 || !PlainToken(shown) {
 		shown = "(as given)"
 	}
-	return &ExitError{code: exitUsage, err: fmt.Errorf("--since %s is not a log cursor: a cursor is the token sandscope prints when a follow is interrupted (\"resume with: sandscope logs -f --since CURSOR …\") or the TUI's log view copies with y, like %s", shown, exampleCursor)}
+	return &ExitError{Code: ExitUsage, Err: fmt.Errorf("--since %s is not a log cursor: a cursor is the token sandscope prints when a follow is interrupted (\"resume with: sandscope logs -f --since CURSOR …\") or the TUI's log view copies with y, like %s", shown, exampleCursor)}
 }

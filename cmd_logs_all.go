@@ -43,7 +43,7 @@ type allOptions struct {
 	poll, settle time.Duration
 	// rec records what the command sees: the sandbox's state, every process its lookups and its
 	// watcher found, each followed stream's events (nil: nothing is recorded).
-	rec *commandRecord
+	rec *CommandRecord
 }
 
 // prefixColors are the SGR colours of the prefixes (no red: it reads as an error).
@@ -174,12 +174,12 @@ func (o *allOut) followOne(ctx context.Context, d driver.Driver, sandbox string,
 	// opens the stream at once instead of asking again.
 	fopts := client.FollowOptions{NoFollow: !o.opts.follow, ReuseData: true, Buffer: 8, Status: &p}
 	if o.opts.follow {
-		fopts = followOptions(fopts)
+		fopts = FollowOptions(fopts)
 	} else {
 		fopts.RetryBudget, fopts.MaxBackoff = 2, time.Second
 	}
 	events := d.Follow(ctx, sandbox, p.ID, driver.FollowOptions{FollowOptions: fopts})
-	observe := o.opts.rec.observe(sandbox, p.ID)
+	observe := o.opts.rec.Observe(sandbox, p.ID)
 	var outBuf, errBuf lineBuffer
 	// writeOut writes the batched whole lines of both streams (one write each, under the lock).
 	writeOut := func() {
@@ -220,12 +220,12 @@ func (o *allOut) followOne(ctx context.Context, d driver.Driver, sandbox string,
 			}
 		case client.Gap:
 			flush() // what follows a gap does not continue the line before it
-			o.notice(name, p.ID, "gap: %s%s", ev.Reason, gapSize(ev.Gap))
+			o.notice(name, p.ID, "gap: %s%s", ev.Reason, GapSize(ev.Gap))
 		case client.Interrupted:
 			o.notice(name, p.ID, "stream interrupted: %s; resuming after the last cursor received", ev.Reason)
 		case client.Reconnecting:
 			if o.opts.follow {
-				o.notice(name, p.ID, "%s", describeRetry(ev))
+				o.notice(name, p.ID, "%s", DescribeRetry(ev))
 			}
 		case client.Resumed:
 			o.notice(name, p.ID, "resumed (attempt %d), no gap", ev.Attempt)
@@ -233,9 +233,9 @@ func (o *allOut) followOne(ctx context.Context, d driver.Driver, sandbox string,
 			o.notice(name, p.ID, "suspect end: %s; still following", ev.Reason)
 		case client.Ended:
 			flush()
-			o.notice(name, p.ID, "%s", describeEnd(ev.Status))
+			o.notice(name, p.ID, "%s", DescribeEnd(ev.Status))
 			o.ring()
-			if o.opts.follow && unsettled(ev.Status) {
+			if o.opts.follow && Unsettled(ev.Status) {
 				return outFailed // how it ended is unknown
 			}
 			return outEnded
@@ -264,13 +264,13 @@ func (o *allOut) followOne(ctx context.Context, d driver.Driver, sandbox string,
 func allExit(counts map[outcome]int, follow bool) error {
 	switch {
 	case counts[outUsage] > 0:
-		return &ExitError{code: exitUsage}
+		return &ExitError{Code: ExitUsage}
 	case counts[outFailed] > 0 && !follow:
-		return &ExitError{code: exitFailure}
+		return &ExitError{Code: ExitFailure}
 	case counts[outFailed] > 0:
-		return &ExitError{code: exitNoResume}
+		return &ExitError{Code: ExitNoResume}
 	case counts[outLost] > 0:
-		return &ExitError{code: exitLost}
+		return &ExitError{Code: ExitLost}
 	}
 	return nil
 }
@@ -282,7 +282,7 @@ type allResult struct {
 
 // runLogsAll follows every process of sandbox that passes the filters.
 func runLogsAll(ctx context.Context, d driver.Driver, sandbox string, opts allOptions, stdout, stderr io.Writer) error {
-	if err := checkSandboxArg(sandbox); err != nil {
+	if err := CheckSandboxArg(sandbox); err != nil {
 		return err
 	}
 	if opts.poll <= 0 {
@@ -324,7 +324,7 @@ func runLogsAll(ctx context.Context, d driver.Driver, sandbox string, opts allOp
 		cancel()
 		wg.Wait()
 		out.plain("interrupted; %s still being followed", vocab.Count(active, "process|processes"))
-		return &ExitError{code: interruptStatus(ctx)}
+		return &ExitError{Code: InterruptStatus(ctx)}
 	}
 
 	// The processes there now; the watcher then reports what changes after this look.
@@ -332,7 +332,7 @@ func runLogsAll(ctx context.Context, d driver.Driver, sandbox string, opts allOp
 	var rs client.RunningStatus
 	var ps []client.Process
 	statuses, hasStatus := d.(driver.Statuses)
-	err := firstLook(ctx, opts.follow, stderr, func() error {
+	err := FirstLook(ctx, opts.follow, stderr, func() error {
 		var err error
 		if hasStatus {
 			if rs, err = statuses.Running(ctx, sandbox); err != nil {
@@ -346,11 +346,11 @@ func runLogsAll(ctx context.Context, d driver.Driver, sandbox string, opts allOp
 		if ctx.Err() != nil {
 			return interrupted()
 		}
-		code := exitFailure
+		code := ExitFailure
 		if opts.follow && client.IsRetryable(err) {
-			code = exitNoResume
+			code = ExitNoResume
 		}
-		return bridgeFailure("sandbox "+sandbox, err, code)
+		return BridgeFailure("sandbox "+sandbox, err, code)
 	}
 	if hasStatus {
 		opts.rec.Lookup(record.LookupRunning(sandbox, rs, ""))
@@ -394,7 +394,7 @@ func runLogsAll(ctx context.Context, d driver.Driver, sandbox string, opts allOp
 				events = nil
 				continue
 			}
-			opts.rec.watched(ev)
+			opts.rec.Watched(ev)
 			switch ev.Kind {
 			case client.ProcessAppeared, client.ProcessChanged:
 				if ev.Process != nil {
@@ -414,7 +414,7 @@ func runLogsAll(ctx context.Context, d driver.Driver, sandbox string, opts allOp
 				}
 				watchFailing = true
 				if UsageKind(ev.Err) {
-					return bridgeExit("watch "+sandbox, ev.Err, exitUsage)
+					return BridgeExit("watch "+sandbox, ev.Err, ExitUsage)
 				}
 			case client.WatchRecovered:
 				watchFailing = false
@@ -468,7 +468,7 @@ func runLogsAll(ctx context.Context, d driver.Driver, sandbox string, opts allOp
 // colorFor reports whether w is a terminal, and whether prefixes on it get colours (a terminal
 // and NO_COLOR unset).
 func colorFor(w io.Writer) (tty, color bool) {
-	tty = isTerminal(w)
+	tty = IsTerminal(w)
 	return tty, tty && os.Getenv("NO_COLOR") == ""
 }
 
@@ -477,18 +477,18 @@ func colorFor(w io.Writer) (tty, color bool) {
 func logsAllOptions(args []string, follow bool, since string, states []string, pattern string, bell, stdout, stderr io.Writer) (allOptions, error) {
 	opts := allOptions{follow: follow, bell: bell}
 	if len(args) != 1 {
-		return opts, &ExitError{code: exitUsage, err: errors.New("logs --all takes the sandbox only (no PROCESS)")}
+		return opts, &ExitError{Code: ExitUsage, Err: errors.New("logs --all takes the sandbox only (no PROCESS)")}
 	}
 	if since != "" {
-		return opts, &ExitError{code: exitUsage, err: errors.New("logs --all: --since names a cursor of one process; use it without --all")}
+		return opts, &ExitError{Code: ExitUsage, Err: errors.New("logs --all: --since names a cursor of one process; use it without --all")}
 	}
 	var err error
 	if opts.filter.States, err = followall.ParseStates(states); err != nil {
-		return opts, &ExitError{code: exitUsage, err: err}
+		return opts, &ExitError{Code: ExitUsage, Err: err}
 	}
 	if pattern != "" {
 		if opts.filter.Pattern, err = regexp.Compile(pattern); err != nil {
-			return opts, &ExitError{code: exitUsage, err: fmt.Errorf("--command: %w", err)}
+			return opts, &ExitError{Code: ExitUsage, Err: fmt.Errorf("--command: %w", err)}
 		}
 	}
 	opts.cleanOut, opts.colorOut = colorFor(stdout)
@@ -499,22 +499,22 @@ func logsAllOptions(args []string, follow bool, since string, states []string, p
 
 // runLogsAllCommand checks the flags, connects and runs logs --all; unless noRecord, what it sees
 // is recorded.
-func runLogsAllCommand(cmd *cobra.Command, g *globalOptions, args []string, follow, noRecord bool, since string, states []string, pattern string, bell io.Writer) error {
+func runLogsAllCommand(cmd *cobra.Command, g *Factory, args []string, follow, noRecord bool, since string, states []string, pattern string, bell io.Writer) error {
 	opts, err := logsAllOptions(args, follow, since, states, pattern, bell, cmd.OutOrStdout(), cmd.ErrOrStderr())
 	if err != nil {
 		return err
 	}
-	ctx, stop := interruptContext(cmd.Context())
+	ctx, stop := InterruptContext(cmd.Context())
 	defer stop()
 	if follow {
-		ctx = followContext(ctx)
+		ctx = FollowContext(ctx)
 	}
-	cn, err := g.connect(ctx, cmd, connectOptions{op: "logs --all", follow: follow, noAnswerExit: exitFailure})
+	cn, err := g.Connect(ctx, cmd, ConnectOptions{Op: "logs --all", Follow: follow, NoAnswerExit: ExitFailure})
 	if err != nil {
 		return err
 	}
 	defer cn.Close()
-	opts.rec = cn.recorder(noRecord)
+	opts.rec = cn.Recorder(noRecord)
 	defer opts.rec.Close()
-	return runLogsAll(ctx, cn.d, args[0], opts, cn.out, cn.errOut)
+	return runLogsAll(ctx, cn.D, args[0], opts, cn.Out, cn.ErrOut)
 }

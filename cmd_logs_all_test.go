@@ -107,13 +107,13 @@ func TestProcessNameAndFilters(t *testing.T) {
 		code   int
 	}{
 		{map[outcome]int{outEnded: 3}, 0},
-		{map[outcome]int{outEnded: 1, outLost: 1}, exitLost},
-		{map[outcome]int{outLost: 1, outFailed: 1}, exitNoResume},
-		{map[outcome]int{outUsage: 1, outLost: 1}, exitUsage},
+		{map[outcome]int{outEnded: 1, outLost: 1}, ExitLost},
+		{map[outcome]int{outLost: 1, outFailed: 1}, ExitNoResume},
+		{map[outcome]int{outUsage: 1, outLost: 1}, ExitUsage},
 	} {
 		err := allExit(c.counts, true)
 		var ee *ExitError
-		if code := 0; (err == nil && c.code != 0) || (err != nil && (!errors.As(err, &ee) || ee.code != c.code)) {
+		if code := 0; (err == nil && c.code != 0) || (err != nil && (!errors.As(err, &ee) || ee.Code != c.code)) {
 			t.Errorf("%v: got %v want %d", c.counts, err, c.code+code)
 		}
 	}
@@ -175,7 +175,7 @@ func TestLogsAllFollowsTheSandbox(t *testing.T) {
 	gamma := startProc(t, b, "sh", "-c", "echo g1; sleep 0.5; exit 4", "gamma")
 	err := cmd.Wait()
 	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.ExitCode() != exitLost {
+	if !errors.As(err, &ee) || ee.ExitCode() != ExitLost {
 		t.Fatalf("exit %v\nstdout %q\nstderr %q", err, stdout.String(), stderr.String())
 	}
 	gn := "gamma-" + gamma.ID[:8]
@@ -215,7 +215,7 @@ func TestLogsAllUsage(t *testing.T) {
 		{"logs", "local", "--all", "--since", "abc"},
 		{"logs", "local"},
 	} {
-		if r := runSandscope(t, nil, append(flags, args...)...); r.code != exitUsage {
+		if r := runSandscope(t, nil, append(flags, args...)...); r.code != ExitUsage {
 			t.Errorf("%q: exit %d stderr %q", args, r.code, r.stderr)
 		}
 	}
@@ -259,7 +259,7 @@ func TestLogsAllDuringTheDemoScene(t *testing.T) {
 	}
 	err = cmd.Wait()
 	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.ExitCode() != exitLost {
+	if !errors.As(err, &ee) || ee.ExitCode() != ExitLost {
 		t.Fatalf("exit %v\nstderr %q", err, stderr.String())
 	}
 	out, errs := stdout.String(), stderr.String()

@@ -16,7 +16,7 @@ import (
 	"sandscope/vocab"
 )
 
-func newLsCmd(g *globalOptions) *cobra.Command {
+func NewCmdLs(g *Factory) *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "ls [SANDBOX]",
@@ -30,17 +30,17 @@ a container.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			cn, err := g.connect(ctx, cmd, connectOptions{op: "ls", noAnswerExit: exitFailure})
+			cn, err := g.Connect(ctx, cmd, ConnectOptions{Op: "ls", NoAnswerExit: ExitFailure})
 			if err != nil {
 				return err
 			}
 			defer cn.Close()
 			if len(args) == 0 {
-				return runLsSandboxes(ctx, cn.d, recordedSandboxes(ctx, g, cn.rec), asJSON, cn.out, cn.errOut)
+				return runLsSandboxes(ctx, cn.D, recordedSandboxes(ctx, g, cn.Rec), asJSON, cn.Out, cn.ErrOut)
 			}
-			rec := cn.recorder(false) // what ls saw is history too
+			rec := cn.Recorder(false) // what ls saw is history too
 			defer rec.Close()
-			return runLsSandbox(ctx, cn.d, rec, args[0], asJSON, cn.out)
+			return runLsSandbox(ctx, cn.D, rec, args[0], asJSON, cn.Out)
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON instead of a table")
@@ -48,7 +48,7 @@ a container.`,
 }
 
 // lsExit maps a bridge error to an exit status: 2 for usage/auth/not-found, 1 otherwise.
-func lsExit(err error) error { return bridgeExit("", err, exitFailure) }
+func lsExit(err error) error { return BridgeExit("", err, ExitFailure) }
 
 // lsSandbox is one row of `ls`: the bridge's list entry, or what the record last knew of a sandbox
 // the bridge does not list (a bridge that cannot list, or a sandbox it no longer has).
@@ -67,7 +67,7 @@ func runLsSandboxes(ctx context.Context, d driver.Driver, recorded []lsSandbox, 
 		return lsExit(err)
 	}
 	if cannotList && len(recorded) == 0 {
-		return &ExitError{code: exitUsage, err: fmt.Errorf("this bridge cannot list sandboxes (only the local bridge can), and sandscope has no history of any here; name one: sandscope ls SANDBOX")}
+		return &ExitError{Code: ExitUsage, Err: fmt.Errorf("this bridge cannot list sandboxes (only the local bridge can), and sandscope has no history of any here; name one: sandscope ls SANDBOX")}
 	}
 	rows := make([]lsSandbox, 0, len(list)+len(recorded))
 	listed := map[string]bool{}
@@ -84,21 +84,21 @@ func runLsSandboxes(ctx context.Context, d driver.Driver, recorded []lsSandbox, 
 		fmt.Fprintln(stderr, "sandscope: this bridge cannot list sandboxes: these are the ones sandscope has history of, with their last known state (sandscope report SANDBOX tells more)")
 	}
 	if asJSON {
-		return writeJSON(w, rows)
+		return WriteJSON(w, rows)
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "SANDBOX\tSTATE\tPROCESSES\tTERMINALS\tLAST ACTIVE")
 	for _, s := range rows {
 		state := vocab.Sandbox(s.Running, s.Incarnation)
-		last := ago(s.LastActiveAt)
+		last := Ago(s.LastActiveAt)
 		if s.Known == "recorded" {
 			state = "last known: " + state
 			last = "-"
 			if s.LastSeen != nil {
-				last = "seen " + ago(*s.LastSeen)
+				last = "seen " + Ago(*s.LastSeen)
 			}
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\n", safeText(s.ID), state, s.Processes, s.Terminals, last)
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\n", SafeText(s.ID), state, s.Processes, s.Terminals, last)
 	}
 	return tw.Flush()
 }
@@ -106,14 +106,14 @@ func runLsSandboxes(ctx context.Context, d driver.Driver, recorded []lsSandbox, 
 // recordedSandboxes is what the record knows of every sandbox with history on this bridge (none
 // when there is no record yet). open is the record the command already holds (its driver's), else
 // nil: the record is then opened read-only for this.
-func recordedSandboxes(ctx context.Context, g *globalOptions, open *record.Record) []lsSandbox {
+func recordedSandboxes(ctx context.Context, g *Factory, open *record.Record) []lsSandbox {
 	rec := open
 	if rec == nil {
-		n, err := readerRecordName(ctx, g)
-		if err != nil || !record.Exists(recordDir(), n.identity, n.legacy) {
+		n, err := ReaderRecordName(ctx, g)
+		if err != nil || !record.Exists(RecordDir(), n.Identity, n.Legacy) {
 			return nil
 		}
-		if rec, err = record.Open(record.Options{Dir: recordDir(), Bridge: n.identity, Legacy: n.legacy, Version: version, ReadOnly: true}); err != nil {
+		if rec, err = record.Open(record.Options{Dir: RecordDir(), Bridge: n.Identity, Legacy: n.Legacy, Version: Version, ReadOnly: true}); err != nil {
 			return nil
 		}
 		defer rec.Close()
@@ -126,7 +126,7 @@ func recordedSandboxes(ctx context.Context, g *globalOptions, open *record.Recor
 	}
 	out := make([]lsSandbox, 0, len(ids))
 	for _, id := range ids {
-		if checkSandboxArg(id) != nil {
+		if CheckSandboxArg(id) != nil {
 			continue // only well-formed IDs reach the screen
 		}
 		st := rec.State(id)
@@ -173,8 +173,8 @@ type sandboxListing struct {
 // runLsSandbox lists a sandbox's runs, terminals and sessions as far as the driver offers them,
 // with lookups that start nothing: a driver without driver.Statuses is not asked whether the
 // sandbox runs, and its runs and sessions come from what it keeps.
-func runLsSandbox(ctx context.Context, d driver.Driver, rec *commandRecord, sandbox string, asJSON bool, w io.Writer) error {
-	if err := checkSandboxArg(sandbox); err != nil {
+func runLsSandbox(ctx context.Context, d driver.Driver, rec *CommandRecord, sandbox string, asJSON bool, w io.Writer) error {
+	if err := CheckSandboxArg(sandbox); err != nil {
 		return err
 	}
 	var rs client.RunningStatus
@@ -203,7 +203,7 @@ func runLsSandbox(ctx context.Context, d driver.Driver, rec *commandRecord, sand
 	}
 	empty := !rs.Running && rs.Incarnation == 0 && len(ps) == 0 && len(ts) == 0 && len(ss) == 0
 	if empty && hasStatus && !everSeen(ctx, d, sandbox) {
-		return &ExitError{code: exitUsage, err: fmt.Errorf("sandbox %s: never seen by this bridge (no container, process or terminal)", sandbox)}
+		return &ExitError{Code: ExitUsage, Err: fmt.Errorf("sandbox %s: never seen by this bridge (no container, process or terminal)", sandbox)}
 	}
 	if hasStatus {
 		rec.Lookup(record.LookupRunning(sandbox, rs, ""))
@@ -222,7 +222,7 @@ func runLsSandbox(ctx context.Context, d driver.Driver, rec *commandRecord, sand
 		if l.Processes == nil {
 			l.Processes = []client.Process{}
 		}
-		return writeJSON(w, l)
+		return WriteJSON(w, l)
 	}
 	state := vocab.Sandbox(rs.Running, rs.Incarnation)
 	switch {
@@ -235,13 +235,13 @@ func runLsSandbox(ctx context.Context, d driver.Driver, rec *commandRecord, sand
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "KIND\tID\tSTATE\tPID\tSTARTED\tCOMMAND")
 	for _, p := range ps {
-		fmt.Fprintf(tw, "process\t%s\t%s\t%d\t%s\t%s\n", safeText(p.ID), processState(p), p.PID, ago(p.StartedAt), commandLine(p.Command))
+		fmt.Fprintf(tw, "process\t%s\t%s\t%d\t%s\t%s\n", SafeText(p.ID), ProcessState(p), p.PID, Ago(p.StartedAt), CommandLine(p.Command))
 	}
 	for _, t := range ts {
-		fmt.Fprintf(tw, "terminal\t%s\t%s\t%d\t-\t%s\n", safeText(t.ID), terminalState(t), t.PID, commandLine(t.Command))
+		fmt.Fprintf(tw, "terminal\t%s\t%s\t%d\t-\t%s\n", SafeText(t.ID), TerminalState(t), t.PID, CommandLine(t.Command))
 	}
 	for _, s := range ss {
-		fmt.Fprintf(tw, "session\t%s\t%s\t-\t%s\t-\n", safeText(s.ID), sessionWord(s), ago(s.Seen))
+		fmt.Fprintf(tw, "session\t%s\t%s\t-\t%s\t-\n", SafeText(s.ID), sessionWord(s), Ago(s.Seen))
 	}
 	return tw.Flush()
 }

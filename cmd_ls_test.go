@@ -35,8 +35,8 @@ func TestSafeText(t *testing.T) {
 		"bad\xffutf8":    `bad\xffutf8`,
 		"c1\u009bcursor": `c1\x9bcursor`,
 	} {
-		if got := safeText(in); got != want {
-			t.Errorf("safeText(%q) = %q, want %q", in, got, want)
+		if got := SafeText(in); got != want {
+			t.Errorf("SafeText(%q) = %q, want %q", in, got, want)
 		}
 	}
 }

@@ -15,7 +15,7 @@ import (
 	"sandscope/internal/buildinfo"
 )
 
-func newManCmd() *cobra.Command {
+func NewCmdMan() *cobra.Command {
 	return &cobra.Command{
 		Use:    "man DIR",
 		Short:  "Write sandscope's man pages into DIR",
@@ -24,16 +24,16 @@ func newManCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir := args[0]
 			if err := os.MkdirAll(dir, 0o755); err != nil {
-				return &ExitError{code: exitFailure, err: err}
+				return &ExitError{Code: ExitFailure, Err: err}
 			}
 			root := cmd.Root()
 			root.InitDefaultCompletionCmd()
 			root.DisableAutoGenTag = true
 			date := manDate()
 			h := &doc.GenManHeader{Title: "SANDSCOPE", Section: "1", Date: &date,
-				Source: "sandscope " + version, Manual: "sandscope manual"}
+				Source: "sandscope " + Version, Manual: "sandscope manual"}
 			if err := doc.GenManTree(root, h, dir); err != nil {
-				return &ExitError{code: exitFailure, err: fmt.Errorf("man pages: %w", err)}
+				return &ExitError{Code: ExitFailure, Err: fmt.Errorf("man pages: %w", err)}
 			}
 			return nil
 		},

@@ -32,11 +32,11 @@ func commandRecordOf(t *testing.T, stateHome string, flags []string) *record.Rec
 	for _, k := range []string{"SANDSCOPE_URL", "SANDSCOPE_CONTEXT", "SANDBOX_API_KEY", "SANDSCOPE_CONFIG"} {
 		t.Setenv(k, "")
 	}
-	n, err := readerRecordName(context.Background(), &globalOptions{url: flags[1], tokenFile: flags[3]})
+	n, err := ReaderRecordName(context.Background(), &Factory{URL: flags[1], TokenFile: flags[3]})
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec, err := record.Open(record.Options{Dir: recordDir(), Bridge: n.identity, Legacy: n.legacy, Version: version, ReadOnly: true})
+	rec, err := record.Open(record.Options{Dir: RecordDir(), Bridge: n.Identity, Legacy: n.Legacy, Version: Version, ReadOnly: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +78,7 @@ func TestLogsAllRecordsWhatItSaw(t *testing.T) {
 	}
 	err := cmd.Wait()
 	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.ExitCode() != exitLost {
+	if !errors.As(err, &ee) || ee.ExitCode() != ExitLost {
 		t.Fatalf("exit %v\nstderr %q", err, stderr.String())
 	}
 	if strings.Contains(stderr.String(), "sandscope: record:") {
@@ -231,7 +231,7 @@ func TestStableLostRunIsHistory(t *testing.T) {
 	}
 	err := cmd.Wait()
 	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.ExitCode() != exitExecUnsure {
+	if !errors.As(err, &ee) || ee.ExitCode() != ExitExecUnsure {
 		t.Fatalf("exec of a LOST run: %v\n%q", err, stderr.String())
 	}
 	m := e2e.RunID.FindAllStringSubmatch(stderr.String(), -1)
@@ -247,7 +247,7 @@ func TestStableLostRunIsHistory(t *testing.T) {
 	// The advice works: what the stream delivered, from the record, and no request.
 	before := b.Server.TotalAllocations()
 	r := run(strings.Fields(advice)[1:]...)
-	if r.code != exitLost || string(r.stdout) != stdout.String() || !strings.HasPrefix(string(r.stderr), "e1\n") ||
+	if r.code != ExitLost || string(r.stdout) != stdout.String() || !strings.HasPrefix(string(r.stderr), "e1\n") ||
 		!strings.Contains(string(r.stderr), "LOST") || !strings.Contains(string(r.stderr), "the stream delivered before the loss") {
 		t.Errorf("%s: %d stdout %q stderr %q", advice, r.code, r.stdout, r.stderr)
 	}

@@ -17,13 +17,13 @@ import (
 // commandRecordQueue bounds the events a command may queue for its record before it drops them.
 const commandRecordQueue = 1024
 
-// commandRecord writes what a command observes (exec, logs, wait, shell, attach) to the record from a goroutine of
+// CommandRecord writes what a command observes (exec, logs, wait, shell, attach) to the record from a goroutine of
 // its own: the record is opened there when the first event comes (the command already follows its
 // stream), and events
 // reach it through a bounded queue, so recording never delays or blocks the output. An event that
 // finds the queue full is dropped and counted. Problems (the record could not be opened or
 // written, events dropped) are told on stderr when the command ends, after its output.
-type commandRecord struct {
+type CommandRecord struct {
 	q       chan record.Event
 	done    chan struct{}
 	dropped atomic.Int64
@@ -33,14 +33,14 @@ type commandRecord struct {
 	held lookups // what the command's lookups saw, queued with the next event (see Lookup)
 }
 
-// startCommandRecord starts recording for a command; open opens the record (nil: not recording).
-func startCommandRecord(open func() (*record.Record, error), stderr io.Writer) *commandRecord {
-	c := &commandRecord{q: make(chan record.Event, commandRecordQueue), done: make(chan struct{}), stderr: stderr}
+// StartCommandRecord starts recording for a command; open opens the record (nil: not recording).
+func StartCommandRecord(open func() (*record.Record, error), stderr io.Writer) *CommandRecord {
+	c := &CommandRecord{q: make(chan record.Event, commandRecordQueue), done: make(chan struct{}), stderr: stderr}
 	go c.run(open)
 	return c
 }
 
-func (c *commandRecord) run(open func() (*record.Record, error)) {
+func (c *CommandRecord) run(open func() (*record.Record, error)) {
 	defer close(c.done)
 	// The record opens when the first event arrives, not before: a command records only its
 	// stream's events (interruptions, gaps, the ending), so a clean replay opens it after the last
@@ -95,7 +95,7 @@ const commandRecordSlowOpen = 3 * time.Second
 
 // takeNotices keeps what the record says happened to it for the end of the command; a wait for
 // another process's lock is told at once.
-func (c *commandRecord) takeNotices(rec *record.Record) {
+func (c *CommandRecord) takeNotices(rec *record.Record) {
 	for _, n := range rec.TakeNotices() {
 		if strings.HasPrefix(n, "waiting ") {
 			fmt.Fprintf(c.stderr, "sandscope: record: %s\n", sanitize.Message(n))
@@ -106,7 +106,7 @@ func (c *commandRecord) takeNotices(rec *record.Record) {
 }
 
 // Add queues ev without waiting; a nil commandRecord records nothing.
-func (c *commandRecord) Add(ev record.Event) {
+func (c *CommandRecord) Add(ev record.Event) {
 	if c == nil {
 		return
 	}
@@ -123,7 +123,7 @@ func (c *commandRecord) Add(ev record.Event) {
 }
 
 // enqueue queues ev without waiting, or drops and counts it when the queue is full.
-func (c *commandRecord) enqueue(ev record.Event) {
+func (c *CommandRecord) enqueue(ev record.Event) {
 	select {
 	case c.q <- ev:
 	default:
@@ -132,7 +132,7 @@ func (c *commandRecord) enqueue(ev record.Event) {
 }
 
 // Close writes what is queued, closes the record and tells what went wrong, if anything.
-func (c *commandRecord) Close() {
+func (c *CommandRecord) Close() {
 	if c == nil {
 		return
 	}
@@ -149,9 +149,9 @@ func (c *commandRecord) Close() {
 	}
 }
 
-// observe returns an observer that records a follower's events (nil without a record). Quiet
+// Observe returns an observer that records a follower's events (nil without a record). Quiet
 // events are not recorded: a status lookup saying "still running" is no news.
-func (c *commandRecord) observe(sandbox, process string) func(client.LogEvent) {
+func (c *CommandRecord) Observe(sandbox, process string) func(client.LogEvent) {
 	if c == nil {
 		return nil
 	}
@@ -189,7 +189,7 @@ const heldMax = 64
 
 // Lookup records what a lookup saw (record.LookupProcess, LookupRunning, …), queued with the next
 // event. A nil commandRecord records nothing.
-func (c *commandRecord) Lookup(evs ...record.Event) {
+func (c *CommandRecord) Lookup(evs ...record.Event) {
 	if c == nil {
 		return
 	}
@@ -213,14 +213,14 @@ func (c *commandRecord) Lookup(evs ...record.Event) {
 }
 
 // releaseLocked queues the held lookups.
-func (c *commandRecord) releaseLocked() {
+func (c *CommandRecord) releaseLocked() {
 	for _, ev := range c.held.pending {
 		c.enqueue(ev)
 	}
 	c.held.pending = c.held.pending[:0]
 }
 
-func (c *commandRecord) lookedLocked(ev record.Event) {
+func (c *CommandRecord) lookedLocked(ev record.Event) {
 	if ev.EntityID != "" {
 		if c.held.looked == nil {
 			c.held.looked = map[string]bool{}
@@ -229,7 +229,7 @@ func (c *commandRecord) lookedLocked(ev record.Event) {
 	}
 }
 
-func (c *commandRecord) lookedUp(sandbox, id string) bool {
+func (c *CommandRecord) lookedUp(sandbox, id string) bool {
 	c.held.mu.Lock()
 	defer c.held.mu.Unlock()
 	return c.held.looked[sandbox+"\x00"+id]
@@ -237,7 +237,7 @@ func (c *commandRecord) lookedUp(sandbox, id string) bool {
 
 // newBoundaryLocked notes a boundary into incarnation inc and reports whether this command had
 // not recorded it yet (the watcher's poll and a follower's loss evidence may both see it).
-func (c *commandRecord) newBoundaryLocked(sandbox string, inc client.Incarnation) bool {
+func (c *CommandRecord) newBoundaryLocked(sandbox string, inc client.Incarnation) bool {
 	if c.held.incs == nil {
 		c.held.incs = map[string]int{}
 	}
@@ -250,7 +250,7 @@ func (c *commandRecord) newBoundaryLocked(sandbox string, inc client.Incarnation
 
 // loss records what a follower's loss evidence says of the sandbox (stopped, a new incarnation,
 // running), after the loss itself.
-func (c *commandRecord) loss(sandbox, entity string, ev *client.LossEvidence, at time.Time) {
+func (c *CommandRecord) loss(sandbox, entity string, ev *client.LossEvidence, at time.Time) {
 	evs := record.LookupLoss(sandbox, entity, ev, at)
 	if len(evs) == 0 {
 		return
@@ -261,9 +261,9 @@ func (c *commandRecord) loss(sandbox, entity string, ev *client.LossEvidence, at
 	c.held.mu.Unlock()
 }
 
-// watched records an event of a watcher the command runs (logs --all -f), as the TUI's watcher
+// Watched records an event of a watcher the command runs (logs --all -f), as the TUI's watcher
 // would, except what is not the sandbox's history (see record.FromCommandWatch).
-func (c *commandRecord) watched(ev client.SandboxEvent) {
+func (c *CommandRecord) Watched(ev client.SandboxEvent) {
 	if c == nil {
 		return
 	}
@@ -272,9 +272,9 @@ func (c *commandRecord) watched(ev client.SandboxEvent) {
 	}
 }
 
-// lookedUpProcess records a process as a lookup found it (nothing when p is nil) and, when it
+// LookedUpProcess records a process as a lookup found it (nothing when p is nil) and, when it
 // runs, that its sandbox runs in its incarnation. lookup names the lookup ("the process list").
-func (c *commandRecord) lookedUpProcess(sandbox string, p *client.Process, lookup string) {
+func (c *CommandRecord) LookedUpProcess(sandbox string, p *client.Process, lookup string) {
 	if c == nil || p == nil {
 		return
 	}
@@ -284,9 +284,9 @@ func (c *commandRecord) lookedUpProcess(sandbox string, p *client.Process, looku
 	c.Lookup(record.LookupProcess(sandbox, *p))
 }
 
-// launchedTerminal records a terminal the command created (shell): the action and its outcome,
+// LaunchedTerminal records a terminal the command created (shell): the action and its outcome,
 // and on success the sandbox running in the terminal's incarnation and the terminal's launch.
-func (c *commandRecord) launchedTerminal(sandbox string, t client.Terminal, argv []string, cwd string, err error) {
+func (c *CommandRecord) LaunchedTerminal(sandbox string, t client.Terminal, argv []string, cwd string, err error) {
 	if c == nil {
 		return
 	}
@@ -309,9 +309,9 @@ func (c *commandRecord) launchedTerminal(sandbox string, t client.Terminal, argv
 	}
 }
 
-// terminalEnded records how an attachment ended when the connection said so (its final event:
+// TerminalEnded records how an attachment ended when the connection said so (its final event:
 // exited, lost with its evidence, an error); a detach or Ctrl-C says nothing of the terminal.
-func (c *commandRecord) terminalEnded(sandbox, tid string, res attach.Result) {
+func (c *CommandRecord) TerminalEnded(sandbox, tid string, res attach.Result) {
 	if c == nil || res.Event == nil || res.Event.Kind == client.TermOutput {
 		return
 	}

@@ -55,14 +55,14 @@ func TestCommandRecordHoldsLookups(t *testing.T) {
 	dir := t.TempDir()
 	opened := make(chan struct{}, 1)
 	var rec *record.Record
-	c := startCommandRecord(func() (*record.Record, error) {
+	c := StartCommandRecord(func() (*record.Record, error) {
 		opened <- struct{}{}
 		var err error
 		rec, err = record.Open(record.Options{Dir: dir, Bridge: "test", Version: "test"})
 		return rec, err
 	}, io.Discard)
 	p := client.Process{ID: "p1", State: "running", Incarnation: 1}
-	c.lookedUpProcess("box", &p, "the process list")
+	c.LookedUpProcess("box", &p, "the process list")
 	time.Sleep(50 * time.Millisecond)
 	select {
 	case <-opened:
@@ -70,9 +70,9 @@ func TestCommandRecordHoldsLookups(t *testing.T) {
 	default:
 	}
 	loss := &client.LossEvidence{Lookup: "GET process: 404", SandboxRunning: func() *bool { b := true; return &b }(), Incarnation: 2, Previous: 1}
-	c.watched(client.SandboxEvent{Kind: client.IncarnationChanged, Sandbox: "box", Time: time.Now(), Incarnation: client.Incarnation{Number: 2}, Previous: client.Incarnation{Number: 1},
+	c.Watched(client.SandboxEvent{Kind: client.IncarnationChanged, Sandbox: "box", Time: time.Now(), Incarnation: client.Incarnation{Number: 2}, Previous: client.Incarnation{Number: 1},
 		Evidence: []string{"the bridge reports incarnation 2 (was 1)"}})
-	c.observe("box", p.ID)(client.LogEvent{Kind: client.Lost, Loss: loss, Status: &p, Reason: client.DescribeLoss(loss)})
+	c.Observe("box", p.ID)(client.LogEvent{Kind: client.Lost, Loss: loss, Status: &p, Reason: client.DescribeLoss(loss)})
 	c.Close()
 	ro, err := record.Open(record.Options{Dir: dir, Bridge: "test", Version: "test", ReadOnly: true})
 	if err != nil {

@@ -16,7 +16,7 @@ import (
 	"sandscope/record"
 )
 
-func newReportCmd(g *globalOptions) *cobra.Command {
+func NewCmdReport(g *Factory) *cobra.Command {
 	var asJSON, withHost bool
 	var out string
 	var lines int
@@ -36,7 +36,7 @@ a token never.`,
   sandscope report demo 4ed5c14b --json | jq '.incidents[] | select(.kind == "lost")'`,
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkSandboxArg(args[0]); err != nil {
+			if err := CheckSandboxArg(args[0]); err != nil {
 				return err
 			}
 			entity := ""
@@ -54,25 +54,25 @@ a token never.`,
 	return cmd
 }
 
-func runReport(ctx context.Context, g *globalOptions, sandbox, entity string, asJSON, withHost bool, lines int, out string, stdout, stderr io.Writer) error {
-	n, err := readerRecordName(ctx, g)
+func runReport(ctx context.Context, g *Factory, sandbox, entity string, asJSON, withHost bool, lines int, out string, stdout, stderr io.Writer) error {
+	n, err := ReaderRecordName(ctx, g)
 	if err != nil {
-		return &ExitError{code: exitUsage, err: err}
+		return &ExitError{Code: ExitUsage, Err: err}
 	}
-	kind, rawURL := n.kind, n.rawURL
-	if !record.Exists(recordDir(), n.identity, n.legacy) {
-		return &ExitError{code: exitUsage, err: fmt.Errorf("no record of this bridge in %s: sandscope records what the TUI and the commands (exec, logs, wait, ls, shell, attach) observe on a bridge once it has answered", recordDir())}
+	kind, rawURL := n.Kind, n.RawURL
+	if !record.Exists(RecordDir(), n.Identity, n.Legacy) {
+		return &ExitError{Code: ExitUsage, Err: fmt.Errorf("no record of this bridge in %s: sandscope records what the TUI and the commands (exec, logs, wait, ls, shell, attach) observe on a bridge once it has answered", RecordDir())}
 	}
-	rec, err := record.Open(record.Options{Dir: recordDir(), Bridge: n.identity, Legacy: n.legacy, Version: version, ReadOnly: true})
+	rec, err := record.Open(record.Options{Dir: RecordDir(), Bridge: n.Identity, Legacy: n.Legacy, Version: Version, ReadOnly: true})
 	if err != nil {
-		return &ExitError{code: exitFailure, err: err}
+		return &ExitError{Code: ExitFailure, Err: err}
 	}
 	defer rec.Close()
-	defer tellRecordNotices(rec, stderr)
+	defer TellRecordNotices(rec, stderr)
 	// The dialect is what the bridge says it speaks (a `sandscope serve --dialect stable` found
 	// through its discovery file included); the embedded bridge, when none runs to ask, is preview.
-	o := record.ReportOptions{Sandbox: sandbox, Entity: entity, Version: version, Kind: kind, Dialect: string(client.DialectPreview), Lines: lines}
-	if _, _, err := g.resolvedBridge(); err == nil || rawURL != "" {
+	o := record.ReportOptions{Sandbox: sandbox, Entity: entity, Version: Version, Kind: kind, Dialect: string(client.DialectPreview), Lines: lines}
+	if _, _, err := g.ResolvedBridge(); err == nil || rawURL != "" {
 		o.Dialect = dialectOf(ctx, g)
 	}
 	if rawURL != "" {
@@ -90,12 +90,12 @@ func runReport(ctx context.Context, g *globalOptions, sandbox, entity string, as
 	}
 	if err != nil {
 		// an unknown sandbox or entity, or an ambiguous prefix
-		return &ExitError{code: exitUsage, err: err}
+		return &ExitError{Code: ExitUsage, Err: err}
 	}
 	var data []byte
 	if asJSON {
 		if data, err = rep.JSON(); err != nil {
-			return &ExitError{code: exitFailure, err: err}
+			return &ExitError{Code: ExitFailure, Err: err}
 		}
 	} else {
 		data = rep.Markdown()
@@ -106,10 +106,10 @@ func runReport(ctx context.Context, g *globalOptions, sandbox, entity string, as
 	}
 	abs, err := filepath.Abs(out)
 	if err != nil {
-		return &ExitError{code: exitFailure, err: err}
+		return &ExitError{Code: ExitFailure, Err: err}
 	}
 	if err := os.WriteFile(abs, data, 0o600); err != nil {
-		return &ExitError{code: exitFailure, err: fmt.Errorf("report: %w", err)}
+		return &ExitError{Code: ExitFailure, Err: fmt.Errorf("report: %w", err)}
 	}
 	fmt.Fprintf(stderr, "sandscope: wrote the report to %s\n", abs)
 	return nil
@@ -117,8 +117,8 @@ func runReport(ctx context.Context, g *globalOptions, sandbox, entity string, as
 
 // dialectOf asks a configured bridge which API it speaks (3 s at most, no container is
 // contacted); "unknown" when it does not answer.
-func dialectOf(ctx context.Context, g *globalOptions) string {
-	c, _, err := g.resolvedBridge()
+func dialectOf(ctx context.Context, g *Factory) string {
+	c, _, err := g.ResolvedBridge()
 	if err != nil {
 		return string(client.DialectUnknown)
 	}

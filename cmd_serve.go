@@ -27,7 +27,7 @@ type serveOptions struct {
 	fakeDone    time.Duration
 }
 
-func newServeCmd(g *globalOptions) *cobra.Command {
+func NewCmdServe(g *Factory) *cobra.Command {
 	o := &serveOptions{}
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -71,24 +71,24 @@ func runServe(ctx context.Context, cmd *cobra.Command, o *serveOptions) error {
 		o.dialect = localbridge.DialectPreview
 	}
 	if o.dialect != localbridge.DialectPreview && o.dialect != localbridge.DialectStable {
-		return &ExitError{code: 2, err: fmt.Errorf("serve: --dialect %q: want %s or %s", o.dialect, localbridge.DialectPreview, localbridge.DialectStable)}
+		return &ExitError{Code: 2, Err: fmt.Errorf("serve: --dialect %q: want %s or %s", o.dialect, localbridge.DialectPreview, localbridge.DialectStable)}
 	}
 	if o.fakeDone != 0 && o.dialect != localbridge.DialectStable {
-		return &ExitError{code: 2, err: errors.New("serve: --stable-fake-completion needs --dialect stable")}
+		return &ExitError{Code: 2, Err: errors.New("serve: --stable-fake-completion needs --dialect stable")}
 	}
 	if o.idleSleep < 0 {
-		return &ExitError{code: 2, err: errors.New("serve: --idle-sleep must not be negative")}
+		return &ExitError{Code: 2, Err: errors.New("serve: --idle-sleep must not be negative")}
 	}
 	host, _, err := net.SplitHostPort(o.listen)
 	if err != nil {
-		return &ExitError{code: 2, err: fmt.Errorf("serve: --listen %q: %w", o.listen, err)}
+		return &ExitError{Code: 2, Err: fmt.Errorf("serve: --listen %q: %w", o.listen, err)}
 	}
 	if ip := net.ParseIP(strings.Trim(host, "[]")); !o.allowRemote && !(strings.EqualFold(host, "localhost") || ip != nil && ip.IsLoopback()) {
-		return &ExitError{code: exitUsage, err: fmt.Errorf("serve: --listen %s is not a loopback address: the bridge runs commands as you for anyone with the token, so it listens beyond this machine only with --allow-remote (or use 127.0.0.1:PORT)", o.listen)}
+		return &ExitError{Code: ExitUsage, Err: fmt.Errorf("serve: --listen %s is not a loopback address: the bridge runs commands as you for anyone with the token, so it listens beyond this machine only with --allow-remote (or use 127.0.0.1:PORT)", o.listen)}
 	}
 	stateDir := localbridge.DefaultStateDir()
 	if err := os.MkdirAll(stateDir, 0o700); err != nil {
-		return &ExitError{code: 1, err: fmt.Errorf("serve: state directory: %w", err)}
+		return &ExitError{Code: 1, Err: fmt.Errorf("serve: state directory: %w", err)}
 	}
 	root := o.root
 	if root == "" {
@@ -102,7 +102,7 @@ func runServe(ctx context.Context, cmd *cobra.Command, o *serveOptions) error {
 	tokenFile := filepath.Join(stateDir, "token")
 	if token == "" {
 		if token, err = localbridge.LoadOrCreateToken(tokenFile); err != nil {
-			return &ExitError{code: 1, err: fmt.Errorf("serve: %w", err)}
+			return &ExitError{Code: 1, Err: fmt.Errorf("serve: %w", err)}
 		}
 		tokenWhere = tokenFile
 	} else {
@@ -114,7 +114,7 @@ func runServe(ctx context.Context, cmd *cobra.Command, o *serveOptions) error {
 		Logf: func(format string, args ...any) { fmt.Fprintf(errOut, "sandscope: "+format+"\n", args...) },
 	})
 	if err != nil {
-		return &ExitError{code: 1, err: fmt.Errorf("serve: %w", err)}
+		return &ExitError{Code: 1, Err: fmt.Errorf("serve: %w", err)}
 	}
 	ip := net.ParseIP(host)
 	loopback := host == "localhost" || (ip != nil && ip.IsLoopback())
@@ -122,7 +122,7 @@ func runServe(ctx context.Context, cmd *cobra.Command, o *serveOptions) error {
 		fmt.Fprintf(errOut, "sandscope: WARNING: listening on %s, reachable from other machines; anyone with the token can run commands as you\n", o.listen)
 	}
 	if err := srv.Start(); err != nil {
-		return &ExitError{code: 1, err: fmt.Errorf("serve: %w", err)}
+		return &ExitError{Code: 1, Err: fmt.Errorf("serve: %w", err)}
 	}
 	discovery := filepath.Join(stateDir, "serve.json")
 	iso := srv.Isolation()
@@ -160,7 +160,7 @@ func runServe(ctx context.Context, cmd *cobra.Command, o *serveOptions) error {
 		_ = os.Remove(discovery)
 	}
 	if closeErr != nil {
-		return &ExitError{code: 1, err: fmt.Errorf("serve: %w", closeErr)}
+		return &ExitError{Code: 1, Err: fmt.Errorf("serve: %w", closeErr)}
 	}
 	return nil
 }

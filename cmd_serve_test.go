@@ -28,8 +28,8 @@ func TestServeCommand(t *testing.T) {
 	state := t.TempDir()
 	t.Setenv("XDG_STATE_HOME", state)
 	t.Setenv("SANDBOX_API_KEY", "")
-	g := &globalOptions{}
-	cmd := newServeCmd(g)
+	g := &Factory{}
+	cmd := NewCmdServe(g)
 	var out, errOut syncBuf
 	cmd.SetOut(&out)
 	cmd.SetErr(&errOut)

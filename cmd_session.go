@@ -12,7 +12,7 @@ import (
 	"sandscope/vocab"
 )
 
-func newSessionCmd(g *globalOptions) *cobra.Command {
+func NewCmdSession(g *Factory) *cobra.Command {
 	var cwd string
 	var env []string
 	cmd := &cobra.Command{
@@ -37,7 +37,7 @@ container. Exit status: 0 done; 2 usage or refused (e.g. an existing ID); 1 brid
 			if len(args) == 3 {
 				id = args[2]
 			}
-			if err := checkSandboxArg(sandbox); err != nil {
+			if err := CheckSandboxArg(sandbox); err != nil {
 				return err
 			}
 			opts := client.SessionOptions{ID: id, Cwd: cwd}
@@ -46,7 +46,7 @@ container. Exit status: 0 done; 2 usage or refused (e.g. an existing ID); 1 brid
 				for _, kv := range env {
 					k, v, ok := strings.Cut(kv, "=")
 					if !ok || k == "" {
-						return &ExitError{code: exitUsage, err: fmt.Errorf("--env %q: want NAME=VALUE", kv)}
+						return &ExitError{Code: ExitUsage, Err: fmt.Errorf("--env %q: want NAME=VALUE", kv)}
 					}
 					if opts.Env == nil {
 						opts.Env = map[string]string{}
@@ -55,46 +55,46 @@ container. Exit status: 0 done; 2 usage or refused (e.g. an existing ID); 1 brid
 				}
 			case "rm":
 				if id == "" {
-					return &ExitError{code: exitUsage, err: errors.New("usage: sandscope session rm SANDBOX ID")}
+					return &ExitError{Code: ExitUsage, Err: errors.New("usage: sandscope session rm SANDBOX ID")}
 				}
 			case "ls":
 			default:
-				return &ExitError{code: exitUsage, err: fmt.Errorf("session %q: want create, ls or rm", verb)}
+				return &ExitError{Code: ExitUsage, Err: fmt.Errorf("session %q: want create, ls or rm", verb)}
 			}
 			ctx := cmd.Context()
-			cn, err := g.connect(ctx, cmd, connectOptions{op: "session", noAnswerExit: exitFailure})
+			cn, err := g.Connect(ctx, cmd, ConnectOptions{Op: "session", NoAnswerExit: ExitFailure})
 			if err != nil {
 				return err
 			}
 			defer cn.Close()
-			sm, ok := cn.d.(driver.Sessions)
+			sm, ok := cn.D.(driver.Sessions)
 			if !ok {
-				return lacks("sessions", sessionsWhy)
+				return Lacks("sessions", SessionsWhy)
 			}
 			switch verb {
 			case "ls":
 				// what sandscope recorded: asking the bridge would start the container
 				ss, err := sm.Sessions(ctx, sandbox)
 				if err != nil {
-					return &ExitError{code: exitFailure, err: err}
+					return &ExitError{Code: ExitFailure, Err: err}
 				}
-				fmt.Fprintln(cn.out, "SESSION\tCREATED HERE\tLAST USED")
+				fmt.Fprintln(cn.Out, "SESSION\tCREATED HERE\tLAST USED")
 				for _, s := range ss {
-					fmt.Fprintf(cn.out, "%s\t%v\t%s\n", safeText(s.ID), s.Created, ago(s.Seen))
+					fmt.Fprintf(cn.Out, "%s\t%v\t%s\n", SafeText(s.ID), s.Created, Ago(s.Seen))
 				}
 				return nil
 			case "create":
-				cn.wake(sandbox, "creating a session")
+				cn.Wake(sandbox, "creating a session")
 				got, err := sm.CreateSession(ctx, sandbox, opts)
 				if err != nil {
-					return bridgeExit("session create", err, exitFailure)
+					return BridgeExit("session create", err, ExitFailure)
 				}
-				fmt.Fprintln(cn.out, vocab.Text(got))
+				fmt.Fprintln(cn.Out, vocab.Text(got))
 				return nil
 			}
-			cn.wake(sandbox, "deleting a session")
+			cn.Wake(sandbox, "deleting a session")
 			if err := sm.DeleteSession(ctx, sandbox, id); err != nil {
-				return bridgeExit("session rm", err, exitFailure)
+				return BridgeExit("session rm", err, ExitFailure)
 			}
 			return nil
 		},

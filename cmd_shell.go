@@ -21,7 +21,7 @@ import (
 // /bin/sh so the choice is made where the terminal runs, not here.
 var defaultShellArgv = common.LoginShellArgv
 
-func newShellCmd(g *globalOptions) *cobra.Command {
+func NewCmdShell(g *Factory) *cobra.Command {
 	var cwd, detachKey, session string
 	var noRecord bool
 	cmd := &cobra.Command{
@@ -49,12 +49,12 @@ usage, auth or not-found errors.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dash := cmd.ArgsLenAtDash()
 			if (dash == -1 && len(args) != 1) || dash > 1 {
-				return &ExitError{code: exitUsage, err: errors.New("usage: sandscope shell SANDBOX [--cwd DIR] [-- ARGV...]")}
+				return &ExitError{Code: ExitUsage, Err: errors.New("usage: sandscope shell SANDBOX [--cwd DIR] [-- ARGV...]")}
 			}
 			argv := defaultShellArgv
 			if dash == 1 {
 				if len(args) < 2 {
-					return &ExitError{code: exitUsage, err: errors.New("shell: nothing after --")}
+					return &ExitError{Code: ExitUsage, Err: errors.New("shell: nothing after --")}
 				}
 				argv = args[1:]
 			}
@@ -63,51 +63,51 @@ usage, auth or not-found errors.`,
 				return err
 			}
 			if _, err := attach.ParseDetachKey(detachKey); err != nil {
-				return &ExitError{code: exitUsage, err: err}
+				return &ExitError{Code: ExitUsage, Err: err}
 			}
-			if err := needTerminal("shell", cmd.InOrStdin()); err != nil {
+			if err := NeedTerminal("shell", cmd.InOrStdin()); err != nil {
 				return err
 			}
-			if err := validSession("--session", session); err != nil {
+			if err := ValidSession("--session", session); err != nil {
 				return err
 			}
 			ctx := cmd.Context()
-			cn, err := g.connect(ctx, cmd, connectOptions{op: "shell", noAnswer: setupError})
+			cn, err := g.Connect(ctx, cmd, ConnectOptions{Op: "shell", NoAnswer: SetupError})
 			if err != nil {
 				return err
 			}
 			defer cn.Close()
 			sandbox := args[0]
-			if _, ok := cn.d.(driver.Sessions); session != "" && !ok {
-				return lacks("sessions", sessionsWhy)
+			if _, ok := cn.D.(driver.Sessions); session != "" && !ok {
+				return Lacks("sessions", SessionsWhy)
 			}
-			if tm, ok := cn.d.(driver.Terminals); ok && session == "" {
+			if tm, ok := cn.D.(driver.Terminals); ok && session == "" {
 				// The bridge's own terminal objects: any ARGV and --cwd, and a terminal ID that
 				// attach reattaches to.
-				cols, rows := localSize()
-				rec := cn.recorder(noRecord)
+				cols, rows := LocalSize()
+				rec := cn.Recorder(noRecord)
 				defer rec.Close()
 				tt, err := tm.CreateTerminal(ctx, sandbox, client.TerminalRequest{Argv: argv, Cwd: cwd, Cols: cols, Rows: rows})
-				rec.launchedTerminal(sandbox, tt, argv, cwd, err)
+				rec.LaunchedTerminal(sandbox, tt, argv, cwd, err)
 				if err != nil {
-					return setupError(err) // the client's error names the call: "create terminal in SANDBOX: …"
+					return SetupError(err) // the client's error names the call: "create terminal in SANDBOX: …"
 				}
-				return attachTerminal(ctx, tm, rec, sandbox, tt.ID, true, detachKey, cn.in, cn.out, cn.errOut)
+				return attachTerminal(ctx, tm, rec, sandbox, tt.ID, true, detachKey, cn.In, cn.Out, cn.ErrOut)
 			}
-			sh, ok := cn.d.(driver.Shells)
+			sh, ok := cn.D.(driver.Shells)
 			if !ok {
-				return lacks("shells", "it offers neither terminals nor a shell")
+				return Lacks("shells", "it offers neither terminals nor a shell")
 			}
 			// The driver's shell: one program, started where the session (or the sandbox) is.
 			shell := ""
 			if dash == 1 {
 				if len(argv) != 1 {
-					return &ExitError{code: exitUsage, err: errors.New("shell: this bridge's shell runs one program (e.g. -- zsh), no arguments")}
+					return &ExitError{Code: ExitUsage, Err: errors.New("shell: this bridge's shell runs one program (e.g. -- zsh), no arguments")}
 				}
 				shell = argv[0]
 			}
 			if cwd != "" {
-				return &ExitError{code: exitUsage, err: errors.New("shell: --cwd is not available on this bridge (its shell starts where its session is)")}
+				return &ExitError{Code: ExitUsage, Err: errors.New("shell: --cwd is not available on this bridge (its shell starts where its session is)")}
 			}
 			return runShell(ctx, cn, sh, sandbox, session, shell, detachKey)
 		},
@@ -123,11 +123,11 @@ usage, auth or not-found errors.`,
 // into the command's exit status. With a record, the connection's final event (exited, lost with
 // its evidence, an error) is recorded. created says this command created the terminal (shell):
 // with scripted input (stdin not a terminal) it is then never left running.
-func attachTerminal(ctx context.Context, c driver.Terminals, rec *commandRecord, sandbox, tid string, created bool, detachKey string, stdin io.Reader, stdout, stderr io.Writer) error {
-	cols, rows := localSize()
+func attachTerminal(ctx context.Context, c driver.Terminals, rec *CommandRecord, sandbox, tid string, created bool, detachKey string, stdin io.Reader, stdout, stderr io.Writer) error {
+	cols, rows := LocalSize()
 	conn, err := c.ConnectTerminal(ctx, sandbox, tid, client.ConnectOptions{Cols: cols, Rows: rows})
 	if err != nil {
-		return setupError(err)
+		return SetupError(err)
 	}
 	defer conn.Close()
 	res, err := attach.Run(ctx, conn, attach.Options{
@@ -137,59 +137,59 @@ func attachTerminal(ctx context.Context, c driver.Terminals, rec *commandRecord,
 		Label:        fmt.Sprintf("sandbox %s terminal %s", sandbox, tid),
 		ReattachHint: fmt.Sprintf("sandscope attach %s %s", sandbox, tid),
 	})
-	rec.terminalEnded(sandbox, tid, res)
-	scripted := !isTerminalReader(stdin)
+	rec.TerminalEnded(sandbox, tid, res)
+	scripted := !IsTerminalReader(stdin)
 	if res.Ending == attach.InputEnded {
 		if !created {
 			fmt.Fprintf(stderr, "sandscope: the input ended and terminal %s did not end within %v; detached, it keeps running (sandscope attach %s %s)\n", vocab.Text(tid), scriptedEOFWait, sandbox, vocab.Text(tid))
-			return &ExitError{code: exitExecUnsure}
+			return &ExitError{Code: ExitExecUnsure}
 		}
 		fmt.Fprintf(stderr, "sandscope: the input ended and terminal %s did not end within %v (no output since); ending it\n", vocab.Text(tid), scriptedEOFWait)
 	}
 	if created && scripted && res.Ending != attach.Exited && res.Ending != attach.Lost && res.Ending != attach.EndedUnknown && res.Ending != attach.Detached {
 		// this command made the terminal for its scripted input: it does not outlive the command
-		tctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), oneShotAnswerWait)
+		tctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), OneShotAnswerWait)
 		if terr := c.TerminateTerminal(tctx, sandbox, tid); terr != nil && !errors.Is(terr, client.ErrNotFound) {
 			fmt.Fprintf(stderr, "sandscope: could not end terminal %s: %s\n", vocab.Text(tid), sanitize.Message(terr.Error()))
 		}
 		cancel()
 	}
 	if err != nil {
-		return &ExitError{code: 255, err: fmt.Errorf("attach %s: %w", tid, err)}
+		return &ExitError{Code: 255, Err: fmt.Errorf("attach %s: %w", tid, err)}
 	}
 	if res.Ending == attach.Exited && res.Exit != nil && res.Exit.Code != 0 {
 		fmt.Fprintf(stderr, "sandscope: terminal %s ended: %s\n", vocab.Text(tid), vocab.EndingDetail(res.Exit))
 	}
 	if code := res.ExitStatus(); code != 0 {
-		return &ExitError{code: code}
+		return &ExitError{Code: code}
 	}
 	return nil
 }
 
 // runShell attaches full screen to the driver's shell in sandbox (of a session, or the
 // sandbox's session-less one): the shell a driver without terminal objects offers.
-func runShell(ctx context.Context, cn *conn, sh driver.Shells, sandbox, session, shell, detachKey string) error {
-	if err := checkSandboxArg(sandbox); err != nil {
+func runShell(ctx context.Context, cn *Conn, sh driver.Shells, sandbox, session, shell, detachKey string) error {
+	if err := CheckSandboxArg(sandbox); err != nil {
 		return err
 	}
-	cn.wake(sandbox, "a shell")
-	cols, rows := localSize()
+	cn.Wake(sandbox, "a shell")
+	cols, rows := LocalSize()
 	conn, err := sh.OpenShell(ctx, sandbox, driver.ShellRequest{Cols: cols, Rows: rows, Session: session, Shell: shell})
 	if err != nil {
-		return setupError(err)
+		return SetupError(err)
 	}
 	defer conn.Close()
 	label, hint := "sandbox "+sandbox+" shell", "sandscope attach "+sandbox+" default"
 	if session != "" {
 		label, hint = "sandbox "+sandbox+" session "+session, "sandscope attach "+sandbox+" "+session
 	}
-	res, err := attach.Run(ctx, conn, attach.Options{Stdin: cn.in, Stdout: cn.out, Stderr: cn.errOut,
+	res, err := attach.Run(ctx, conn, attach.Options{Stdin: cn.In, Stdout: cn.Out, Stderr: cn.ErrOut,
 		DetachKey: detachKey, Label: label, ReattachHint: hint})
 	if err != nil {
-		return &ExitError{code: 255, err: fmt.Errorf("attach %s: %w", label, err)}
+		return &ExitError{Code: 255, Err: fmt.Errorf("attach %s: %w", label, err)}
 	}
 	if code := res.ExitStatus(); code != 0 {
-		return &ExitError{code: code}
+		return &ExitError{Code: code}
 	}
 	return nil
 }
@@ -201,10 +201,10 @@ func shellTarget(d driver.Driver, arg string) (string, error) {
 		return "", nil
 	}
 	if _, ok := d.(driver.Sessions); !ok {
-		return "", &ExitError{code: exitUsage, err: fmt.Errorf("terminal %q: this bridge has no terminals to attach to; \"default\" is the sandbox's shell", vocab.Text(arg))}
+		return "", &ExitError{Code: ExitUsage, Err: fmt.Errorf("terminal %q: this bridge has no terminals to attach to; \"default\" is the sandbox's shell", vocab.Text(arg))}
 	}
 	if !client.ValidSessionID(arg) {
-		return "", &ExitError{code: exitUsage, err: fmt.Errorf("session %q: want 1-128 of a-z A-Z 0-9 . _ - (no \"..\"), or \"default\"", vocab.Text(arg))}
+		return "", &ExitError{Code: ExitUsage, Err: fmt.Errorf("session %q: want 1-128 of a-z A-Z 0-9 . _ - (no \"..\"), or \"default\"", vocab.Text(arg))}
 	}
 	return arg, nil
 }

@@ -17,9 +17,9 @@ type signalCause struct{ sig os.Signal }
 
 func (s *signalCause) Error() string { return "interrupted by " + s.sig.String() }
 
-// interruptContext is ctx ended by SIGINT, SIGTERM or SIGHUP; the signal is its cause
-// (interruptStatus). stop releases the signals.
-func interruptContext(parent context.Context) (ctx context.Context, stop func()) {
+// InterruptContext is ctx ended by SIGINT, SIGTERM or SIGHUP; the signal is its cause
+// (InterruptStatus). stop releases the signals.
+func InterruptContext(parent context.Context) (ctx context.Context, stop func()) {
 	ctx, cancel := context.WithCancelCause(parent)
 	ch := make(chan os.Signal, 1)
 	signal.Notify(ch, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
@@ -39,12 +39,12 @@ func interruptContext(parent context.Context) (ctx context.Context, stop func())
 	}
 }
 
-// interruptStatus is the exit status of a command its context ended: 129 after SIGHUP (128 + the
+// InterruptStatus is the exit status of a command its context ended: 129 after SIGHUP (128 + the
 // signal's number, as a shell reports it), else 130 (Ctrl-C, SIGTERM).
-func interruptStatus(ctx context.Context) int {
+func InterruptStatus(ctx context.Context) int {
 	var sc *signalCause
 	if errors.As(context.Cause(ctx), &sc) && sc.sig == syscall.SIGHUP {
-		return exitHangup
+		return ExitHangup
 	}
-	return exitInterrupt
+	return ExitInterrupt
 }

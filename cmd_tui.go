@@ -50,8 +50,8 @@ const rootExample = `  sandscope                                   # the TUI on 
 
   # in the TUI: ? lists the keys of the screen, C switches context, q quits`
 
-// registerTUIFlags adds the TUI's own flags and examples to the root command.
-func registerTUIFlags(root *cobra.Command) {
+// RegisterTUIFlags adds the TUI's own flags and examples to the root command.
+func RegisterTUIFlags(root *cobra.Command) {
 	root.Flags().Bool("demo", false, "start the demo scene (sandbox \"demo\") in the background when the TUI opens")
 	root.Flags().String("dialect", localbridge.DialectPreview, "API of the embedded local bridge: v1-preview, or stable (the 0.12 API)")
 	if root.Example == "" {
@@ -59,11 +59,11 @@ func registerTUIFlags(root *cobra.Command) {
 	}
 }
 
-// runTUI opens the terminal UI: on a remote bridge when one is configured (--url, --context,
+// RunTUI opens the terminal UI: on a remote bridge when one is configured (--url, --context,
 // SANDSCOPE_URL), else on a local bridge started in this process with a fresh random token. The
 // embedded bridge is shut down on exit, which ends every process and terminal it started.
-func runTUI(cmd *cobra.Command, g *globalOptions) error {
-	cfg, eff, err := loadSettings(g)
+func RunTUI(cmd *cobra.Command, g *Factory) error {
+	cfg, eff, err := LoadSettings(g)
 	if err != nil {
 		return err
 	}
@@ -73,38 +73,38 @@ func runTUI(cmd *cobra.Command, g *globalOptions) error {
 	}
 	stateDir := localbridge.DefaultStateDir()
 	if _, err := attach.ParseDetachKey(eff.DetachKey); err != nil {
-		return &ExitError{code: 2, err: fmt.Errorf("detachKey (%s): %w", eff.DetachKeySource, err)}
+		return &ExitError{Code: 2, Err: fmt.Errorf("detachKey (%s): %w", eff.DetachKeySource, err)}
 	}
 	opts := ui.Options{
 		StateDir:     stateDir,
 		CacheDir:     filepath.Join(xdg.CacheHome, "sandscope", "logs"),
 		Theme:        eff.Theme,
-		ThemeDir:     userThemeDir(),
+		ThemeDir:     UserThemeDir(),
 		KeyOverrides: paneKeyOverrides(eff.Keys, eff.DetachKey),
 		WatchFast:    eff.PollFast,
 		WatchSlow:    eff.PollSlow,
 		LogMemLines:  eff.LogMemoryLines,
 		DetachKey:    eff.DetachKey,
-		Version:      version,
+		Version:      Version,
 	}
 	emb := &embedded{stateDir: stateDir, dialect: localbridge.DialectPreview}
 	if f := cmd.Flags().Lookup("dialect"); f != nil {
 		emb.dialect = f.Value.String()
 	}
 	if emb.dialect != localbridge.DialectPreview && emb.dialect != localbridge.DialectStable {
-		return &ExitError{code: 2, err: fmt.Errorf("--dialect %q: want %s or %s", emb.dialect, localbridge.DialectPreview, localbridge.DialectStable)}
+		return &ExitError{Code: 2, Err: fmt.Errorf("--dialect %q: want %s or %s", emb.dialect, localbridge.DialectPreview, localbridge.DialectStable)}
 	}
 	defer emb.close()
 	if !eff.Local() {
 		t, err := remoteTarget(cmd.Context(), eff)
 		if err != nil {
-			return &ExitError{code: 2, err: err}
+			return &ExitError{Code: 2, Err: err}
 		}
 		opts.Target = t
 	} else {
 		t, err := emb.target()
 		if err != nil {
-			return &ExitError{code: 1, err: err}
+			return &ExitError{Code: 1, Err: err}
 		}
 		opts.Target = t
 	}
@@ -157,13 +157,13 @@ func runTUI(cmd *cobra.Command, g *globalOptions) error {
 	out := termenv.NewOutput(term)
 	opts.Clipboard = func(s string) error { out.Copy(s); return nil }
 	if opts.Notify, err = notify.ParseSettings(eff.Notify); err != nil {
-		return &ExitError{code: 2, err: fmt.Errorf("config %s: %w", eff.ConfigPath, err)}
+		return &ExitError{Code: 2, Err: fmt.Errorf("config %s: %w", eff.ConfigPath, err)}
 	}
 	opts.Terminal = term.Signal
 
 	m, err := ui.New(opts)
 	if err != nil {
-		return &ExitError{code: 2, err: err}
+		return &ExitError{Code: 2, Err: err}
 	}
 	defer m.Close()
 	// Closing the terminal window (SIGHUP) or a SIGTERM ends the TUI like quitting does: the program
@@ -179,10 +179,10 @@ func runTUI(cmd *cobra.Command, g *globalOptions) error {
 	_, err = p.Run()
 	if sig := caught(); sig != nil && cmd.Context().Err() == nil {
 		// the program was stopped by the signal: that, not "program was killed", is the news
-		return &ExitError{code: 1, err: errors.New(signalEnding(sig, embeddedRun))}
+		return &ExitError{Code: 1, Err: errors.New(signalEnding(sig, embeddedRun))}
 	}
 	if err != nil && !errors.Is(err, tea.ErrProgramKilled) {
-		return &ExitError{code: 1, err: fmt.Errorf("tui: %w", err)}
+		return &ExitError{Code: 1, Err: fmt.Errorf("tui: %w", err)}
 	}
 	return nil
 }
@@ -285,11 +285,11 @@ func remoteTarget(ctx context.Context, eff *config.Effective) (ui.Target, error)
 	if err != nil {
 		return ui.Target{}, fmt.Errorf("token (%s): %w", eff.Token, err)
 	}
-	c, err := newClient(eff.URL, tok)
+	c, err := NewClient(eff.URL, tok)
 	if err != nil {
 		return ui.Target{}, fmt.Errorf("bridge %s: %w", safeURL(eff.URL), err)
 	}
-	t := ui.Target{Client: c, BridgeURL: eff.URL, BridgeLabel: safeURL(eff.URL), ContextName: eff.Context, RecordLegacy: legacyNames(eff.URL, false)}
+	t := ui.Target{Client: c, BridgeURL: eff.URL, BridgeLabel: safeURL(eff.URL), ContextName: eff.Context, RecordLegacy: LegacyNames(eff.URL, false)}
 	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	caps, err := c.Capabilities(cctx)
 	cancel()
@@ -297,7 +297,7 @@ func remoteTarget(ctx context.Context, eff *config.Effective) (ui.Target, error)
 		t.Local = caps.Local
 	}
 	// the record's identity: the capabilities just read say it (or the one learned before)
-	if t.RecordID, err = bridgeIdentity(ctx, c, eff.URL); err != nil {
+	if t.RecordID, err = BridgeIdentity(ctx, c, eff.URL); err != nil {
 		t.NoRecord = true
 	}
 	return t, nil
@@ -339,7 +339,7 @@ func (e *embedded) target() (ui.Target, error) {
 	if err := srv.Start(); err != nil {
 		return ui.Target{}, fmt.Errorf("local bridge: %w", err)
 	}
-	c, err := newClient(srv.URL(), tok)
+	c, err := NewClient(srv.URL(), tok)
 	if err != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()

@@ -20,7 +20,7 @@ import (
 // process it killed for its own timeout.
 const exitWaitTimeout = 75
 
-func newWaitCmd(g *globalOptions) *cobra.Command {
+func NewCmdWait(g *Factory) *cobra.Command {
 	var timeout time.Duration
 	var notify, noRecord bool
 	cmd := &cobra.Command{
@@ -52,23 +52,23 @@ not be read 5 times in a row.`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if timeout < 0 {
-				return &ExitError{code: exitUsage, err: fmt.Errorf("--timeout %v: must not be negative", timeout)}
+				return &ExitError{Code: ExitUsage, Err: fmt.Errorf("--timeout %v: must not be negative", timeout)}
 			}
-			ctx, stop := interruptContext(cmd.Context())
+			ctx, stop := InterruptContext(cmd.Context())
 			defer stop()
 			bell := io.Discard
-			if notify && isTerminal(cmd.ErrOrStderr()) {
+			if notify && IsTerminal(cmd.ErrOrStderr()) {
 				bell = cmd.ErrOrStderr()
 			}
-			ctx = followContext(ctx)
-			cn, err := g.connect(ctx, cmd, connectOptions{op: "wait", follow: true})
+			ctx = FollowContext(ctx)
+			cn, err := g.Connect(ctx, cmd, ConnectOptions{Op: "wait", Follow: true})
 			if err != nil {
 				return err
 			}
 			defer cn.Close()
-			rec := cn.recorder(noRecord)
+			rec := cn.Recorder(noRecord)
 			defer rec.Close()
-			return runWait(ctx, cn.d, rec, args[0], args[1], timeout, cn.errOut, bell)
+			return runWait(ctx, cn.D, rec, args[0], args[1], timeout, cn.ErrOut, bell)
 		},
 	}
 	cmd.Flags().BoolVar(&noRecord, "no-record", false, "do not record what this command saw (the process, the sandbox, the stream's events) in sandscope's record")
@@ -81,15 +81,15 @@ not be read 5 times in a row.`,
 // logs -f decides it (a status lookup and the stream's terminal event must agree). bell receives
 // the BEL byte once the outcome is known (io.Discard for none). With a record, what it saw (the
 // process as its lookup found it, the stream's events, the ending) is recorded as logs -f records it.
-func runWait(ctx context.Context, d driver.Driver, rec *commandRecord, sandbox, process string, timeout time.Duration, stderr, bell io.Writer) error {
-	if err := checkSandboxArg(sandbox); err != nil {
+func runWait(ctx context.Context, d driver.Driver, rec *CommandRecord, sandbox, process string, timeout time.Duration, stderr, bell io.Writer) error {
+	if err := CheckSandboxArg(sandbox); err != nil {
 		return err
 	}
-	process, found, err := lookupProcess(ctx, d, sandbox, process, false)
+	process, found, err := LookupProcess(ctx, d, sandbox, process, false)
 	if err != nil {
 		return err
 	}
-	rec.lookedUpProcess(sandbox, found, "the process list")
+	rec.LookedUpProcess(sandbox, found, "the process list")
 	notice := func(format string, a ...any) {
 		fmt.Fprintf(stderr, "sandscope: %s\n", sanitize.Message(fmt.Sprintf(format, a...)))
 	}
@@ -97,14 +97,14 @@ func runWait(ctx context.Context, d driver.Driver, rec *commandRecord, sandbox, 
 	if found != nil && !d.Features().NonWakingLookups && settled(found.State) {
 		// Where reading a run starts its container, an ending the driver already knows is the
 		// answer: a stream would only be a request that starts the container to say it again.
-		notice("%s (from the record, no request sent)", describeEnd(found))
+		notice("%s (from the record, no request sent)", DescribeEnd(found))
 		ring()
 		if found.State == driver.StateLost {
-			return &ExitError{code: exitLost}
+			return &ExitError{Code: ExitLost}
 		}
-		return endingExit(found, stderr)
+		return EndingExit(found, stderr)
 	}
-	observe := rec.observe(sandbox, process)
+	observe := rec.Observe(sandbox, process)
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var expired <-chan time.Time
@@ -113,7 +113,7 @@ func runWait(ctx context.Context, d driver.Driver, rec *commandRecord, sandbox, 
 		defer t.Stop()
 		expired = t.C
 	}
-	events := d.Follow(wctx, sandbox, process, driver.FollowOptions{FollowOptions: followOptions(client.FollowOptions{ReuseData: true, Buffer: 8})})
+	events := d.Follow(wctx, sandbox, process, driver.FollowOptions{FollowOptions: FollowOptions(client.FollowOptions{ReuseData: true, Buffer: 8})})
 	for {
 		var ev client.LogEvent
 		var more bool
@@ -123,13 +123,13 @@ func runWait(ctx context.Context, d driver.Driver, rec *commandRecord, sandbox, 
 			cancel()
 			notice("timed out after %v; process %s is still not confirmed ended", timeout, process)
 			ring()
-			return &ExitError{code: exitWaitTimeout}
+			return &ExitError{Code: exitWaitTimeout}
 		}
 		if !more {
 			if ctx.Err() != nil {
-				return &ExitError{code: interruptStatus(ctx)}
+				return &ExitError{Code: InterruptStatus(ctx)}
 			}
-			return &ExitError{code: exitNoResume, err: fmt.Errorf("wait %s: log stream closed without an ending", process)}
+			return &ExitError{Code: ExitNoResume, Err: fmt.Errorf("wait %s: log stream closed without an ending", process)}
 		}
 		if ev.Kind != client.Data && observe != nil {
 			observe(ev)
@@ -138,26 +138,26 @@ func runWait(ctx context.Context, d driver.Driver, rec *commandRecord, sandbox, 
 		case client.Interrupted:
 			notice("stream interrupted: %s; resuming", ev.Reason)
 		case client.Reconnecting:
-			notice("%s", describeRetry(ev))
+			notice("%s", DescribeRetry(ev))
 		case client.Resumed:
 			notice("resumed (attempt %d)", ev.Attempt)
 		case client.SuspectEnd:
 			notice("suspect end: %s; still waiting", ev.Reason)
 		case client.Ended:
-			notice("%s", describeEnd(ev.Status))
+			notice("%s", DescribeEnd(ev.Status))
 			ring()
-			return endingExit(ev.Status, stderr)
+			return EndingExit(ev.Status, stderr)
 		case client.Lost:
 			notice("lost: %s", ev.Reason)
 			ring()
-			return &ExitError{code: exitLost}
+			return &ExitError{Code: ExitLost}
 		case client.Failed:
 			notice("failed: %s", ev.Reason)
 			ring()
 			if errors.Is(ev.Err, client.ErrUnauthorized) {
 				notice("%s", common.UnauthorizedHint)
 			}
-			return &ExitError{code: failedExitCode(ev.Err)}
+			return &ExitError{Code: FailedExitCode(ev.Err)}
 		}
 	}
 }

@@ -40,10 +40,10 @@ func TestWaitExitsWithTheProcessCode(t *testing.T) {
 	if r.code != exitWaitTimeout || !strings.Contains(string(r.stderr), "timed out after 700ms") || time.Since(start) > 20*time.Second {
 		t.Fatalf("timeout: exit %d stderr %q", r.code, r.stderr)
 	}
-	if r = runSandscope(t, nil, append(flags, "wait", "local", "no-such-process")...); r.code != exitUsage {
+	if r = runSandscope(t, nil, append(flags, "wait", "local", "no-such-process")...); r.code != ExitUsage {
 		t.Fatalf("not found: exit %d stderr %q", r.code, r.stderr)
 	}
-	if r = runSandscope(t, nil, append(flags, "wait", "local")...); r.code != exitUsage {
+	if r = runSandscope(t, nil, append(flags, "wait", "local")...); r.code != ExitUsage {
 		t.Fatalf("usage: exit %d", r.code)
 	}
 }
@@ -76,7 +76,7 @@ func TestWaitExitsThreeWhenLost(t *testing.T) {
 	}
 	err = cmd.Wait()
 	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.ExitCode() != exitLost {
+	if !errors.As(err, &ee) || ee.ExitCode() != ExitLost {
 		t.Fatalf("exit %v, stderr %q", err, stderr.String())
 	}
 	if !strings.Contains(stderr.String(), "sandscope: lost: ") {
@@ -95,7 +95,7 @@ func TestWaitRingsTheBell(t *testing.T) {
 	var stderr, bell bytes.Buffer
 	err = runWait(context.Background(), driver.NewPreview(c, client.Capabilities{}), nil, "local", p.ID, 0, &stderr, &bell)
 	var ee *ExitError
-	if !errors.As(err, &ee) || ee.code != 7 || bell.String() != "\a" || bytes.Contains(stderr.Bytes(), []byte{'\a'}) {
+	if !errors.As(err, &ee) || ee.Code != 7 || bell.String() != "\a" || bytes.Contains(stderr.Bytes(), []byte{'\a'}) {
 		t.Fatalf("err %v bell %q stderr %q", err, bell.String(), stderr.String())
 	}
 }

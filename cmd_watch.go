@@ -18,7 +18,7 @@ import (
 	"sandscope/record"
 )
 
-func newWatchCmd(g *globalOptions) *cobra.Command {
+func NewCmdWatch(g *Factory) *cobra.Command {
 	var contexts []string
 	var asJSON, otlpOutput bool
 	cmd := &cobra.Command{
@@ -53,11 +53,11 @@ lost while the collector is down. See the README's "Running watch as a service".
 	return cmd
 }
 
-func runWatch(ctx context.Context, g *globalOptions, contexts []string, asJSON, otlpOutput bool, stderr io.Writer) error {
-	if g.url != "" && len(contexts) > 0 {
-		return &ExitError{code: exitUsage, err: errors.New("watch: give --url or --context, not both")}
+func runWatch(ctx context.Context, g *Factory, contexts []string, asJSON, otlpOutput bool, stderr io.Writer) error {
+	if g.URL != "" && len(contexts) > 0 {
+		return &ExitError{Code: ExitUsage, Err: errors.New("watch: give --url or --context, not both")}
 	}
-	cfg, eff, err := loadSettings(g)
+	cfg, eff, err := LoadSettings(g)
 	if err != nil {
 		return err
 	}
@@ -69,10 +69,10 @@ func runWatch(ctx context.Context, g *globalOptions, contexts []string, asJSON, 
 	file.Output = file.Output || otlpOutput
 	otlp, err := otlpexport.Resolve(file, os.LookupEnv)
 	if err != nil {
-		return &ExitError{code: exitUsage, err: err}
+		return &ExitError{Code: ExitUsage, Err: err}
 	}
 	if otlpOutput && !otlp.Enabled {
-		return &ExitError{code: exitUsage, err: errors.New("watch: --otlp-output needs an OTLP endpoint (OTEL_EXPORTER_OTLP_ENDPOINT or otlp.endpoint in the configuration file)")}
+		return &ExitError{Code: ExitUsage, Err: errors.New("watch: --otlp-output needs an OTLP endpoint (OTEL_EXPORTER_OTLP_ENDPOINT or otlp.endpoint in the configuration file)")}
 	}
 
 	names := contexts
@@ -83,12 +83,12 @@ func runWatch(ctx context.Context, g *globalOptions, contexts []string, asJSON, 
 	defer func() {
 		for _, t := range targets {
 			_ = t.Driver.Close()
-			tellRecordNotices(t.Record, stderr)
+			TellRecordNotices(t.Record, stderr)
 			_ = t.Record.Close()
 		}
 	}()
 	for _, name := range names {
-		gc := &globalOptions{url: g.url, tokenFile: g.tokenFile, context: name}
+		gc := &Factory{URL: g.URL, TokenFile: g.TokenFile, Context: name}
 		t, err := watchTarget(ctx, gc, otlp, stderr)
 		if err != nil {
 			if name != "" {
@@ -111,22 +111,22 @@ func runWatch(ctx context.Context, g *globalOptions, contexts []string, asJSON, 
 
 // watchTarget resolves one bridge as every command does: its client, its record (named by asking
 // the bridge who it is), its driver, and its export.
-func watchTarget(ctx context.Context, g *globalOptions, otlp otlpexport.Resolved, stderr io.Writer) (watch.Target, error) {
-	c, _, err := newBridgeClient(g)
+func watchTarget(ctx context.Context, g *Factory, otlp otlpexport.Resolved, stderr io.Writer) (watch.Target, error) {
+	c, _, err := NewBridgeClient(g)
 	if err != nil {
 		return watch.Target{}, err
 	}
-	rec, err := openCommandRecord(g)
+	rec, err := OpenCommandRecord(g)
 	if err != nil {
-		return watch.Target{}, &ExitError{code: exitFailure, err: err}
+		return watch.Target{}, &ExitError{Code: ExitFailure, Err: err}
 	}
 	if rec == nil {
-		return watch.Target{}, &ExitError{code: exitFailure, err: fmt.Errorf("the bridge at %s does not answer, so it has no record to keep yet", c.BaseURL())}
+		return watch.Target{}, &ExitError{Code: ExitFailure, Err: fmt.Errorf("the bridge at %s does not answer, so it has no record to keep yet", c.BaseURL())}
 	}
 	d, err := driver.Open(ctx, c, driver.Options{Record: rec, Notices: stderr})
 	if err != nil {
 		_ = rec.Close()
-		return watch.Target{}, bridgeExit("", err, exitFailure)
+		return watch.Target{}, BridgeExit("", err, ExitFailure)
 	}
 	t := watch.Target{Driver: d, Record: rec}
 	if !otlp.Enabled {
@@ -135,13 +135,13 @@ func watchTarget(ctx context.Context, g *globalOptions, otlp otlpexport.Resolved
 	fail := func(err error) (watch.Target, error) {
 		_ = d.Close()
 		_ = rec.Close()
-		return watch.Target{}, &ExitError{code: exitFailure, err: err}
+		return watch.Target{}, &ExitError{Code: ExitFailure, Err: err}
 	}
 	traces, logs, err := otlp.Exporters(ctx)
 	if err != nil {
 		return fail(err)
 	}
-	res, err := otlp.Resource(ctx, version)
+	res, err := otlp.Resource(ctx, Version)
 	if err != nil {
 		return fail(err)
 	}

@@ -83,8 +83,8 @@ func (w *wakingDriver) WakeNotice(sandbox, what string) string {
 func runWith(t *testing.T, d driver.Driver, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	t.Setenv("GOMAXPROCS", "4") // exec and logs would set the test process's to 1
-	g := &globalOptions{connectHook: func(context.Context, connectOptions) (*conn, error) {
-		return &conn{d: d}, nil
+	g := &Factory{ConnectHook: func(context.Context, ConnectOptions) (*Conn, error) {
+		return &Conn{D: d}, nil
 	}}
 	root := newRootCmd(g)
 	var out, errOut bytes.Buffer
@@ -97,9 +97,9 @@ func runWith(t *testing.T, d driver.Driver, args ...string) (code int, stdout, s
 	switch {
 	case err == nil:
 	case errors.As(err, &ee):
-		code = ee.code
-		if ee.err != nil {
-			errOut.WriteString("sandscope: " + ee.err.Error() + "\n")
+		code = ee.Code
+		if ee.Err != nil {
+			errOut.WriteString("sandscope: " + ee.Err.Error() + "\n")
 		}
 	default:
 		t.Fatalf("%v: %v", args, err)
@@ -129,10 +129,10 @@ func TestExecEndingsThroughTheDriver(t *testing.T) {
 	}{
 		{"confirmed", ended("r1", driver.StateExited, intp(3)), 3, "process r1 ended: EXITED 3", ""},
 		{"confirmed zero", ended("r1", driver.StateExited, intp(0)), 0, "process r1 ended: EXITED 0", ""},
-		{"reported", ended("r1", driver.StateReported, intp(3)), exitExecUnsure, "process r1 ended: REPORTED 3 (unconfirmed)", "the stream reported exit code 3 and nothing confirms it"},
-		{"ended", ended("r1", driver.StateEnded, nil), exitExecUnsure, "process r1 ended: ENDED exit code unknown", "the run ended and its exit code is unknown"},
-		{"interrupted", ended("r1", driver.StateInterrupted, nil), exitExecUnsure, "process r1 ended: INTERRUPTED", "the stream broke off and how the run ended is not known"},
-		{"lost", client.LogEvent{Kind: client.Lost, Reason: "its container was replaced"}, exitExecUnsure, "lost: its container was replaced", ""},
+		{"reported", ended("r1", driver.StateReported, intp(3)), ExitExecUnsure, "process r1 ended: REPORTED 3 (unconfirmed)", "the stream reported exit code 3 and nothing confirms it"},
+		{"ended", ended("r1", driver.StateEnded, nil), ExitExecUnsure, "process r1 ended: ENDED exit code unknown", "the run ended and its exit code is unknown"},
+		{"interrupted", ended("r1", driver.StateInterrupted, nil), ExitExecUnsure, "process r1 ended: INTERRUPTED", "the stream broke off and how the run ended is not known"},
+		{"lost", client.LogEvent{Kind: client.Lost, Reason: "its container was replaced"}, ExitExecUnsure, "lost: its container was replaced", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			d := &fakeDriver{run: driver.Run{ID: "r1", State: driver.StateRunning},
@@ -172,7 +172,7 @@ func TestExecRetriesCapacityThroughTheDriver(t *testing.T) {
 	}
 	// any other failure may have had an effect: no retry
 	d2 := &fakeDriver{starts: []error{errors.New("boom")}}
-	if code, _, stderr := runWith(t, d2, "exec", "box", "--", "true"); code != exitExecUnsure || d2.started != 1 {
+	if code, _, stderr := runWith(t, d2, "exec", "box", "--", "true"); code != ExitExecUnsure || d2.started != 1 {
 		t.Errorf("exit %d after %d starts; stderr %q", code, d2.started, stderr)
 	}
 }
@@ -186,7 +186,7 @@ func TestSessionsOnlyWhereTheDriverHasThem(t *testing.T) {
 		{"exec", "--session", "dev", "box", "--", "true"},
 	} {
 		code, _, stderr := runWith(t, d, args...)
-		if code != exitUsage || !strings.Contains(stderr, "this bridge has no sessions (") {
+		if code != ExitUsage || !strings.Contains(stderr, "this bridge has no sessions (") {
 			t.Errorf("%v: exit %d stderr %q", args, code, stderr)
 		}
 	}
@@ -210,10 +210,10 @@ func TestLogsAndWaitEndingsThroughTheDriver(t *testing.T) {
 		t.Errorf("wait: exit %d stderr %q", code, stderr)
 	}
 	d.events = []client.LogEvent{ended("r1-long-id", driver.StateEnded, nil)}
-	if code, _, stderr := runWith(t, d, "wait", "box", "r1"); code != exitExecUnsure || !strings.Contains(stderr, "ENDED exit code unknown") || !strings.Contains(stderr, "exit status 255: ") {
+	if code, _, stderr := runWith(t, d, "wait", "box", "r1"); code != ExitExecUnsure || !strings.Contains(stderr, "ENDED exit code unknown") || !strings.Contains(stderr, "exit status 255: ") {
 		t.Errorf("wait on an ending without a code: exit %d stderr %q", code, stderr)
 	}
-	if code, _, stderr := runWith(t, d, "logs", "-f", "box", "r1"); code != exitNoResume {
+	if code, _, stderr := runWith(t, d, "logs", "-f", "box", "r1"); code != ExitNoResume {
 		t.Errorf("logs -f of an ending without a code: exit %d stderr %q", code, stderr)
 	}
 }
@@ -227,7 +227,7 @@ func TestWaitAnswersAKnownEndingWithoutAStream(t *testing.T) {
 		t.Fatalf("exit %d, %d follows, stderr %q", code, len(d.followed), stderr)
 	}
 	d = &fakeDriver{run: driver.Run{ID: "r1", State: driver.StateLost}}
-	if code, _, stderr := runWith(t, d, "wait", "box", "r1"); code != exitLost || len(d.followed) != 0 {
+	if code, _, stderr := runWith(t, d, "wait", "box", "r1"); code != ExitLost || len(d.followed) != 0 {
 		t.Errorf("lost: exit %d, %d follows, stderr %q", code, len(d.followed), stderr)
 	}
 	d = &fakeDriver{run: driver.Run{ID: "r1", State: driver.StateRunning}, events: []client.LogEvent{ended("r1", driver.StateExited, intp(0))}}
@@ -258,24 +258,24 @@ func TestConnectGivesTheRecordOnlyWhereLookupsWake(t *testing.T) {
 				t.Fatal(err)
 			}
 			var got driver.Options
-			g := &globalOptions{url: b.URL, tokenFile: tok}
-			g.openDriver = func(ctx context.Context, c *client.Client, o driver.Options) (driver.Driver, error) {
+			g := &Factory{URL: b.URL, TokenFile: tok}
+			g.OpenDriver = func(ctx context.Context, c *client.Client, o driver.Options) (driver.Driver, error) {
 				got = o
 				return driver.Open(ctx, c, o)
 			}
 			var stderr bytes.Buffer
 			cmd := &cobra.Command{}
 			cmd.SetErr(&stderr)
-			cn, err := g.connect(context.Background(), cmd, connectOptions{op: "test", noAnswerExit: exitFailure})
+			cn, err := g.Connect(context.Background(), cmd, ConnectOptions{Op: "test", NoAnswerExit: ExitFailure})
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer cn.Close()
-			_, sessions := cn.d.(driver.Sessions)
-			if sessions != tc.stable || (got.Record != nil) != tc.stable || (cn.rec != nil) != tc.stable || got.Notices == nil {
-				t.Errorf("sessions %v, record given %v, kept %v, notices %v", sessions, got.Record != nil, cn.rec != nil, got.Notices != nil)
+			_, sessions := cn.D.(driver.Sessions)
+			if sessions != tc.stable || (got.Record != nil) != tc.stable || (cn.Rec != nil) != tc.stable || got.Notices == nil {
+				t.Errorf("sessions %v, record given %v, kept %v, notices %v", sessions, got.Record != nil, cn.Rec != nil, got.Notices != nil)
 			}
-			rec := cn.recorder(false)
+			rec := cn.Recorder(false)
 			if (rec == nil) != tc.stable {
 				t.Errorf("the command's own record: %v", rec != nil)
 			}

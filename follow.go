@@ -21,15 +21,15 @@ import (
 // What the commands that follow a run share: the lookup of a run by ID prefix, the printing of a
 // follow, the ending line and the exit status an ending gives.
 
-// lookupProcess expands a unique prefix of a run ID among the driver's runs (expandPrefix) and
+// LookupProcess expands a unique prefix of a run ID among the driver's runs (ExpandPrefix) and
 // returns the run as the list showed it (nil
 // when the list failed or did not hold it: the follower's own lookup then reports the trouble).
 // once (a command that does not retry) ends the command when the bridge did not answer: the
 // follower would only wait for it again.
-func lookupProcess(ctx context.Context, d driver.Driver, sandbox, id string, once bool) (string, *client.Process, error) {
+func LookupProcess(ctx context.Context, d driver.Driver, sandbox, id string, once bool) (string, *client.Process, error) {
 	ps, err := d.Runs(ctx, sandbox)
 	if err != nil && once && errors.Is(err, client.ErrNoAnswer) {
-		return "", nil, bridgeFailure("", err, exitFailure)
+		return "", nil, BridgeFailure("", err, ExitFailure)
 	}
 	if err != nil {
 		return id, nil, nil
@@ -38,7 +38,7 @@ func lookupProcess(ctx context.Context, d driver.Driver, sandbox, id string, onc
 	for i, p := range ps {
 		ids[i] = p.ID
 	}
-	full, err := expandPrefix("process", id, ids)
+	full, err := ExpandPrefix("process", id, ids)
 	if err != nil {
 		return "", nil, err
 	}
@@ -50,46 +50,46 @@ func lookupProcess(ctx context.Context, d driver.Driver, sandbox, id string, onc
 	return full, nil, nil
 }
 
-// unsettled says an ending's outcome is not confirmed: a code the stream reported and nothing
+// Unsettled says an ending's outcome is not confirmed: a code the stream reported and nothing
 // confirms, an ending without a code, a stream that broke off.
-func unsettled(p *client.Process) bool {
+func Unsettled(p *client.Process) bool {
 	return p != nil && (p.State == driver.StateReported || p.State == driver.StateEnded || p.State == driver.StateInterrupted)
 }
 
-// streamOnOneCore gives the Go scheduler one core for the commands that copy one stream to stdout
+// StreamOnOneCore gives the Go scheduler one core for the commands that copy one stream to stdout
 // (logs, exec), unless the user set GOMAXPROCS. Their work is a sequence (read, decode, write), and
 // with more cores the runtime's idle threads spin and wake for every event, taking CPU from a bridge
 // on the same machine. Measured on 2 cores with a 256 MiB replay: about 20% less CPU, half the
 // context switches, and 15-25% less time (BenchmarkLogsFollowVsCurl).
-func streamOnOneCore() {
+func StreamOnOneCore() {
 	if os.Getenv("GOMAXPROCS") == "" {
 		runtime.GOMAXPROCS(1)
 	}
 }
 
-// checkSandboxArg refuses a sandbox ID the bridge would refuse, before any call (exit 2).
-func checkSandboxArg(sandbox string) error {
+// CheckSandboxArg refuses a sandbox ID the bridge would refuse, before any call (exit 2).
+func CheckSandboxArg(sandbox string) error {
 	if !client.ValidSandboxID(sandbox) {
-		return &ExitError{code: exitUsage, err: errors.New(common.BadSandboxID(sandbox))}
+		return &ExitError{Code: ExitUsage, Err: errors.New(common.BadSandboxID(sandbox))}
 	}
 	return nil
 }
 
-// failedExitCode maps a follower failure to the logs exit status.
-func failedExitCode(err error) int {
+// FailedExitCode maps a follower failure to the logs exit status.
+func FailedExitCode(err error) int {
 	switch {
 	case errors.Is(err, client.ErrNotFound), errors.Is(err, client.ErrUnauthorized),
 		errors.Is(err, client.ErrInvalidRequest), errors.Is(err, client.ErrUnsupported):
-		return exitUsage
+		return ExitUsage
 	}
-	return exitNoResume
+	return ExitNoResume
 }
 
-// printFollow copies a follower's output to stdout/stderr byte for byte and its other events to
+// PrintFollow copies a follower's output to stdout/stderr byte for byte and its other events to
 // stderr as "sandscope: " notices. It returns the final event (Ended, Lost, Failed), or ok false
 // when the stream closed without one (snapshot done or cancelled).
 // cursor is the last cursor delivered ("" when none), to resume from.
-func printFollow(events <-chan client.LogEvent, stdout, stderr io.Writer, verbose bool, observe func(client.LogEvent)) (final client.LogEvent, ok bool, cursor string) {
+func PrintFollow(events <-chan client.LogEvent, stdout, stderr io.Writer, verbose bool, observe func(client.LogEvent)) (final client.LogEvent, ok bool, cursor string) {
 	out := bufio.NewWriterSize(stdout, 256<<10)
 	errw := bufio.NewWriterSize(stderr, 64<<10)
 	defer out.Flush()
@@ -146,7 +146,7 @@ func printFollow(events <-chan client.LogEvent, stdout, stderr io.Writer, verbos
 			}
 			last = w
 		case client.Gap:
-			notice("gap: %s%s", ev.Reason, gapSize(ev.Gap))
+			notice("gap: %s%s", ev.Reason, GapSize(ev.Gap))
 		case client.Interrupted:
 			if ev.Cursor == "" {
 				notice("stream interrupted: %s; retrying from the start (nothing received yet)", ev.Reason)
@@ -155,7 +155,7 @@ func printFollow(events <-chan client.LogEvent, stdout, stderr io.Writer, verbos
 			}
 		case client.Reconnecting:
 			if verbose {
-				notice("%s", describeRetry(ev))
+				notice("%s", DescribeRetry(ev))
 			}
 		case client.Resumed:
 			notice("resumed (attempt %d), no gap", ev.Attempt)
@@ -165,7 +165,7 @@ func printFollow(events <-chan client.LogEvent, stdout, stderr io.Writer, verbos
 			suspect = true
 			notice("suspect end: %s; still following", ev.Reason)
 		case client.Ended:
-			line := describeEnd(ev.Status)
+			line := DescribeEnd(ev.Status)
 			if suspect && ev.Reason != "" && ev.Status != nil && ev.Status.State == driver.StateExited {
 				// an ending doubted above: say what confirmed it
 				line += " (confirmed: " + ev.Reason + ")"
@@ -182,18 +182,18 @@ func printFollow(events <-chan client.LogEvent, stdout, stderr io.Writer, verbos
 	}
 }
 
-// directWrite is the chunk size from which printFollow bypasses its buffers.
+// directWrite is the chunk size from which PrintFollow bypasses its buffers.
 const directWrite = 32 << 10
 
-func gapSize(g *client.GapInfo) string {
+func GapSize(g *client.GapInfo) string {
 	if g == nil || g.Events < 0 {
 		return ""
 	}
 	return " (" + vocab.Count(int(g.Events), "event") + " missing)"
 }
 
-// plainToken says s is printable ASCII without spaces, safe to paste into a shell.
-func plainToken(s string) bool {
+// PlainToken says s is printable ASCII without spaces, safe to paste into a shell.
+func PlainToken(s string) bool {
 	for i := 0; i < len(s); i++ {
 		if s[i] <= ' ' || s[i] >= 0x7f || strings.IndexByte("'\"`$\\;&|<>()*?!#~", s[i]) >= 0 {
 			return false
@@ -202,10 +202,10 @@ func plainToken(s string) bool {
 	return s != ""
 }
 
-// describeEnd is the ending line, the same for every bridge, in the shared vocabulary: "process
+// DescribeEnd is the ending line, the same for every bridge, in the shared vocabulary: "process
 // ID ended: KILLED TERM (exit 143)", "… ended: REPORTED 3 (unconfirmed)", "… ended: ENDED exit
 // code unknown".
-func describeEnd(p *client.Process) string {
+func DescribeEnd(p *client.Process) string {
 	if p == nil {
 		return "process ended"
 	}
@@ -225,16 +225,16 @@ func endingWord(p *client.Process) string {
 	return w
 }
 
-// keptAfterLoss says the driver still knows a run it reports lost (its status says LOST): it
+// KeptAfterLoss says the driver still knows a run it reports lost (its status says LOST): it
 // answers for it later from what it kept (a bridge that forgets a lost run reports no status).
-func keptAfterLoss(ev client.LogEvent) bool {
+func KeptAfterLoss(ev client.LogEvent) bool {
 	return ev.Status != nil && ev.Status.State == driver.StateLost
 }
 
-// endingExit is the exit status of exec and wait for an ending: the process's own code only when
+// EndingExit is the exit status of exec and wait for an ending: the process's own code only when
 // the ending is confirmed (exited), else 255 with a notice saying why the code is not its own
 // (the ending line above already named the ending).
-func endingExit(p *client.Process, stderr io.Writer) error {
+func EndingExit(p *client.Process, stderr io.Writer) error {
 	why := ""
 	switch {
 	case p == nil:
@@ -250,7 +250,7 @@ func endingExit(p *client.Process, stderr io.Writer) error {
 		case code < 0 || code > 255:
 			why = fmt.Sprintf("exit code %d is not one a process can return", code)
 		default:
-			return &ExitError{code: code}
+			return &ExitError{Code: code}
 		}
 	case p.State == driver.StateReported && p.Exit != nil:
 		why = fmt.Sprintf("the stream reported exit code %d and nothing confirms it", p.Exit.Code)
@@ -262,17 +262,17 @@ func endingExit(p *client.Process, stderr io.Writer) error {
 		why = "the stream broke off and how the run ended is not known"
 	case p.State == driver.StateError:
 		// the ending line said which error; it has no exit code
-		return &ExitError{code: exitExecUnsure}
+		return &ExitError{Code: ExitExecUnsure}
 	default:
 		why = "the ending was not confirmed"
 	}
-	fmt.Fprintf(stderr, "sandscope: exit status %d: %s\n", exitExecUnsure, sanitize.Message(why))
-	return &ExitError{code: exitExecUnsure}
+	fmt.Fprintf(stderr, "sandscope: exit status %d: %s\n", ExitExecUnsure, sanitize.Message(why))
+	return &ExitError{Code: ExitExecUnsure}
 }
 
-// tellWake says, before the first request of a command to sandbox, that it starts the sandbox's
+// TellWake says, before the first request of a command to sandbox, that it starts the sandbox's
 // container, on a bridge where requests do (driver.Waker); once per sandbox, as the driver keeps it.
-func tellWake(d driver.Driver, sandbox, what string, stderr io.Writer) {
+func TellWake(d driver.Driver, sandbox, what string, stderr io.Writer) {
 	if w, ok := d.(driver.Waker); ok {
 		if s := w.WakeNotice(sandbox, what); s != "" {
 			if !strings.HasPrefix(s, "sandscope: ") {
@@ -283,8 +283,8 @@ func tellWake(d driver.Driver, sandbox, what string, stderr io.Writer) {
 	}
 }
 
-// isTerminal says whether w is a terminal (a file whose descriptor is a TTY).
-func isTerminal(w io.Writer) bool {
+// IsTerminal says whether w is a terminal (a file whose descriptor is a TTY).
+func IsTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	return ok && term.IsTerminal(f.Fd())
 }

@@ -113,14 +113,14 @@ func shellWords(line string) ([]shellWord, bool) {
 // line parser: the command exists, the flags parse, the arguments satisfy the command, and every
 // sandbox ID has the bridge's format. An example must run as written.
 func TestHelpExamplesParse(t *testing.T) {
-	root := newRootCmd(&globalOptions{})
+	root := newRootCmd(&Factory{})
 	cmds := []*cobra.Command{root}
 	cmds = append(cmds, root.Commands()...)
 	total := 0
 	for _, c := range cmds {
 		for _, args := range exampleCommands(t, c.Example) {
 			total++
-			r := newRootCmd(&globalOptions{})
+			r := newRootCmd(&Factory{})
 			sub, rest, err := r.Find(args)
 			if err != nil {
 				t.Errorf("%s example %q: %v", c.Name(), args, err)

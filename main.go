@@ -17,7 +17,7 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func newRootCmd(g *globalOptions) *cobra.Command {
+func newRootCmd(g *Factory) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "sandscope",
 		Short: "Watch and steer Cloudflare Sandboxes: processes, logs, terminals, incarnations",
@@ -34,28 +34,28 @@ With no subcommand it opens the terminal UI, on a remote bridge when one is conf
 		SilenceErrors: true,
 		Args:          cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runTUI(cmd, g)
+			return RunTUI(cmd, g)
 		},
 	}
 	pf := root.PersistentFlags()
-	pf.StringVar(&g.url, "url", "", "bridge URL (default: $SANDSCOPE_URL, the config's context, or a local bridge)")
-	pf.StringVar(&g.tokenFile, "token-file", "", "read the bridge token from this file (default: $SANDBOX_API_KEY)")
-	pf.StringVar(&g.context, "context", "", "use this context from the config file")
-	registerTUIFlags(root)
+	pf.StringVar(&g.URL, "url", "", "bridge URL (default: $SANDSCOPE_URL, the config's context, or a local bridge)")
+	pf.StringVar(&g.TokenFile, "token-file", "", "read the bridge token from this file (default: $SANDBOX_API_KEY)")
+	pf.StringVar(&g.Context, "context", "", "use this context from the config file")
+	RegisterTUIFlags(root)
 	root.AddCommand(
-		newServeCmd(g),
-		newLsCmd(g),
-		newLogsCmd(g),
-		newWaitCmd(g),
-		newExecCmd(g),
-		newShellCmd(g),
-		newAttachCmd(g),
-		newSessionCmd(g),
-		newConfigCmd(g),
-		newDemoCmd(g),
-		newReportCmd(g),
-		newWatchCmd(g),
-		newManCmd(),
+		NewCmdServe(g),
+		NewCmdLs(g),
+		NewCmdLogs(g),
+		NewCmdWait(g),
+		NewCmdExec(g),
+		NewCmdShell(g),
+		NewCmdAttach(g),
+		NewCmdSession(g),
+		NewCmdConfig(g),
+		NewCmdDemo(g),
+		NewCmdReport(g),
+		NewCmdWatch(g),
+		NewCmdMan(),
 	)
 	for _, c := range root.Commands() {
 		checkArgsFirst(c, sandboxFirst[c.Name()])
@@ -66,14 +66,14 @@ With no subcommand it opens the terminal UI, on a remote bridge when one is conf
 		if c == root {
 			if rest := root.Flags().Args(); len(rest) > 0 {
 				fmt.Fprintf(c.ErrOrStderr(), "sandscope: %s\n", unknownCommand(root, rest[0]))
-				exit(exitUsage)
+				exit(ExitUsage)
 			}
 		}
 		help(c, args)
 	})
 	root.Args = func(c *cobra.Command, args []string) error {
 		if len(args) > 0 {
-			return &ExitError{code: exitUsage, err: errors.New(unknownCommand(root, args[0]))}
+			return &ExitError{Code: ExitUsage, Err: errors.New(unknownCommand(root, args[0]))}
 		}
 		return nil
 	}
@@ -95,11 +95,11 @@ func checkArgsFirst(cmd *cobra.Command, sandbox bool) {
 				if ex := firstExample(c.Name(), c.Example); ex != "" {
 					msg += "; e.g. " + ex
 				}
-				return &ExitError{code: exitUsage, err: errors.New(msg)}
+				return &ExitError{Code: ExitUsage, Err: errors.New(msg)}
 			}
 		}
 		if sandbox && len(args) > 0 {
-			return checkSandboxArg(args[0])
+			return CheckSandboxArg(args[0])
 		}
 		return nil
 	}
@@ -122,7 +122,7 @@ func firstExample(name, ex string) string {
 }
 
 func main() {
-	g := &globalOptions{}
+	g := &Factory{}
 	root := newRootCmd(g)
 	err := root.Execute()
 	if err == nil {
@@ -130,10 +130,10 @@ func main() {
 	}
 	var ee *ExitError
 	if errors.As(err, &ee) {
-		if ee.err != nil {
-			printError(ee.err)
+		if ee.Err != nil {
+			printError(ee.Err)
 		}
-		os.Exit(ee.code)
+		os.Exit(ee.Code)
 	}
 	printError(err)
 	os.Exit(2)

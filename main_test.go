@@ -10,7 +10,7 @@ import (
 // TestCommandLineHelp checks every visible subcommand shows examples, --version prints the
 // version, and cobra's completion command answers.
 func TestCommandLineHelp(t *testing.T) {
-	g := &globalOptions{}
+	g := &Factory{}
 	root := newRootCmd(g)
 	if root.Example == "" || root.Flags().Lookup("demo") == nil {
 		t.Error("the root command lacks the TUI's examples or --demo")
@@ -25,7 +25,7 @@ func TestCommandLineHelp(t *testing.T) {
 	}
 	run := func(args ...string) string {
 		t.Helper()
-		r := newRootCmd(&globalOptions{})
+		r := newRootCmd(&Factory{})
 		var out strings.Builder
 		r.SetOut(&out)
 		r.SetErr(&out)
@@ -35,7 +35,7 @@ func TestCommandLineHelp(t *testing.T) {
 		}
 		return out.String()
 	}
-	if got := run("--version"); !strings.Contains(got, version) {
+	if got := run("--version"); !strings.Contains(got, Version) {
 		t.Errorf("--version printed %q", got)
 	}
 	if got := run("completion", "bash"); !strings.Contains(got, "bash completion") || !strings.Contains(got, "__start_sandscope") {

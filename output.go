@@ -16,9 +16,9 @@ import (
 
 // Output helpers: JSON, untrusted text made safe, ages, command lines, state words.
 
-// writeJSON writes v as indented JSON in which no string holds a C1 control or a bidi control raw
+// WriteJSON writes v as indented JSON in which no string holds a C1 control or a bidi control raw
 // (they are written as \u009b, \u202e…): valid JSON either way, but a terminal acts on raw ones.
-func writeJSON(w io.Writer, v any) error {
+func WriteJSON(w io.Writer, v any) error {
 	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return err
@@ -27,9 +27,9 @@ func writeJSON(w io.Writer, v any) error {
 	return err
 }
 
-// safeText makes untrusted bridge text safe for a terminal: control characters (escape sequences
+// SafeText makes untrusted bridge text safe for a terminal: control characters (escape sequences
 // included) and invalid UTF-8 are shown as visible escapes instead of being interpreted.
-func safeText(s string) string {
+func SafeText(s string) string {
 	var b strings.Builder
 	for i := 0; i < len(s); {
 		r, size := utf8.DecodeRuneInString(s[i:])
@@ -48,7 +48,7 @@ func safeText(s string) string {
 	return b.String()
 }
 
-func ago(t time.Time) string {
+func Ago(t time.Time) string {
 	if t.IsZero() {
 		return "-"
 	}
@@ -59,20 +59,20 @@ func ago(t time.Time) string {
 	return d.String() + " ago"
 }
 
-// commandLine shows argv as every screen shows a command (common.Argv: the wrapper hidden,
+// CommandLine shows argv as every screen shows a command (common.Argv: the wrapper hidden,
 // quoted where needed, controls in caret notation such as "^J"), cut at 80 cells.
-func commandLine(argv []string) string {
+func CommandLine(argv []string) string {
 	return common.Cut(common.Argv(argv), 80)
 }
 
-// processState is the state word the product uses everywhere (RUNNING, EXITED n, KILLED TERM,
+// ProcessState is the state word the product uses everywhere (RUNNING, EXITED n, KILLED TERM,
 // REPORTED n (unconfirmed), ENDED exit code unknown…).
-func processState(p client.Process) string {
+func ProcessState(p client.Process) string {
 	_, w, _ := vocab.State(p.State, p.Exit, p.Error)
 	return w
 }
 
-func terminalState(t client.Terminal) string {
+func TerminalState(t client.Terminal) string {
 	_, w, _ := vocab.State(t.Status, t.Exit, t.Error)
 	return w
 }

@@ -143,7 +143,7 @@ func TestREADMEStartsWithCommands(t *testing.T) {
 // registers (as "sandscope PATH") and every flag they accept (as "--name").
 func TestREADMECommandLine(t *testing.T) {
 	section := readmeSection(t, readREADME(t), "The command line")
-	root := newRootCmd(&globalOptions{})
+	root := newRootCmd(&Factory{})
 	root.InitDefaultCompletionCmd()
 	root.InitDefaultVersionFlag()
 

@@ -16,10 +16,10 @@ import (
 // recordName is a bridge's record: its identity (record.Identity), the names an earlier sandscope
 // kept it under, and how a report words the bridge's kind.
 type recordName struct {
-	identity string
-	legacy   []string
-	kind     string
-	rawURL   string // the configured URL ("" for the local bridge found without one)
+	Identity string
+	Legacy   []string
+	Kind     string
+	RawURL   string // the configured URL ("" for the local bridge found without one)
 }
 
 // errNotReached: sandscope has never reached this bridge, so it has no identity and no record.
@@ -32,9 +32,9 @@ const identityTimeout = 5 * time.Second
 // the embedded bridge's).
 func localRoot() string { return filepath.Join(localbridge.DefaultStateDir(), "sandboxes") }
 
-// legacyNames are the names earlier versions kept a bridge's record under: the URL as configured,
+// LegacyNames are the names earlier versions kept a bridge's record under: the URL as configured,
 // and for the local bridge "local:<root>".
-func legacyNames(rawURL string, local bool) []string {
+func LegacyNames(rawURL string, local bool) []string {
 	var out []string
 	if rawURL != "" {
 		out = append(out, rawURL)
@@ -52,10 +52,10 @@ func kindOf(identity string) string {
 	return "remote"
 }
 
-// bridgeIdentity asks the bridge c (at rawURL) who it is: its own ID when it is a sandscope local
+// BridgeIdentity asks the bridge c (at rawURL) who it is: its own ID when it is a sandscope local
 // bridge, else its URL, normalised. A bridge that does not answer at all has no identity
 // (errNotReached) unless one was learned for its URL before. What it learns is kept for reports.
-func bridgeIdentity(ctx context.Context, c *client.Client, rawURL string) (string, error) {
+func BridgeIdentity(ctx context.Context, c *client.Client, rawURL string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, identityTimeout)
 	defer cancel()
 	caps, err := c.Capabilities(ctx)
@@ -65,77 +65,77 @@ func bridgeIdentity(ctx context.Context, c *client.Client, rawURL string) (strin
 	case errors.As(err, &api):
 		// the bridge answered, without a capability document: it is its URL
 	default:
-		if id, ok := record.LookupIdentity(recordDir(), rawURL); ok {
+		if id, ok := record.LookupIdentity(RecordDir(), rawURL); ok {
 			return id, nil
 		}
 		return "", errNotReached
 	}
 	id := record.Identity(caps, rawURL)
-	_ = record.RememberIdentity(recordDir(), rawURL, id)
+	_ = record.RememberIdentity(RecordDir(), rawURL, id)
 	return id, nil
 }
 
 // writerRecordName is the record of the bridge a command talks to, decided by asking the bridge.
-func writerRecordName(ctx context.Context, g *globalOptions) (recordName, error) {
-	c, t, err := g.resolvedBridge()
+func writerRecordName(ctx context.Context, g *Factory) (recordName, error) {
+	c, t, err := g.ResolvedBridge()
 	if err != nil {
 		return recordName{}, err
 	}
-	id, err := bridgeIdentity(ctx, c, t.url)
+	id, err := BridgeIdentity(ctx, c, t.URL)
 	if err != nil {
 		return recordName{}, err
 	}
-	n := recordName{identity: id, kind: kindOf(id), legacy: legacyNames(t.url, t.discovered)}
-	if !t.discovered {
-		n.rawURL = t.url
+	n := recordName{Identity: id, Kind: kindOf(id), Legacy: LegacyNames(t.URL, t.Discovered)}
+	if !t.Discovered {
+		n.RawURL = t.URL
 	}
 	return n, nil
 }
 
-// readerRecordName is the record a report reads, found without the bridge where possible: the
+// ReaderRecordName is the record a report reads, found without the bridge where possible: the
 // identity learned for the configured URL, or the local bridge's ID in its root; the bridge is
 // asked only when neither is known.
-func readerRecordName(ctx context.Context, g *globalOptions) (recordName, error) {
-	eff, err := resolveSettings(g)
+func ReaderRecordName(ctx context.Context, g *Factory) (recordName, error) {
+	eff, err := ResolveSettings(g)
 	if err != nil {
 		return recordName{}, err
 	}
 	if eff.URL != "" {
-		n := recordName{rawURL: eff.URL, legacy: legacyNames(eff.URL, false)}
-		if id, ok := record.LookupIdentity(recordDir(), eff.URL); ok {
-			n.identity = id
-		} else if c, t, err := g.resolvedBridge(); err == nil {
-			if id, err := bridgeIdentity(ctx, c, t.url); err == nil {
-				n.identity = id
+		n := recordName{RawURL: eff.URL, Legacy: LegacyNames(eff.URL, false)}
+		if id, ok := record.LookupIdentity(RecordDir(), eff.URL); ok {
+			n.Identity = id
+		} else if c, t, err := g.ResolvedBridge(); err == nil {
+			if id, err := BridgeIdentity(ctx, c, t.URL); err == nil {
+				n.Identity = id
 			}
 		}
-		if n.identity == "" {
-			n.identity = record.NormalizeURL(eff.URL)
+		if n.Identity == "" {
+			n.Identity = record.NormalizeURL(eff.URL)
 		}
-		n.kind = kindOf(n.identity)
+		n.Kind = kindOf(n.Identity)
 		return n, nil
 	}
-	n := recordName{kind: kindOf(record.LocalIdentity("")), legacy: legacyNames("", true)}
+	n := recordName{Kind: kindOf(record.LocalIdentity("")), Legacy: LegacyNames("", true)}
 	// the `sandscope serve` that commands find through its discovery file (running or not): the
 	// identity it answered with
 	if d, err := localbridge.ReadDiscovery(filepath.Join(localbridge.DefaultStateDir(), "serve.json")); d.URL != "" && (err == nil || errors.Is(err, localbridge.ErrStaleDiscovery)) {
-		if id, ok := record.LookupIdentity(recordDir(), d.URL); ok {
-			n.identity = id
+		if id, ok := record.LookupIdentity(RecordDir(), d.URL); ok {
+			n.Identity = id
 			return n, nil
 		}
 	}
 	if id, err := localbridge.ReadBridgeID(localRoot()); err == nil && id != "" {
-		n.identity = record.LocalIdentity(id)
+		n.Identity = record.LocalIdentity(id)
 		return n, nil
 	}
 	// a local bridge that never ran over this root: only a record an earlier version kept
-	n.identity = "local:" + localRoot()
+	n.Identity = "local:" + localRoot()
 	return n, nil
 }
 
-// openCommandRecord opens, for writing, the record of the bridge a command talks to. A bridge
+// OpenCommandRecord opens, for writing, the record of the bridge a command talks to. A bridge
 // sandscope has not reached gets none (nil, nil).
-func openCommandRecord(g *globalOptions) (*record.Record, error) {
+func OpenCommandRecord(g *Factory) (*record.Record, error) {
 	n, err := writerRecordName(context.Background(), g)
 	if errors.Is(err, errNotReached) {
 		return nil, nil
@@ -143,5 +143,5 @@ func openCommandRecord(g *globalOptions) (*record.Record, error) {
 	if err != nil {
 		return nil, fmt.Errorf("record: %w", err)
 	}
-	return record.Open(record.Options{Dir: recordDir(), Bridge: n.identity, Legacy: n.legacy, Version: version})
+	return record.Open(record.Options{Dir: RecordDir(), Bridge: n.Identity, Legacy: n.Legacy, Version: Version})
 }

@@ -15,34 +15,34 @@ import (
 
 // The effective settings every command reads (flags, environment, the config file).
 
-// resolveSettings loads the configuration file and resolves the effective settings from it, the
+// ResolveSettings loads the configuration file and resolves the effective settings from it, the
 // environment and the global flags. Every command that talks to a bridge starts here; the token is
 // obtained separately with eff.Token.Get(ctx), only when needed.
-func resolveSettings(g *globalOptions) (*config.Effective, error) {
-	_, eff, err := loadSettings(g)
+func ResolveSettings(g *Factory) (*config.Effective, error) {
+	_, eff, err := LoadSettings(g)
 	return eff, err
 }
 
-// loadSettings is resolveSettings that also returns the loaded file (its contexts, for the TUI).
-func loadSettings(g *globalOptions) (*config.Config, *config.Effective, error) {
+// LoadSettings is ResolveSettings that also returns the loaded file (its contexts, for the TUI).
+func LoadSettings(g *Factory) (*config.Config, *config.Effective, error) {
 	path := config.DefaultPath(os.LookupEnv)
 	cfg, err := config.Load(path)
 	if cfg == nil {
-		return nil, nil, &ExitError{code: 2, err: err}
+		return nil, nil, &ExitError{Code: 2, Err: err}
 	}
 	// every problem of the file at once, in line order: the file's own, then its keys'
 	if err := fileErrors(err, cfg.CheckKeys(keymap.New().Names()), keyErrors(cfg)); err != nil {
-		return nil, nil, &ExitError{code: 2, err: err}
+		return nil, nil, &ExitError{Code: 2, Err: err}
 	}
-	eff, err := cfg.Resolve(config.Flags{URL: g.url, TokenFile: g.tokenFile, Context: g.context}, os.LookupEnv)
+	eff, err := cfg.Resolve(config.Flags{URL: g.URL, TokenFile: g.TokenFile, Context: g.Context}, os.LookupEnv)
 	if err != nil {
-		for _, u := range []struct{ where, raw string }{{"--url", g.url}, {"SANDSCOPE_URL", os.Getenv("SANDSCOPE_URL")}} {
+		for _, u := range []struct{ where, raw string }{{"--url", g.URL}, {"SANDSCOPE_URL", os.Getenv("SANDSCOPE_URL")}} {
 			if fix := schemeless(u.raw); fix != "" {
 				err = fmt.Errorf("%s %s has no scheme: a bridge URL starts with http:// or https://; did you mean %s?", u.where, u.raw, fix)
 				break
 			}
 		}
-		return nil, nil, &ExitError{code: 2, err: err}
+		return nil, nil, &ExitError{Code: 2, Err: err}
 	}
 	return cfg, eff, nil
 }
@@ -98,18 +98,18 @@ func fileErrors(errs ...error) error {
 	return errors.Join(all...)
 }
 
-// userThemeDir holds the user's themes (<name>.json), which the TUI prefers to built-in ones.
-func userThemeDir() string { return filepath.Join(xdg.ConfigHome, "sandscope", "themes") }
+// UserThemeDir holds the user's themes (<name>.json), which the TUI prefers to built-in ones.
+func UserThemeDir() string { return filepath.Join(xdg.ConfigHome, "sandscope", "themes") }
 
-// checkTheme loads the effective theme the way the TUI does (both palettes for auto, which picks
+// CheckTheme loads the effective theme the way the TUI does (both palettes for auto, which picks
 // by the terminal's background), so a theme the TUI would refuse is refused here too.
-func checkTheme(cfg *config.Config, eff *config.Effective) error {
+func CheckTheme(cfg *config.Config, eff *config.Effective) error {
 	names := []string{eff.Theme}
 	if eff.Theme == "" || eff.Theme == "auto" {
 		names = []string{"dark", "light"}
 	}
 	for _, n := range names {
-		if _, err := themes.Load(n, userThemeDir(), true); err != nil {
+		if _, err := themes.Load(n, UserThemeDir(), true); err != nil {
 			msg := fmt.Sprintf("theme %q: %v", eff.Theme, err)
 			if eff.ThemeSource.Kind == config.FromFile {
 				return cfg.ErrorAt("theme", msg)

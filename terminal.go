@@ -12,19 +12,19 @@ import (
 
 // Terminal checks of the full-screen commands.
 
-// setupError maps a failure before the attachment started to an exit status: 4 when the bridge
+// SetupError maps a failure before the attachment started to an exit status: 4 when the bridge
 // did not answer, else 2 (usage, auth, not found, refused).
-func setupError(err error) error {
+func SetupError(err error) error {
 	if errors.Is(err, client.ErrTransport) {
-		return &ExitError{code: exitNoResume, err: err}
+		return &ExitError{Code: ExitNoResume, Err: err}
 	}
-	return bridgeExit("", err, exitUsage)
+	return BridgeExit("", err, ExitUsage)
 }
 
-// needTerminal refuses a full-screen command (shell, attach) whose input is neither a terminal nor
+// NeedTerminal refuses a full-screen command (shell, attach) whose input is neither a terminal nor
 // scripted input (a pipe or a file, which ends with ^D): with /dev/null or a socket it would wait
 // for input that never comes. Exit 2.
-func needTerminal(what string, in io.Reader) error {
+func NeedTerminal(what string, in io.Reader) error {
 	f, ok := in.(*os.File)
 	if !ok || term.IsTerminal(f.Fd()) {
 		return nil // a terminal, or input the caller feeds itself
@@ -32,17 +32,17 @@ func needTerminal(what string, in io.Reader) error {
 	if fi, err := f.Stat(); err == nil && (fi.Mode()&os.ModeNamedPipe != 0 || fi.Mode().IsRegular()) {
 		return nil
 	}
-	return &ExitError{code: exitUsage, err: fmt.Errorf("%s is a full-screen command and needs a terminal: stdin is not one (scripted input works from a pipe: printf 'ls\\nexit\\n' | sandscope %s ...)", what, what)}
+	return &ExitError{Code: ExitUsage, Err: fmt.Errorf("%s is a full-screen command and needs a terminal: stdin is not one (scripted input works from a pipe: printf 'ls\\nexit\\n' | sandscope %s ...)", what, what)}
 }
 
-// isTerminalReader says whether r is a terminal.
-func isTerminalReader(r io.Reader) bool {
+// IsTerminalReader says whether r is a terminal.
+func IsTerminalReader(r io.Reader) bool {
 	f, ok := r.(*os.File)
 	return ok && term.IsTerminal(f.Fd())
 }
 
-// localSize is the size of the user's terminal, or 0×0 (the bridge default) when not a terminal.
-func localSize() (cols, rows int) {
+// LocalSize is the size of the user's terminal, or 0×0 (the bridge default) when not a terminal.
+func LocalSize() (cols, rows int) {
 	for _, f := range []*os.File{os.Stdout, os.Stdin, os.Stderr} {
 		if term.IsTerminal(f.Fd()) {
 			if w, h, err := term.GetSize(f.Fd()); err == nil && w > 0 && h > 0 {
