@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	clroot "sandscope/internal/cli/root"
 	"strings"
 	"testing"
 	"unicode"
@@ -16,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"sandscope/internal/cli/cmdutil"
 	"sandscope/keymap"
 )
 
@@ -143,7 +145,7 @@ func TestREADMEStartsWithCommands(t *testing.T) {
 // registers (as "sandscope PATH") and every flag they accept (as "--name").
 func TestREADMECommandLine(t *testing.T) {
 	section := readmeSection(t, readREADME(t), "The command line")
-	root := newRootCmd(&Factory{})
+	root := clroot.NewCmd(&cmdutil.Factory{})
 	root.InitDefaultCompletionCmd()
 	root.InitDefaultVersionFlag()
 

@@ -1,0 +1,174 @@
+package exec
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sandscope/internal/cli/cmdutil"
+	"sandscope/sanitize"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"sandscope/client"
+	"sandscope/driver"
+	"sandscope/record"
+)
+
+func NewCmdExec(g *cmdutil.Factory) *cobra.Command {
+	var cwd string
+	var env []string
+	var noRecord bool
+	var timeout time.Duration
+	var session string
+	cmd := &cobra.Command{
+		Use:   "exec SANDBOX [--cwd D] [--env K=V] [--timeout DUR] -- ARGV...",
+		Short: "Launch a process in a sandbox, follow its output, exit with its code",
+		Long: `Launch a process in a sandbox and follow its output (stdout to stdout, stderr to stderr).
+Exit with the process's own exit code once the bridge confirms it ended; 2 for usage,
+authentication or not-found errors; otherwise (lost, bridge unreachable, ended in error) exit 255
+with a "sandscope: " notice on stderr. A bridge that does not answer the launch within 12 s is
+reported as such (255); once launched, the output is followed as logs -f follows it (retries
+announced, then 255). Ctrl-C or SIGTERM (130) and SIGHUP (129) leave the process running.
+
+On a stable (0.12) bridge the command runs through /exec under a small recorder inside the sandbox
+that keeps its pid, output and real exit status in /workspace/.sandscope/runs/RUN: the stream's
+exit code counts only when the recorder's trailer confirms it; after a cut or an unconfirmed exit
+code sandscope reads the recorder's files (byte-exact output, true status). --session runs it in a
+stable session (cwd and environment kept between calls).`,
+		Example: `  sandscope exec myapp -- npm test -- --watch=false
+  sandscope exec myapp --cwd /workspace/app --env CI=1 --env NODE_ENV=test -- npm run build
+  sandscope exec myapp --timeout 10m -- sh -c 'make -j4 2>&1 | tee build.log'
+
+  # scripts branch on the exit status: the process's own code, or 255 when it is not confirmed
+  sandscope exec myapp -- ./check.sh || echo "failed with $?"`,
+		Args: cobra.MinimumNArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			dash := cmd.ArgsLenAtDash()
+			if dash != 1 {
+				return &cmdutil.ExitError{Code: cmdutil.ExitUsage, Err: fmt.Errorf("usage: sandscope exec SANDBOX [flags] -- ARGV...")}
+			}
+			req := client.ExecRequest{Argv: args[1:], Cwd: cwd}
+			if len(env) > 0 {
+				req.Env = map[string]string{}
+				for _, kv := range env {
+					k, v, ok := strings.Cut(kv, "=")
+					if !ok || k == "" {
+						return &cmdutil.ExitError{Code: cmdutil.ExitUsage, Err: fmt.Errorf("--env %q: want NAME=VALUE", kv)}
+					}
+					req.Env[k] = v
+				}
+			}
+			if timeout < 0 || (timeout > 0 && timeout < time.Millisecond) {
+				return &cmdutil.ExitError{Code: cmdutil.ExitUsage, Err: fmt.Errorf("--timeout %v: must be at least 1ms", timeout)}
+			}
+			req.Timeout = timeout.Milliseconds()
+			if err := cmdutil.ValidSession("--session", session); err != nil {
+				return err
+			}
+			cmdutil.StreamOnOneCore()
+			ctx, stop := cmdutil.InterruptContext(cmd.Context())
+			defer stop()
+			cn, err := g.Connect(ctx, cmd, cmdutil.ConnectOptions{Op: "exec", NoAnswerExit: cmdutil.ExitExecUnsure})
+			if err != nil {
+				return err
+			}
+			defer cn.Close()
+			cn.NoteIsolation()
+			if _, ok := cn.D.(driver.Sessions); session != "" && !ok {
+				return cmdutil.Lacks("sessions", cmdutil.SessionsWhy)
+			}
+			rec := cn.Recorder(noRecord)
+			defer rec.Close()
+			return runExec(ctx, cn.D, rec, args[0], driver.StartRequest{ExecRequest: req, Session: session}, cn.Out, cn.ErrOut)
+		},
+	}
+	cmd.Flags().BoolVar(&noRecord, "no-record", false, "do not record what this command saw (the launch, the sandbox, the stream's events) in sandscope's record")
+	cmd.Flags().StringVar(&cwd, "cwd", "", "working directory (inside /workspace)")
+	cmd.Flags().StringArrayVar(&env, "env", nil, "environment variable NAME=VALUE (repeatable)")
+	cmd.Flags().DurationVar(&timeout, "timeout", 0, "kill the process after this long (e.g. 30s)")
+	cmd.Flags().StringVar(&session, "session", "", "stable bridges: run in this session (created by first use)")
+	return cmd
+}
+
+// runExec launches a run and follows it; with a record, the launch (argv, cwd, environment
+// names), the action's outcome and the stream's events are recorded.
+func runExec(ctx context.Context, d driver.Driver, rec *cmdutil.CommandRecord, sandbox string, req driver.StartRequest, stdout, stderr io.Writer) error {
+	if err := cmdutil.CheckSandboxArg(sandbox); err != nil {
+		return err
+	}
+	cmdutil.TellWake(d, sandbox, "exec", stderr)
+	p, err := startWithCapacityRetry(ctx, d, sandbox, req, stderr)
+	if err == nil {
+		// the launch's answer says the sandbox runs, in the incarnation the bridge reported
+		if ev, ok := record.LookupRunningProcess(sandbox, p, "the launch"); ok {
+			rec.Lookup(ev)
+		}
+	}
+	if rec != nil {
+		outcome := "ok"
+		if err != nil {
+			outcome = err.Error()
+		}
+		rec.Add(record.Event{Sandbox: sandbox, Source: record.FromAction, Kind: "exec", Entity: record.Process, EntityID: p.ID,
+			Action: &record.Action{Kind: "exec", Detail: record.ShellJoin(req.Argv), Outcome: outcome, Result: p.ID}})
+		if err == nil {
+			pp := p
+			rec.Add(record.Event{Sandbox: sandbox, Source: record.FromLaunch, Kind: "launch", Entity: record.Process, EntityID: p.ID, Process: &pp,
+				Incarnation: client.Incarnation{Number: p.Incarnation}, Launch: record.LaunchOf(req.Argv, req.Cwd, req.Env, req.Timeout)})
+		}
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return &cmdutil.ExitError{Code: cmdutil.InterruptStatus(ctx)}
+		}
+		return cmdutil.BridgeExit("exec", err, cmdutil.ExitExecUnsure)
+	}
+	fctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	f := d.Follow(fctx, sandbox, p.ID, driver.FollowOptions{FollowOptions: cmdutil.FollowOptions(client.FollowOptions{Status: &p})})
+	final, ok, _ := cmdutil.PrintFollow(f, stdout, stderr, true, rec.Observe(sandbox, p.ID))
+	if !ok {
+		if ctx.Err() != nil {
+			return &cmdutil.ExitError{Code: cmdutil.InterruptStatus(ctx), Err: fmt.Errorf("detached; process %s keeps running (sandscope logs %s %s -f)", p.ID, sandbox, p.ID)}
+		}
+		return &cmdutil.ExitError{Code: cmdutil.ExitExecUnsure, Err: fmt.Errorf("process %s: log stream closed without a confirmed end", p.ID)}
+	}
+	if final.Kind == client.Failed && cmdutil.UsageKind(final.Err) {
+		// the token was rejected or the process is unknown: the caller's to fix
+		return &cmdutil.ExitError{Code: cmdutil.ExitUsage}
+	}
+	if final.Kind == client.Lost && cmdutil.KeptAfterLoss(final) {
+		return &cmdutil.ExitError{Code: cmdutil.ExitExecUnsure, Err: fmt.Errorf("run %s is LOST: the output above is all sandscope received (sandscope logs %s %s prints what the record kept)", p.ID, sandbox, p.ID)}
+	}
+	// Lost and Failed are already reported by a notice; an ending is decided by EndingExit.
+	if final.Kind != client.Ended {
+		return &cmdutil.ExitError{Code: cmdutil.ExitExecUnsure}
+	}
+	return cmdutil.EndingExit(final.Status, stderr)
+}
+
+// startWithCapacityRetry starts the run, retrying with backoff only when the bridge's pool
+// refused for capacity: then nothing was started (the container was never allocated). Any other
+// failure may have had a side effect and is not retried.
+func startWithCapacityRetry(ctx context.Context, d driver.Driver, sandbox string, req driver.StartRequest, stderr io.Writer) (driver.Run, error) {
+	const attempts = 5
+	delay := 250 * time.Millisecond
+	for i := 1; ; i++ {
+		p, err := d.Start(ctx, sandbox, req)
+		if err == nil || !errors.Is(err, client.ErrCapacity) || i == attempts {
+			return p, err
+		}
+		fmt.Fprintf(stderr, "sandscope: %s; retrying in %v (attempt %d of %d)\n", sanitize.Message(err.Error()), delay, i+1, attempts)
+		t := time.NewTimer(delay)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return p, ctx.Err()
+		case <-t.C:
+		}
+		delay *= 2
+	}
+}

@@ -1,0 +1,159 @@
+package watch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"sandscope/client"
+	"sandscope/driver"
+	"sandscope/internal/cli/cmdutil"
+	"sandscope/internal/watch"
+	"sandscope/otlpexport"
+	"sandscope/record"
+)
+
+func NewCmdWatch(g *cmdutil.Factory) *cobra.Command {
+	var contexts []string
+	var asJSON, otlpOutput bool
+	cmd := &cobra.Command{
+		Use:   "watch",
+		Short: "Watch every sandbox of a bridge without a screen, keep the record, and export it over OpenTelemetry",
+		Long: `Run the record's watcher without a screen, as a service: every sandbox known on the bridge
+(--url, --context, or several bridges with --context repeated) is watched, output is captured
+within the same budgets as the TUI, and the record is kept. One line per notable change goes to
+stderr in the words of the TUI's notifications (--json: one JSON object per line). It runs until
+SIGTERM or SIGINT, then flushes and exits 0 within 5 s. On a bridge whose lookups start
+containers (stable) it sends nothing of its own.
+
+With OTEL_EXPORTER_OTLP_ENDPOINT (or otlp: in the configuration file) set, every process,
+terminal and run is exported as a span, every marker as a span event and a log record
+(--otlp-output: captured output lines too), from a position kept in the record, so nothing is
+lost while the collector is down. See the README's "Running watch as a service".`,
+		Example: `  sandscope watch                                   # the configured bridge
+  sandscope watch --context prod --context staging --json
+  OTEL_EXPORTER_OTLP_ENDPOINT=http://localhost:4318 sandscope watch --otlp-output`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return runWatch(ctx, g, contexts, asJSON, otlpOutput, cmd.ErrOrStderr())
+		},
+	}
+	f := cmd.Flags()
+	// a local --context, repeatable, in place of the global one
+	f.StringArrayVar(&contexts, "context", nil, "watch the bridge of this config context (repeat for several bridges)")
+	f.BoolVar(&asJSON, "json", false, "write one JSON object per line instead of text")
+	f.BoolVar(&otlpOutput, "otlp-output", false, "export captured output lines as OpenTelemetry log records")
+	return cmd
+}
+
+func runWatch(ctx context.Context, g *cmdutil.Factory, contexts []string, asJSON, otlpOutput bool, stderr io.Writer) error {
+	if g.URL != "" && len(contexts) > 0 {
+		return &cmdutil.ExitError{Code: cmdutil.ExitUsage, Err: errors.New("watch: give --url or --context, not both")}
+	}
+	cfg, eff, err := cmdutil.LoadSettings(g)
+	if err != nil {
+		return err
+	}
+	var file otlpexport.Settings
+	if o := cfg.OTLP; o != nil {
+		file = otlpexport.Settings{Endpoint: o.Endpoint, TracesEndpoint: o.TracesEndpoint, LogsEndpoint: o.LogsEndpoint,
+			Headers: o.Headers, ServiceName: o.ServiceName, Output: o.Output}
+	}
+	file.Output = file.Output || otlpOutput
+	otlp, err := otlpexport.Resolve(file, os.LookupEnv)
+	if err != nil {
+		return &cmdutil.ExitError{Code: cmdutil.ExitUsage, Err: err}
+	}
+	if otlpOutput && !otlp.Enabled {
+		return &cmdutil.ExitError{Code: cmdutil.ExitUsage, Err: errors.New("watch: --otlp-output needs an OTLP endpoint (OTEL_EXPORTER_OTLP_ENDPOINT or otlp.endpoint in the configuration file)")}
+	}
+
+	names := contexts
+	if len(names) == 0 {
+		names = []string{""} // the bridge the global flags and configuration choose
+	}
+	var targets []watch.Target
+	defer func() {
+		for _, t := range targets {
+			_ = t.Driver.Close()
+			cmdutil.TellRecordNotices(t.Record, stderr)
+			_ = t.Record.Close()
+		}
+	}()
+	for _, name := range names {
+		gc := &cmdutil.Factory{URL: g.URL, TokenFile: g.TokenFile, Context: name}
+		t, err := watchTarget(ctx, gc, otlp, stderr)
+		if err != nil {
+			if name != "" {
+				err = fmt.Errorf("context %s: %w", name, err)
+			}
+			return err
+		}
+		if len(names) > 1 {
+			t.Name = name
+		}
+		targets = append(targets, t)
+	}
+	if otlp.Enabled {
+		fmt.Fprintf(stderr, "sandscope: exporting to %s\n", otlp.Describe())
+	}
+	budget := record.DefaultWatchBudget
+	budget.Fast, budget.Slow = eff.PollFast, eff.PollSlow
+	return watch.Run(ctx, targets, watch.Options{JSON: asJSON, Budget: budget}, stderr)
+}
+
+// watchTarget resolves one bridge as every command does: its client, its record (named by asking
+// the bridge who it is), its driver, and its export.
+func watchTarget(ctx context.Context, g *cmdutil.Factory, otlp otlpexport.Resolved, stderr io.Writer) (watch.Target, error) {
+	c, _, err := cmdutil.NewBridgeClient(g)
+	if err != nil {
+		return watch.Target{}, err
+	}
+	rec, err := cmdutil.OpenCommandRecord(g)
+	if err != nil {
+		return watch.Target{}, &cmdutil.ExitError{Code: cmdutil.ExitFailure, Err: err}
+	}
+	if rec == nil {
+		return watch.Target{}, &cmdutil.ExitError{Code: cmdutil.ExitFailure, Err: fmt.Errorf("the bridge at %s does not answer, so it has no record to keep yet", c.BaseURL())}
+	}
+	d, err := driver.Open(ctx, c, driver.Options{Record: rec, Notices: stderr})
+	if err != nil {
+		_ = rec.Close()
+		return watch.Target{}, cmdutil.BridgeExit("", err, cmdutil.ExitFailure)
+	}
+	t := watch.Target{Driver: d, Record: rec}
+	if !otlp.Enabled {
+		return t, nil
+	}
+	fail := func(err error) (watch.Target, error) {
+		_ = d.Close()
+		_ = rec.Close()
+		return watch.Target{}, &cmdutil.ExitError{Code: cmdutil.ExitFailure, Err: err}
+	}
+	traces, logs, err := otlp.Exporters(ctx)
+	if err != nil {
+		return fail(err)
+	}
+	res, err := otlp.Resource(ctx, cmdutil.Version)
+	if err != nil {
+		return fail(err)
+	}
+	dialect := string(d.Capabilities().Dialect)
+	if dialect == "" {
+		dialect = string(client.DialectPreview)
+	}
+	t.Export, err = otlpexport.New(otlpexport.Options{Record: rec, Bridge: otlpexport.Bridge{URL: d.BaseURL(), Dialect: dialect},
+		Name: otlp.PositionName(), Traces: traces, Logs: logs, Resource: res, Output: otlp.Output})
+	if err != nil {
+		return fail(err)
+	}
+	return t, nil
+}
