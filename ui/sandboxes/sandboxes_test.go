@@ -58,6 +58,7 @@ func statuses(msgs []tea.Msg) string {
 func newModel(t *testing.T, br *uitest.Bridge, local bool) *Model {
 	ctx := uitest.Context(t, br, 100, 27)
 	ctx.Local = local
+	br.Caps.Local = local
 	m := New(ctx)
 	m.SetSize(100, 27)
 	return m

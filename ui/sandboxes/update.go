@@ -300,7 +300,7 @@ func (m *Model) refresh() tea.Cmd {
 		statuses = nil
 	}
 	terms, _ := br.(driver.Terminals)
-	local := m.ctx.Local
+	lists := br.Features().SandboxList
 	base := m.ctx.BaseCtx()
 	now := m.ctx.Clock
 	var ids []string
@@ -335,9 +335,8 @@ func (m *Model) refresh() tea.Cmd {
 			}
 		}
 		listed := map[string]bool{}
-		// The list is an extension of sandscope's local bridge; a remote bridge answers it with
-		// its text 404 — after checking the token, so this also tells unauthorized and
-		// unreachable apart without waking any sandbox.
+		// The list is an extension (sandscope's local bridge, or a Worker with the sandbox
+		// registry) announced in the bridge's document; it wakes no sandbox.
 		{
 			infos, err := br.ListSandboxes(ctx)
 			if err != nil {
@@ -346,7 +345,7 @@ func (m *Model) refresh() tea.Cmd {
 					res.at = now()
 					return res
 				}
-			} else if local {
+			} else if lists {
 				res.listOK = true
 				for _, in := range infos {
 					if ValidID(in.ID) { // server JSON: only well-formed IDs are shown
