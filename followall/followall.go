@@ -41,10 +41,7 @@ func Name(p client.Process) string {
 			break
 		}
 	}
-	id := p.ID
-	if len(id) > 8 {
-		id = id[:8]
-	}
+	id := client.ShortID(p.ID)
 	if b.Len() == 0 {
 		return vocab.Text(id)
 	}

@@ -126,7 +126,7 @@ func (sb *StableSandbox) FindRun(id string) (StableRun, error) {
 		if r.ID == id {
 			return r, nil
 		}
-		if id != "" && len(r.ID) > len(id) && r.ID[:len(id)] == id {
+		if client.IDMatches(r.ID, id) {
 			found = append(found, r)
 		}
 	}

@@ -17,6 +17,7 @@ import (
 	"sandscope/client"
 	"sandscope/driver"
 	"sandscope/ui/common"
+	"sandscope/vocab"
 )
 
 // Model is the panel: the last answer (or error) and when it came.
@@ -133,6 +134,32 @@ func (m *Model) Lines() []string {
 	}
 	if m.loading && (m.stats != nil || m.err != nil) {
 		out = append(out, "refreshing…")
+	}
+	return append(out, m.exportLines()...)
+}
+
+// exportLines say where the OpenTelemetry export stands: its position in the record, what waits
+// behind it, and an outage (the position then waits: nothing is skipped).
+func (m *Model) exportLines() []string {
+	x := m.ctx.Export
+	if x == nil || x.Status == nil {
+		return nil
+	}
+	st := x.Status()
+	out := []string{"", "OpenTelemetry export to " + common.SanitizeText(x.To)}
+	backlog := fmt.Sprintf("position: event %d · backlog %s", st.Position, vocab.Count(int(st.Backlog), "event"))
+	if st.OutputBacklog > 0 || st.OutputPosition > 0 {
+		backlog += fmt.Sprintf(" · output backlog %d bytes", st.OutputBacklog)
+	}
+	out = append(out, backlog)
+	sent := fmt.Sprintf("sent %d spans and %d log records", st.Spans, st.Logs)
+	if !st.LastSent.IsZero() {
+		sent += " · last at " + common.Clock(st.LastSent)
+	}
+	out = append(out, sent)
+	if st.Failing {
+		out = append(out, fmt.Sprintf("FAILING since %s: %s", common.Clock(st.FailingSince), common.SanitizeText(st.LastError)),
+			"Retrying with backoff from the same position: what waits is sent oldest first once the collector answers.")
 	}
 	return out
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"sandscope/client"
+	"sandscope/otlpexport"
 	"sandscope/ui/common"
 	"sandscope/ui/internal/uitest"
 )
@@ -102,5 +103,33 @@ func TestPanelSaysWhatToDoAboutAFailure(t *testing.T) {
 	load(t, m)
 	if v := strings.Join(strings.Fields(m.View()), " "); !strings.Contains(v, "bridge unreachable") || !strings.Contains(v, "check that the bridge is running") {
 		t.Fatalf("unreachable:\n%s", m.View())
+	}
+}
+
+func TestPanelShowsTheExport(t *testing.T) {
+	br := uitest.NewBridge()
+	ctx := uitest.Context(t, br, 100, 40)
+	st := otlpexport.Status{Position: 41, Backlog: 3, Spans: 7, Logs: 12, LastSent: uitest.T0}
+	ctx.Export = &common.Export{To: "http://collector:4318/v1/traces and http://collector:4318/v1/logs", Status: func() otlpexport.Status { return st }}
+	m := New(ctx)
+	m.SetSize(96, 36)
+	load(t, m)
+	v := m.View()
+	for _, w := range []string{"OpenTelemetry export to http://collector:4318", "position: event 41 · backlog 3 events", "sent 7 spans and 12 log records"} {
+		if !strings.Contains(v, w) {
+			t.Errorf("panel lacks %q:\n%s", w, v)
+		}
+	}
+	if strings.Contains(v, "FAILING") {
+		t.Errorf("a healthy export shown failing:\n%s", v)
+	}
+	st.Failing, st.FailingSince, st.LastError = true, uitest.T0, "connection refused\x1b[31m"
+	v = m.View()
+	if !strings.Contains(v, "FAILING since") || !strings.Contains(v, "connection refused") || strings.Contains(v, "\x1b[31m") {
+		t.Errorf("an outage is not shown plainly:\n%q", v)
+	}
+	ctx.Export = nil
+	if strings.Contains(m.View(), "OpenTelemetry") {
+		t.Error("no export, but the panel mentions one")
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"sandscope/driver"
 	"sandscope/keymap"
+	"sandscope/otlpexport"
 	"sandscope/record"
 	"sandscope/themes"
 )
@@ -61,6 +62,16 @@ type Context struct {
 	ReportDir string
 	// Clipboard copies text on explicit request only (nil: unavailable).
 	Clipboard ClipboardFunc
+	// Export is the OpenTelemetry export of this bridge's record, when one runs: where it
+	// stands (the bridge panel shows it). Nil: nothing is exported.
+	Export *Export
+}
+
+// Export is a running export: where it sends, and its Status (a copy under a lock: cheap on the
+// UI goroutine).
+type Export struct {
+	To     string
+	Status func() otlpexport.Status
 }
 
 // Clock returns c.Now() or time.Now when unset.

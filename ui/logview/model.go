@@ -409,7 +409,17 @@ type savedMsg struct {
 // apart from the others (bridge IDs are often UUIDs; prefixes keep the log readable).
 func shortNames(ids []string) map[string]string {
 	out := map[string]string{}
+	shorts := map[string]int{}
 	for _, id := range ids {
+		shorts[client.ShortID(id)]++
+	}
+	for _, id := range ids {
+		// what the other screens show, when it tells this one apart (a recorded run's random
+		// tail, rather than the launch date every run of a day starts with)
+		if s := client.ShortID(id); shorts[s] == 1 {
+			out[id] = s
+			continue
+		}
 		n := min(8, len(id))
 		for ; n < len(id); n++ {
 			unique := true

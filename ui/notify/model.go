@@ -133,11 +133,7 @@ func detail(it Item) string {
 // (followall.Name: "npm-test-1a2b3c4d"); a terminal is "terminal" and its ID's first characters.
 func ShortName(it Item) string {
 	if it.Entity == record.Terminal {
-		id := it.ID
-		if len(id) > 8 {
-			id = id[:8]
-		}
-		return "terminal-" + id
+		return "terminal-" + common.SanitizeText(client.ShortID(it.ID))
 	}
 	return common.SanitizeText(followall.Name(client.Process{ID: it.rawID, Command: it.rawCommand}))
 }

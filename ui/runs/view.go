@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"sandscope/client"
 	"sandscope/record"
 	"sandscope/themes"
 	"sandscope/ui/common"
@@ -144,10 +145,7 @@ func (m *Model) cells(r *row, now time.Time) []string {
 			inc += "?"
 		}
 	}
-	id := common.SanitizeText(r.e.ID)
-	if len(id) > 8 {
-		id = id[:8]
-	}
+	id := common.SanitizeText(client.ShortID(r.e.ID))
 	cmd := common.Argv(r.e.Command())
 	if r.e.Kind == record.Terminal {
 		if cmd == "" {

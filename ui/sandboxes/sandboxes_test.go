@@ -58,6 +58,7 @@ func statuses(msgs []tea.Msg) string {
 func newModel(t *testing.T, br *uitest.Bridge, local bool) *Model {
 	ctx := uitest.Context(t, br, 100, 27)
 	ctx.Local = local
+	br.Caps.Local = local
 	m := New(ctx)
 	m.SetSize(100, 27)
 	return m
@@ -344,5 +345,26 @@ func TestNarrowLayout(t *testing.T) {
 	}
 	if !strings.Contains(v, "abcdefghijklmnopqrstuvwx") || !strings.Contains(v, "LAST SEEN") {
 		t.Fatalf("at 80 columns:\n%s", v)
+	}
+}
+
+func TestAddSeveralIDs(t *testing.T) {
+	br := uitest.NewBridge()
+	m := newModel(t, br, false)
+	feed(t, m, m.Init())
+	press(t, m, "a")
+	// a pasted list arrives as one paste; its newlines become spaces in the one-line field
+	_, cmd := m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("abc\nBAD!\ndef abc"), Paste: true})
+	feed(t, m, cmd)
+	up := press(t, m, "enter")
+	var ids []string
+	for _, r := range m.rows {
+		ids = append(ids, r.ID)
+	}
+	if strings.Join(ids, ",") != "abc,def" {
+		t.Fatalf("rows after adding several: %v", ids)
+	}
+	if s := statuses(up); !strings.Contains(s, "added 2 sandboxes") || !strings.Contains(s, "BAD!") {
+		t.Fatalf("status %q", s)
 	}
 }

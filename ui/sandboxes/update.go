@@ -85,9 +85,10 @@ func (m *Model) actions() components.KeyActions {
 			return nil
 		}),
 		components.Act(k.Add, func() tea.Cmd {
-			m.dialog = common.NewForm("add", "Add a sandbox by ID", []string{"Sandbox ID"}, nil,
+			m.dialog = common.NewForm("add", "Add sandboxes by ID", []string{"Sandbox IDs"}, nil,
 				[]string{common.SandboxIDRule})
-			m.dialog.Validate = checkID(false)
+			m.dialog.Text = "One ID, or several separated by spaces (a pasted list of lines works too)."
+			m.dialog.Validate = checkIDs
 			return nil
 		}),
 		components.Act(k.Forget, func() tea.Cmd {
@@ -145,6 +146,16 @@ func (m *Model) confirmLocal(op, title, what string) tea.Cmd {
 	return nil
 }
 
+// checkIDs accepts an add form that names at least one sandbox ID; the others are reported when
+// the form is submitted.
+func checkIDs(v []string) error {
+	ids, _, _ := client.ParseSandboxIDs(strings.NewReader(strings.Join(v, "\n")))
+	if len(ids) == 0 {
+		return errors.New(common.BadSandboxID(strings.Join(v, " ")))
+	}
+	return nil
+}
+
 // checkID is the one check of a sandbox ID typed into a form (create and add alike): the bridge's
 // format, or, where empty is allowed, nothing at all.
 func checkID(emptyOK bool) func([]string) error {
@@ -194,17 +205,32 @@ func (m *Model) answer(res *common.DialogResult) tea.Cmd {
 		// container starts on first use
 		return m.applyAction(actionMsg{op: "create", id: id})
 	case "add":
-		id := ""
-		if len(res.Values) > 0 {
-			id = res.Values[0]
+		ids, bad, _ := client.ParseSandboxIDs(strings.NewReader(strings.Join(res.Values, "\n")))
+		if len(ids) == 0 {
+			return common.Status(common.Error, "add: "+common.BadSandboxID(strings.Join(res.Values, " ")))
 		}
-		id = strings.TrimSpace(id)
-		if !ValidID(id) {
-			return common.Status(common.Error, "add: "+common.BadSandboxID(id))
+		for _, id := range ids {
+			m.remember(id, "added")
+			if m.ctx.Record != nil {
+				m.ctx.Record.Remember(id, "dialog") // `ls` and other screens list it too
+			}
 		}
-		m.remember(id, "added")
-		m.selectID(id)
-		return tea.Batch(common.Status(common.Info, "added sandbox "+id), m.refresh())
+		m.selectID(ids[0])
+		text := "added sandbox " + ids[0]
+		if len(ids) > 1 {
+			text = fmt.Sprintf("added %d sandboxes", len(ids))
+		}
+		level := common.Info
+		if len(bad) > 0 {
+			// the rest were added; say which were not, as typed (sanitised)
+			level = common.Warn
+			var words []string
+			for _, b := range bad {
+				words = append(words, common.SanitizeText(b.Text))
+			}
+			text += fmt.Sprintf("; not sandbox IDs (%s): %s", common.SandboxIDRule, strings.Join(words, ", "))
+		}
+		return tea.Batch(common.Status(level, text), m.refresh())
 	case "delete", "stop", "replace":
 		id, _ := res.Data.(string)
 		m.busy = res.ID + " " + id + "…"
@@ -300,7 +326,7 @@ func (m *Model) refresh() tea.Cmd {
 		statuses = nil
 	}
 	terms, _ := br.(driver.Terminals)
-	local := m.ctx.Local
+	lists := br.Features().SandboxList
 	base := m.ctx.BaseCtx()
 	now := m.ctx.Clock
 	var ids []string
@@ -335,9 +361,8 @@ func (m *Model) refresh() tea.Cmd {
 			}
 		}
 		listed := map[string]bool{}
-		// The list is an extension of sandscope's local bridge; a remote bridge answers it with
-		// its text 404 — after checking the token, so this also tells unauthorized and
-		// unreachable apart without waking any sandbox.
+		// The list is an extension (sandscope's local bridge, or a Worker with the sandbox
+		// registry) announced in the bridge's document; it wakes no sandbox.
 		{
 			infos, err := br.ListSandboxes(ctx)
 			if err != nil {
@@ -346,7 +371,7 @@ func (m *Model) refresh() tea.Cmd {
 					res.at = now()
 					return res
 				}
-			} else if local {
+			} else if lists {
 				res.listOK = true
 				for _, in := range infos {
 					if ValidID(in.ID) { // server JSON: only well-formed IDs are shown

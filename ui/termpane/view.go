@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"sandscope/client"
 	"sandscope/sanitize"
 	"sandscope/themes"
 	"sandscope/ui/common"
@@ -63,9 +64,9 @@ func (m *Model) scrollPosition() string {
 func (m *Model) header() string {
 	st := m.ctx.Styles
 	sep := st.Faint.Render(" · ")
-	id := sanitize.Title(m.opts.TerminalID)
-	if len(id) > 8 {
-		id = id[:8] + "…"
+	id := sanitize.Title(client.ShortID(m.opts.TerminalID))
+	if id != sanitize.Title(m.opts.TerminalID) {
+		id += "…"
 	}
 	// Most important first: a narrow pane cuts from the right.
 	parts := []string{st.Title.Render("▌term " + id)}

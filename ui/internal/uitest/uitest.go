@@ -52,8 +52,12 @@ type Bridge struct {
 
 // NewBridge makes an empty fake.
 func NewBridge() *Bridge {
-	return &Bridge{RunningOf: map[string]client.RunningStatus{}, Follows: map[string]chan client.LogEvent{}, Watches: map[string]chan client.SandboxEvent{}}
+	return &Bridge{RunningOf: map[string]client.RunningStatus{}, Follows: map[string]chan client.LogEvent{}, Watches: map[string]chan client.SandboxEvent{},
+		Caps: client.Capabilities{ListPath: ListPath}}
 }
+
+// ListPath is where the fakes say their sandbox list is (as sandscope's local bridge does).
+const ListPath = "/v1/x-sandscope/sandboxes"
 
 func (b *Bridge) rec(s string) {
 	b.mu.Lock()
@@ -319,7 +323,7 @@ type Waking struct {
 // NewWaking makes a fake stable driver whose capabilities say the stable dialect.
 func NewWaking() *Waking {
 	b := NewBridge()
-	b.Caps = client.Capabilities{Dialect: client.DialectStable}
+	b.Caps = client.Capabilities{Dialect: client.DialectStable, ListPath: ListPath}
 	return &Waking{B: b, Notice: "this starts the container of the sandbox", told: map[string]bool{}}
 }
 
