@@ -25,9 +25,10 @@ type Stable struct {
 	c *Client
 }
 
-// Stable returns the stable adapter over the same connection. It refuses sandbox calls unless the
-// bridge's OpenAPI document says it speaks the stable dialect (*WrongDialectError).
-func (c *Client) Stable() *Stable { return &Stable{c: c} }
+// NewStable returns the stable adapter over c's connection. It refuses sandbox calls unless the
+// bridge's OpenAPI document says it speaks the stable dialect (*WrongDialectError). Only the
+// stable driver (package driver) uses it: everything else talks to a bridge through a driver.
+func NewStable(c *Client) *Stable { return &Stable{c: c} }
 
 // BaseURL is the bridge URL.
 func (s *Stable) BaseURL() string { return s.c.base }

@@ -9,17 +9,18 @@ import (
 	"time"
 
 	"sandscope/client"
+	"sandscope/localbridge"
 	"sandscope/localbridge/bridgetest"
 )
 
 func stableClient(t *testing.T, opts ...bridgetest.Option) (*bridgetest.Bridge, *client.Stable) {
 	t.Helper()
-	b := bridgetest.Start(t, append([]bridgetest.Option{bridgetest.WithStable()}, opts...)...)
+	b := bridgetest.Start(t, append([]bridgetest.Option{bridgetest.WithDialect(localbridge.DialectStable)}, opts...)...)
 	c, err := client.New(b.URL, client.WithToken(b.Token))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return b, c.Stable()
+	return b, client.NewStable(c)
 }
 
 func collectExec(t *testing.T, run *client.ExecRun) (stdout, stderr string, last client.ExecEvent) {
@@ -72,7 +73,7 @@ func TestStableExecEvents(t *testing.T) {
 	// preview bridge.
 	pb := bridgetest.Start(t)
 	pc, _ := client.New(pb.URL, client.WithToken(pb.Token))
-	if _, err := pc.Stable().Exec(ctx, "box", client.ExecOptions{Argv: []string{"true"}}); !errors.Is(err, client.ErrUnsupported) {
+	if _, err := client.NewStable(pc).Exec(ctx, "box", client.ExecOptions{Argv: []string{"true"}}); !errors.Is(err, client.ErrUnsupported) {
 		t.Errorf("stable exec on a preview bridge: %v", err)
 	}
 }

@@ -180,7 +180,7 @@ func TestStableConformance(t *testing.T) {
 	dir := needHarness(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	b := bridgetest.Start(t, bridgetest.WithStable())
+	b := bridgetest.Start(t, bridgetest.WithDialect(localbridge.DialectStable))
 	hc := &http.Client{Timeout: 30 * time.Second}
 	rows := stableTable(b.Token)
 
@@ -279,7 +279,7 @@ func TestStableConformanceEndings(t *testing.T) {
 	dir := needHarness(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	b := bridgetest.Start(t, bridgetest.WithStable())
+	b := bridgetest.Start(t, bridgetest.WithDialect(localbridge.DialectStable))
 	hc := &http.Client{}
 	auth := map[string]string{"Authorization": "Bearer " + b.Token}
 	body := `{"argv":["sh","-c","echo started; sleep 30"]}`

@@ -13,6 +13,7 @@ import (
 
 	"sandscope/client"
 	"sandscope/driver"
+	"sandscope/localbridge"
 	"sandscope/localbridge/bridgetest"
 	"sandscope/record"
 )
@@ -54,7 +55,7 @@ func newHarness(t *testing.T, stable bool) *harness {
 	var opts []bridgetest.Option
 	name := "preview"
 	if stable {
-		opts, name = append(opts, bridgetest.WithStable()), "stable"
+		opts, name = append(opts, bridgetest.WithDialect(localbridge.DialectStable)), "stable"
 	}
 	b := bridgetest.Start(t, opts...)
 	c, err := client.New(b.URL, client.WithToken(b.Token))

@@ -65,7 +65,7 @@ const (
 // NewStable makes the stable driver over c.
 func NewStable(c *client.Client, caps client.Capabilities, opts Options) *Stable {
 	ctx, cancel := context.WithCancel(context.Background())
-	d := &Stable{c: c, s: c.Stable(), caps: caps, opts: opts, recoverEvery: StableRecoverEvery, bufferCap: StableBufferCap,
+	d := &Stable{c: c, s: client.NewStable(c), caps: caps, opts: opts, recoverEvery: StableRecoverEvery, bufferCap: StableBufferCap,
 		ctx: ctx, cancel: cancel, live: map[runKey]*liveRun{}, markers: map[string][]string{}, told: map[string]bool{},
 		watchers: map[chan struct{}]string{}}
 	if opts.Record != nil {

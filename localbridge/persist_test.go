@@ -343,7 +343,7 @@ func TestOpenAPIAnnouncesBridgeID(t *testing.T) {
 		dialect client.Dialect
 	}{
 		{"preview", nil, client.DialectPreview},
-		{"stable", []bridgetest.Option{bridgetest.WithStable()}, client.DialectStable},
+		{"stable", []bridgetest.Option{bridgetest.WithDialect(localbridge.DialectStable)}, client.DialectStable},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b := startAt(t, root, tc.opts...)

@@ -18,7 +18,7 @@ import (
 // outside the API, the pool routes, checks before "not supported", and field order. (The
 // conformance package compares every such answer with the published handler itself.)
 func TestStableRouting(t *testing.T) {
-	b := bridgetest.Start(t, bridgetest.WithStable())
+	b := bridgetest.Start(t, bridgetest.WithDialect(localbridge.DialectStable))
 	const hono404 = "404 Not Found"
 	const textType = "text/plain; charset=UTF-8"
 	const unauth = `{"error":"Unauthorized","code":"unauthorized"}`
@@ -100,7 +100,7 @@ func TestStableRouting(t *testing.T) {
 // with the local extensions appended and marked; the client reads the dialect, the list path
 // and the local bridge from it; the extensions' answers validate against it.
 func TestStableServedDocument(t *testing.T) {
-	b := bridgetest.Start(t, bridgetest.WithStable())
+	b := bridgetest.Start(t, bridgetest.WithDialect(localbridge.DialectStable))
 	r := call(t, b, "GET", "/v1/openapi.json", nil, true)
 	if !bytes.HasPrefix(r.Body, []byte(`{"openapi":"3.1.0","info":{"title":`)) {
 		t.Fatalf("document does not start as the published one: %.80s", r.Body)

@@ -90,7 +90,7 @@ func outputs(t *testing.T, evs []sseEv) (stdout, stderr string, ending sseEv) {
 }
 
 func TestStableExecOutputAndExitCode(t *testing.T) {
-	b := bridgetest.Start(t, bridgetest.WithStable())
+	b := bridgetest.Start(t, bridgetest.WithDialect(localbridge.DialectStable))
 	st, ct, body := stableCall(t, b, "POST", "/v1/sandbox/abc/exec",
 		`{"argv":["sh","-c","printf 'hi\\n'; printf 'oops' >&2; printf '\\377ok'; exit 3"]}`, nil)
 	if st != 200 || ct != "text/event-stream" {
@@ -110,7 +110,7 @@ func TestStableExecOutputAndExitCode(t *testing.T) {
 }
 
 func TestStableEveryRequestAllocates(t *testing.T) {
-	b := bridgetest.Start(t, bridgetest.WithStable())
+	b := bridgetest.Start(t, bridgetest.WithDialect(localbridge.DialectStable))
 	for _, r := range []struct{ method, path string }{
 		{"GET", "/v1/sandbox/abc/running"}, {"GET", "/v1/sandbox/abc/processes"}, {"GET", "/v1/sandbox/abc/nope"},
 		{"POST", "/v1/sandbox/abc/exec"}, {"GET", "/v1/sandbox/abc/pty"}, {"DELETE", "/v1/sandbox/abc"},
@@ -139,7 +139,7 @@ func TestStableEveryRequestAllocates(t *testing.T) {
 }
 
 func TestStableSessionFramingAndState(t *testing.T) {
-	b := bridgetest.Start(t, bridgetest.WithStable())
+	b := bridgetest.Start(t, bridgetest.WithDialect(localbridge.DialectStable))
 	st, _, body := stableCall(t, b, "POST", "/v1/sandbox/abc/session", `{"id":"work","env":{"GREETING":"hello there"}}`, nil)
 	if st != 200 || body != `{"id":"work"}` {
 		t.Fatalf("create: %d %s", st, body)
@@ -181,7 +181,7 @@ func TestStableSessionFramingAndState(t *testing.T) {
 }
 
 func TestStableCompletionWithoutExitCodeAndCut(t *testing.T) {
-	b := bridgetest.Start(t, bridgetest.WithStable())
+	b := bridgetest.Start(t, bridgetest.WithDialect(localbridge.DialectStable))
 	start := func() (*http.Response, *bufio.Reader) {
 		req, _ := http.NewRequest("POST", b.URL+"/v1/sandbox/abc/exec",
 			strings.NewReader(`{"argv":["sh","-c","echo started; sleep 30"]}`))
@@ -227,7 +227,7 @@ func TestStableCompletionWithoutExitCodeAndCut(t *testing.T) {
 }
 
 func TestStableExecFakeCompletionOption(t *testing.T) {
-	b := bridgetest.Start(t, bridgetest.WithStable(), bridgetest.WithConfig(func(c *localbridge.Config) {
+	b := bridgetest.Start(t, bridgetest.WithDialect(localbridge.DialectStable), bridgetest.WithConfig(func(c *localbridge.Config) {
 		c.StableFakeCompletionAfter = 200 * time.Millisecond
 	}))
 	_, _, body := stableCall(t, b, "POST", "/v1/sandbox/abc/exec", `{"argv":["sh","-c","sleep 5; exit 7"]}`, nil)
@@ -237,7 +237,7 @@ func TestStableExecFakeCompletionOption(t *testing.T) {
 }
 
 func TestStablePTYReplayAndSilentEnd(t *testing.T) {
-	b := bridgetest.Start(t, bridgetest.WithStable())
+	b := bridgetest.Start(t, bridgetest.WithDialect(localbridge.DialectStable))
 	url := "ws" + strings.TrimPrefix(b.URL, "http") + "/v1/sandbox/abc/pty?cols=100&rows=30"
 	hdr := http.Header{"Authorization": {"Bearer " + b.Token}}
 	dial := func() *websocket.Conn {

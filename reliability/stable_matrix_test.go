@@ -18,6 +18,7 @@ import (
 
 	"sandscope/client"
 	"sandscope/faultproxy"
+	"sandscope/localbridge"
 	"sandscope/localbridge/bridgetest"
 )
 
@@ -102,14 +103,14 @@ func runAndRecover(t *testing.T, s *client.Stable, sandbox string, argv []string
 // returns the stable client that talks through the proxy.
 func stableBehindProxy(t *testing.T) (*bridgetest.Bridge, *faultproxy.Proxy, *client.Stable) {
 	t.Helper()
-	b := bridgetest.Start(t, bridgetest.WithStable())
+	b := bridgetest.Start(t, bridgetest.WithDialect(localbridge.DialectStable))
 	proxy := faultproxy.New(b.URL)
 	t.Cleanup(proxy.Close)
 	c, err := client.New(proxy.URL(), client.WithToken(b.Token))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return b, proxy, c.Stable()
+	return b, proxy, client.NewStable(c)
 }
 
 func TestFaultMatrixStableExec(t *testing.T) {

@@ -18,7 +18,7 @@ import (
 // recorder confirms it, the exit-code-less completion is never success, logs reads the recorder's
 // files, and ls answers from what sandscope recorded without a single sandbox request.
 func TestStableCommandLine(t *testing.T) {
-	b, args := e2e.BridgeArgs(t, bridgetest.WithStable(), bridgetest.WithConfig(func(c *localbridge.Config) {
+	b, args := e2e.BridgeArgs(t, bridgetest.WithDialect(localbridge.DialectStable), bridgetest.WithConfig(func(c *localbridge.Config) {
 		c.StableFakeCompletionAfter = 700 * time.Millisecond
 	}))
 	env := []string{"XDG_STATE_HOME=" + t.TempDir()}
@@ -134,7 +134,7 @@ func TestStableCommandLine(t *testing.T) {
 // recorder's files shows in the runs list (from the record) and in the run's log.
 func TestE2EStableZeroWake(t *testing.T) {
 	tmuxPath := e2e.NeedTmux(t)
-	b := bridgetest.Start(t, bridgetest.WithStable(), bridgetest.WithConfig(func(c *localbridge.Config) {
+	b := bridgetest.Start(t, bridgetest.WithDialect(localbridge.DialectStable), bridgetest.WithConfig(func(c *localbridge.Config) {
 		c.StableFakeCompletionAfter = 1500 * time.Millisecond
 	}))
 	c, err := client.New(b.URL, client.WithToken(b.Token))
@@ -143,7 +143,7 @@ func TestE2EStableZeroWake(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	run, err := c.Stable().Exec(ctx, "e2e", client.ExecOptions{Argv: []string{"true"}})
+	run, err := client.NewStable(c).Exec(ctx, "e2e", client.ExecOptions{Argv: []string{"true"}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"sandscope/client"
 	"sandscope/driver"
 	"sandscope/internal/watch"
+	"sandscope/localbridge"
 	"sandscope/localbridge/bridgetest"
 	"sandscope/record"
 )
@@ -17,7 +18,7 @@ import (
 // TestWatchWakesNoStableContainer: on a stable bridge every request to a sandbox starts its
 // container; watch, watching sandboxes the record knows there, must send none.
 func TestWatchWakesNoStableContainer(t *testing.T) {
-	br := bridgetest.Start(t, bridgetest.WithStable())
+	br := bridgetest.Start(t, bridgetest.WithDialect(localbridge.DialectStable))
 	c, err := client.New(br.URL, client.WithToken(br.Token))
 	if err != nil {
 		t.Fatal(err)

@@ -31,9 +31,9 @@ func WithProcessLogLimits(bytes, events int) Option {
 	return func(c *localbridge.Config) { c.ProcessLogBytes, c.ProcessLogEvents = bytes, events }
 }
 
-// WithStable makes the bridge speak the stable (0.12) dialect.
-func WithStable() Option {
-	return func(c *localbridge.Config) { c.Dialect = localbridge.DialectStable }
+// WithDialect makes the bridge speak a dialect (localbridge.DialectPreview or DialectStable).
+func WithDialect(dialect string) Option {
+	return func(c *localbridge.Config) { c.Dialect = dialect }
 }
 
 // WithConfig applies any change to the configuration (Listen is forced back to loopback).

@@ -19,6 +19,7 @@ import (
 	"sandscope/client"
 	"sandscope/internal/cli/cmdutil"
 	"sandscope/internal/e2e"
+	"sandscope/localbridge"
 	"sandscope/localbridge/bridgetest"
 	"sandscope/record"
 )
@@ -201,7 +202,7 @@ func TestReportAfterCommandLineUse(t *testing.T) {
 // prints what sandscope kept of the run's output, from the record, without a request.
 func TestStableLostRunIsHistory(t *testing.T) {
 	bin := sandscopeBinary(t)
-	b, flags := bridgeArgs(t, bridgetest.WithStable())
+	b, flags := bridgeArgs(t, bridgetest.WithDialect(localbridge.DialectStable))
 	state := t.TempDir()
 	env := []string{"XDG_STATE_HOME=" + state}
 	run := func(a ...string) runResult {

@@ -15,6 +15,7 @@ import (
 	"sandscope/client"
 	"sandscope/driver"
 	"sandscope/internal/cli/cmdutil"
+	"sandscope/localbridge"
 	"sandscope/localbridge/bridgetest"
 )
 
@@ -251,7 +252,7 @@ func TestConnectGivesTheRecordOnlyWhereLookupsWake(t *testing.T) {
 			t.Setenv("SANDSCOPE_URL", "")
 			var opts []bridgetest.Option
 			if tc.stable {
-				opts = append(opts, bridgetest.WithStable())
+				opts = append(opts, bridgetest.WithDialect(localbridge.DialectStable))
 			}
 			b := bridgetest.Start(t, opts...)
 			tok := filepath.Join(t.TempDir(), "token")
