@@ -167,6 +167,12 @@ func (w *stableWatch) look() bool {
 	w.primed = true
 	for _, r := range runs {
 		old, seen := w.known[r.ID]
+		if !seen && r.State == StateRunning && r.Incarnation == 0 && time.Since(r.StartedAt) < markerGrace {
+			// Just started: which container runs it is known when the recorder's header arrives
+			// (noteMarker kicks the watcher then). Reported now, it would be placed in the
+			// container seen last, and moved to the new one a moment later as a second entry.
+			continue
+		}
 		w.known[r.ID] = r
 		switch {
 		case !seen:
@@ -193,6 +199,10 @@ func (w *stableWatch) look() bool {
 	}
 	return true
 }
+
+// markerGrace is how long a run just started waits to be reported until its container marker is
+// known; one whose header never comes is reported after it, in no known container.
+const markerGrace = 10 * time.Second
 
 // vanished reports a run found LOST: its container is gone with its files (inferred).
 func (w *stableWatch) vanished(r Run) bool {

@@ -6,6 +6,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/charmbracelet/x/ansi"
+
+	"sandscope/client"
 	"sandscope/record"
 	"sandscope/themes"
 	"sandscope/ui/common"
@@ -345,6 +348,13 @@ func (m *Model) procRows(now time.Time) (string, []string, string) {
 		cond := m.procCond(e)
 		badge, label := words[i].Badge, words[i].Fit(cols[1])
 		cells := plain[i]
+		if cols[0] < ansi.StringWidth(cells[0]) {
+			// a recorded run's ID starts with its launch date, the same on every row of a day:
+			// where it does not fit, show its random tail (what the other screens show)
+			if short := client.ShortID(e.Process.ID); !strings.HasPrefix(e.Process.ID, short) {
+				cells = append([]string{common.SanitizeText(short)}, cells[1:]...)
+			}
+		}
 		cells[1] = st.Badge(badge).Render(label)
 		var style func(string) string
 		if cond == common.Stale || cond == common.Lost {
@@ -494,6 +504,13 @@ func (m *Model) termRows(now time.Time) (string, []string, string) {
 		cond := m.termCond(e)
 		badge, label := words[i].Badge, words[i].Fit(cols[1])
 		cells := plain[i]
+		if cols[0] < ansi.StringWidth(cells[0]) {
+			// a recorded run's ID starts with its launch date, the same on every row of a day:
+			// where it does not fit, show its random tail (what the other screens show)
+			if short := client.ShortID(e.Process.ID); !strings.HasPrefix(e.Process.ID, short) {
+				cells = append([]string{common.SanitizeText(short)}, cells[1:]...)
+			}
+		}
 		cells[1] = st.Badge(badge).Render(label)
 		var style func(string) string
 		if cond == common.Stale {
