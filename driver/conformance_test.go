@@ -456,6 +456,10 @@ func caseWatch(t *testing.T, h *harness) {
 	for {
 		select {
 		case ev := <-w.Events:
+			if ev.Process != nil && ev.Process.ID == r2.ID {
+				// placed in the old container, it would be one run shown twice (stale, and new)
+				t.Fatalf("run %s reported before the container change, in incarnation %d (%v)", r2.ID, ev.Process.Incarnation, ev.Incarnation)
+			}
 			if ev.Kind != client.IncarnationChanged {
 				continue
 			}
