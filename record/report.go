@@ -166,13 +166,13 @@ func (r *Record) BuildReport(o ReportOptions) (*Report, error) {
 		var matches []*Entry
 		seen := map[string]bool{}
 		for _, e := range append(append([]*Entry(nil), st.Processes...), st.Terminals...) {
-			if strings.HasPrefix(e.ID, o.Entity) && !seen[e.ID] {
+			if client.IDMatches(e.ID, o.Entity) && !seen[e.ID] {
 				seen[e.ID] = true
 				matches = append(matches, e)
 			}
 		}
 		for _, run := range st.Stable.Runs {
-			if strings.HasPrefix(run.ID, o.Entity) && !seen[run.ID] {
+			if client.IDMatches(run.ID, o.Entity) && !seen[run.ID] {
 				seen[run.ID] = true
 				matches = append(matches, &Entry{Kind: StableRunEntity, ID: run.ID})
 			}
@@ -223,6 +223,23 @@ func (r *Record) BuildReport(o ReportOptions) (*Report, error) {
 
 	for _, run := range st.Stable.Runs {
 		re := stableReportEntity(run)
+		wasSubject := false
+		// The stable driver's watcher also reports its runs as processes: one run is one entity,
+		// the run's (its recorder's evidence), placed in the container the process entry names.
+		if e := st.Find(Process, run.ID); e != nil {
+			if re.Incarnation == 0 {
+				re.Incarnation, re.Stale = e.Incarnation, st.Stale(e.Incarnation) && !re.Lost
+			}
+			for i := range rep.Entities {
+				if rep.Entities[i].Kind == string(Process) && rep.Entities[i].ID == re.ID {
+					rep.Entities = append(rep.Entities[:i], rep.Entities[i+1:]...)
+					break
+				}
+			}
+			if rep.Subject != nil && rep.Subject.Kind == string(Process) && rep.Subject.ID == re.ID {
+				rep.Subject, wasSubject = nil, true // the run's entity takes its place
+			}
+		}
 		if len(st.Incarnations) == 0 {
 			for _, m := range markers {
 				if run.Incarnation != "" && m.marker == run.Incarnation {
@@ -235,7 +252,7 @@ func (r *Record) BuildReport(o ReportOptions) (*Report, error) {
 			captures[run.ID] = c
 			re.Capture = &ReportCapture{Began: c.Began.UTC(), EarlierGone: c.EarlierGone, GoneReason: safe(c.GoneReason), Bytes: c.Bytes, Dropped: c.Dropped, Ended: safe(c.Ended)}
 		}
-		if o.Entity != "" && run.ID == o.Entity {
+		if wasSubject || o.Entity != "" && run.ID == o.Entity {
 			s := re
 			rep.Subject = &s
 		}

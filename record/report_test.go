@@ -156,3 +156,41 @@ func TestReportVersionNeverEmpty(t *testing.T) {
 		t.Fatalf("report version %q; want %q in:\n%.400s", rep.Sandscope, want, md)
 	}
 }
+
+// A stable run the driver's watcher also reported as a process is one entity in a report: the
+// run's, placed in the container the process entry names.
+func TestReportStableRunIsOneEntity(t *testing.T) {
+	r, err := Open(Options{Dir: t.TempDir(), Bridge: "https://bridge.example.com", Version: "1.2.3"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	const id = "20261202T171307Z-3fb922fb"
+	now := time.Now()
+	if err := r.UpdateStable("boxa", func(sb *StableSandbox) {
+		sb.SetRun(StableRun{ID: id, Argv: []string{"make"}, Started: now}, client.RunResult{State: client.RunConfirmed, Code: 3, Evidence: "the recorder's exit status"}, now)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	inc := client.Incarnation{Number: 1, Inferred: true}
+	p := client.Process{ID: id, Command: []string{"make"}, State: "running", StartedAt: now, Incarnation: 1}
+	r.Add(FromSandboxEvent(client.SandboxEvent{Kind: client.ProcessAppeared, Sandbox: "boxa", Time: now, Process: &p, Incarnation: inc}))
+	p.State, p.Exit = "exited", &client.Exit{Code: 3}
+	r.Add(FromSandboxEvent(client.SandboxEvent{Kind: client.ProcessChanged, Sandbox: "boxa", Time: now.Add(time.Second), Process: &p, Incarnation: inc}))
+	rep, err := r.BuildReport(ReportOptions{Sandbox: "boxa", Entity: "3fb9"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, e := range rep.Entities {
+		if e.ID == id {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Fatalf("the run is %d entities: %+v", n, rep.Entities)
+	}
+	if rep.Subject == nil || rep.Subject.ID != id || rep.Subject.Incarnation != 1 || rep.Subject.Kind != string(StableRunEntity) {
+		t.Fatalf("subject %+v", rep.Subject)
+	}
+}
