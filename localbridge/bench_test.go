@@ -34,7 +34,7 @@ func BenchmarkSSEThroughput(b *testing.B) {
 			br := bridgetest.Start(b, bridgetest.WithProcessLogLimits(benchRetention, 1<<24))
 			var pipeDur, sseDur time.Duration
 			var pipeBytes, sseBytes int64
-			truncated := 0
+			truncated, events := 0, 0
 			for i := 0; i < b.N; i++ {
 				// Baseline: the same command writing into a pipe we drain.
 				start := time.Now()
@@ -70,6 +70,7 @@ func BenchmarkSSEThroughput(b *testing.B) {
 					switch typ {
 					case "stdout", "stderr":
 						got += int64(n)
+						events++
 					case "truncated":
 						truncated++
 					case "terminal":
@@ -96,6 +97,7 @@ func BenchmarkSSEThroughput(b *testing.B) {
 			b.ReportMetric(sseMBps, "sse-MB/s")
 			b.ReportMetric(sseMBps/pipeMBps, "ratio")
 			b.ReportMetric(float64(truncated), "truncated")
+			b.ReportMetric(float64(sseBytes)/float64(max(events, 1)), "bytes/event")
 			if sseBytes != pipeBytes {
 				b.Logf("bytes differ: sse %d, pipe %d", sseBytes, pipeBytes)
 			}
