@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"flag"
 	"io"
 	"net/http"
 	"os/exec"
@@ -31,7 +32,11 @@ func BenchmarkSSEThroughput(b *testing.B) {
 		{"zero", "head -c 64000000 /dev/zero", false},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
-			br := bridgetest.Start(b, bridgetest.WithProcessLogLimits(benchRetention, 1<<24))
+			retention := benchRetention
+			if *sseRetention > 0 {
+				retention = *sseRetention
+			}
+			br := bridgetest.Start(b, bridgetest.WithProcessLogLimits(retention, 1<<24))
 			var pipeDur, sseDur time.Duration
 			var pipeBytes, sseBytes int64
 			truncated, events := 0, 0
@@ -147,3 +152,7 @@ func skimSSE(r io.Reader, each func(typ, cursor string, n int) bool) error {
 // benchRetention is the per-process log retention during the benchmark: above the output size,
 // so no byte is skipped and every byte is counted.
 var benchRetention = 256 << 20
+
+// -sse.retention overrides benchRetention (bytes), to measure with a bounded log whose memory is
+// recycled; bytes a slow reader was skipped past are then not counted as delivered.
+var sseRetention = flag.Int("sse.retention", 0, "per-process log retention in BenchmarkSSEThroughput (0: every byte)")
