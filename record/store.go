@@ -250,7 +250,10 @@ func dsn(path string, readOnly bool) string {
 	}
 	// auto_vacuum binds only a new file, and only before it turns to WAL (an existing one ignores
 	// it until a VACUUM: see vacuum)
-	return "file:" + path + q + "&_pragma=auto_vacuum(INCREMENTAL)&_pragma=journal_mode(WAL)&_txlock=immediate"
+	// journal_size_limit: the WAL is cut back to 8 MiB each time it restarts after a checkpoint,
+	// instead of keeping the size of the largest transaction (a prune's vacuum, which moves pages
+	// through it, had it as large as the record itself while it stayed open)
+	return "file:" + path + q + "&_pragma=auto_vacuum(INCREMENTAL)&_pragma=journal_mode(WAL)&_pragma=journal_size_limit(8388608)&_txlock=immediate"
 }
 
 // openChecked opens the file, checks it, and starts this run (unless read only). A lock is
@@ -1160,6 +1163,14 @@ func (r *Record) prune() {
 		}
 		rows.Close()
 	}
+	r.truncateWAL()
+}
+
+// truncateWAL checkpoints the WAL and cuts it to nothing, so that the pages a prune or a VACUUM
+// moved through it stop taking disk space. Best effort: a reader in the way (another process)
+// leaves it to journal_size_limit at the next checkpoint.
+func (r *Record) truncateWAL() {
+	_, _ = r.db.Exec("PRAGMA wal_checkpoint(TRUNCATE)")
 }
 
 // vacuum converts a file made before incremental auto-vacuum once pruning has left much of it
@@ -1187,5 +1198,7 @@ func (r *Record) vacuum() {
 	if _, err := conn.ExecContext(ctx, "PRAGMA auto_vacuum = INCREMENTAL"); err != nil {
 		return
 	}
-	_, _ = conn.ExecContext(ctx, "VACUUM")
+	if _, err := conn.ExecContext(ctx, "VACUUM"); err == nil {
+		_, _ = conn.ExecContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)")
+	}
 }
