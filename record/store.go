@@ -107,6 +107,7 @@ type Record struct {
 	busySince    time.Time // a batch has waited for a lock since then
 	toldBusy     bool
 	held         bool          // a batch failed for a lock or damage and waits in pending
+	checkLater   bool          // Open left the check after an unclean end to the writer (a large record)
 	beginWait    time.Duration // how long the last write waited for the write lock
 
 	mu       sync.Mutex
@@ -220,7 +221,7 @@ func Open(o Options) (*Record, error) {
 		lk.close()
 		return nil, fmt.Errorf("record: %s: waited %.0f s for another sandscope process to finish repairing it: %w", r.path, waited.Seconds(), ErrBusy)
 	}
-	r.gate = newGate(dsn(r.path, false), r.sawDamage)
+	r.gate = newGate(r.path, r.sawDamage)
 	r.db = sql.OpenDB(r.gate)
 	r.db.SetMaxOpenConns(maxConns)
 	r.db.SetMaxIdleConns(maxConns)
@@ -248,18 +249,30 @@ func dsn(path string, readOnly bool) string {
 	if readOnly {
 		return "file:" + path + q + "&mode=ro"
 	}
-	// auto_vacuum binds only a new file, and only before it turns to WAL (an existing one ignores
-	// it until a VACUUM: see vacuum)
 	// journal_size_limit: the WAL is cut back to 8 MiB each time it restarts after a checkpoint,
 	// instead of keeping the size of the largest transaction (a prune's vacuum, which moves pages
 	// through it, had it as large as the record itself while it stayed open)
-	return "file:" + path + q + "&_pragma=auto_vacuum(INCREMENTAL)&_pragma=journal_mode(WAL)&_pragma=journal_size_limit(8388608)&_txlock=immediate"
+	q += "&_pragma=journal_size_limit(8388608)"
+	// auto_vacuum binds only a new file, and only before it turns to WAL (an existing one ignores
+	// it until a VACUUM: see vacuum). It is asked for only then: on an existing file the pragma
+	// costs a checkpoint of the WAL at every connection (240 ms opening a 160 MiB record whose
+	// sandscope was killed, BenchmarkOpenUnclean)
+	if fi, err := os.Stat(path); err != nil || fi.Size() == 0 {
+		q += "&_pragma=auto_vacuum(INCREMENTAL)"
+	}
+	return "file:" + path + q + "&_pragma=journal_mode(WAL)&_txlock=immediate"
 }
 
 // openChecked opens the file, checks it, and starts this run (unless read only). A lock is
 // waited for; damage or a newer schema moves the file aside, under the exclusive lock.
 func (r *Record) openChecked(start time.Time) error {
 	check := !r.closedCleanly()
+	if check && recordBytes(r.path) > checkAtOpenMax {
+		// reading the whole file before the first frame costs about 2.5 ms per MiB here: a large
+		// record is checked by the writer right after Open instead (damage found then is
+		// repaired the way damage a statement meets is)
+		check, r.checkLater = false, true
+	}
 	pause := 50 * time.Millisecond
 	busy := false
 	for {
@@ -292,6 +305,35 @@ func (r *Record) openChecked(start time.Time) error {
 			}
 			check = false
 		}
+	}
+}
+
+// checkAtOpenMax is the largest record (file and WAL) Open checks itself after an unclean end.
+var checkAtOpenMax int64 = 32 << 20
+
+func recordBytes(path string) int64 {
+	var n int64
+	for _, p := range []string{path, path + "-wal"} {
+		if fi, err := os.Stat(p); err == nil {
+			n += fi.Size()
+		}
+	}
+	return n
+}
+
+// checkNow runs, in the writer, the quick check Open left for later: a file that fails it is
+// taken for damaged, which the next heal looks at with the full integrity check and repairs.
+func (r *Record) checkNow() {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	var res string
+	err := r.db.QueryRowContext(ctx, "PRAGMA quick_check(1)").Scan(&res)
+	switch {
+	case err != nil:
+		// a damaged file already told the gate (sawDamage); a lock or a timeout: the next
+		// unclean open checks again, since this run leaves no clean mark until it closes
+	case res != "ok":
+		r.sawDamage(&dbError{err: fmt.Errorf("integrity check: %s", res), kind: ErrDamaged})
 	}
 }
 
@@ -923,6 +965,10 @@ func (r *Record) writer(every time.Duration) {
 	defer t.Stop()
 	prune := time.NewTicker(5 * time.Minute)
 	defer prune.Stop()
+	if r.checkLater && !r.detached {
+		r.checkNow()
+		r.heal()
+	}
 	if !r.readOnly && !r.detached {
 		r.vacuum()
 	}
