@@ -19,7 +19,7 @@ import (
 // met by any read or write is noticed and looked at.
 type gate struct {
 	drv     *sqlite.Driver
-	path    string // the DSN is made at each connection: it depends on whether the file exists
+	path    string      // the DSN is made at each connection: it depends on whether the file exists
 	damaged func(error) // told (never blocking) when a statement meets SQLite's "damaged"
 
 	gen  atomic.Int64 // connections of an older generation are closed when they come back
