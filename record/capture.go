@@ -202,15 +202,15 @@ func trimOldest(tx *sql.Tx, k capKey, excess int64) (int64, error) {
 }
 
 // pruneCaptures keeps the total captured output under the budget: whole captures go, the least
-// recently updated first.
-func (r *Record) pruneCaptures() {
+// recently updated first. It reports whether it removed any.
+func (r *Record) pruneCaptures() bool {
 	var total int64
 	if r.db.QueryRow("SELECT COALESCE(SUM(bytes), 0) FROM captures").Scan(&total) != nil || total <= r.budget.CaptureTotal {
-		return
+		return false
 	}
 	rows, err := r.db.Query("SELECT sandbox, process, bytes FROM captures WHERE bytes > 0 ORDER BY updated")
 	if err != nil {
-		return
+		return false
 	}
 	var victims []capKey
 	var sizes []int64
@@ -239,6 +239,7 @@ func (r *Record) pruneCaptures() {
 		}
 		r.mu.Unlock()
 	}
+	return len(victims) > 0
 }
 
 // Captured returns what was captured of a process (committed output; call Flush first for the

@@ -1145,8 +1145,7 @@ func (r *Record) write(evs []Event, chunks []Chunk, metas map[capKey]captureMeta
 	}
 	defer tx.Rollback()
 	if len(evs) > 0 {
-		st, err := tx.Prepare(`INSERT INTO events (run, time, sandbox, source, kind, entity, entity_id, incarnation, lost, cursor, body)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+		st, err := tx.Prepare(insertEvent)
 		if err != nil {
 			return fmt.Errorf("record: write: %w", err)
 		}
@@ -1156,16 +1155,7 @@ func (r *Record) write(evs []Event, chunks []Chunk, metas map[capKey]captureMeta
 			if ev.Run == 0 {
 				ev.Run = run // added before a record that opened damaged was repaired
 			}
-			body, err := json.Marshal(ev)
-			if err != nil {
-				continue
-			}
-			lost := 0
-			if ev.Lost() {
-				lost = 1
-			}
-			if _, err := st.Exec(ev.Run, ev.Time.UnixNano(), ev.Sandbox, string(ev.Source), ev.Kind, string(ev.Entity), ev.EntityID,
-				ev.Incarnation.Number, lost, ev.Cursor, string(body)); err != nil {
+			if err := execInsertEvent(st, ev); err != nil {
 				st.Close()
 				return fmt.Errorf("record: write: %w", err)
 			}
@@ -1181,6 +1171,25 @@ func (r *Record) write(evs []Event, chunks []Chunk, metas map[capKey]captureMeta
 	return nil
 }
 
+const insertEvent = `INSERT INTO events (run, time, sandbox, source, kind, entity, entity_id, incarnation, lost, cursor, body)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+
+// execInsertEvent writes one event with st (prepared from insertEvent). An event that does not
+// encode is skipped.
+func execInsertEvent(st *sql.Stmt, ev *Event) error {
+	body, err := json.Marshal(ev)
+	if err != nil {
+		return nil
+	}
+	lost := 0
+	if ev.Lost() {
+		lost = 1
+	}
+	_, err = st.Exec(ev.Run, ev.Time.UnixNano(), ev.Sandbox, string(ev.Source), ev.Kind, string(ev.Entity), ev.EntityID,
+		ev.Incarnation.Number, lost, ev.Cursor, string(body))
+	return err
+}
+
 // prune removes what is older than the budget's age and trims events and output to its sizes,
 // then gives the freed pages back to the file system (incremental auto-vacuum).
 func (r *Record) prune() {
@@ -1192,17 +1201,29 @@ func (r *Record) prune() {
 	}()
 	run := atomic.LoadInt64(&r.run)
 	cutoff := r.now().Add(-r.budget.MaxAge).UnixNano()
-	_, _ = r.db.Exec("DELETE FROM events WHERE time < ?", cutoff)
-	_, _ = r.db.Exec("DELETE FROM chunks WHERE time < ?", cutoff)
-	_, _ = r.db.Exec("DELETE FROM captures WHERE updated < ?", cutoff)
-	_, _ = r.db.Exec("DELETE FROM runs WHERE started < ? AND id <> ?", cutoff, run)
+	var removed int64
+	del := func(q string, args ...any) {
+		if res, err := r.db.Exec(q, args...); err == nil {
+			n, _ := res.RowsAffected()
+			removed += n
+		}
+	}
+	del("DELETE FROM events WHERE time < ?", cutoff)
+	del("DELETE FROM chunks WHERE time < ?", cutoff)
+	del("DELETE FROM captures WHERE updated < ?", cutoff)
+	del("DELETE FROM runs WHERE started < ? AND id <> ?", cutoff, run)
 	var n int
 	if r.db.QueryRow("SELECT COUNT(*) FROM events").Scan(&n) == nil && n > r.budget.MaxEvents {
 		// keep the newest 90% so that pruning is not needed again at the next event
 		keep := r.budget.MaxEvents * 9 / 10
-		_, _ = r.db.Exec("DELETE FROM events WHERE id <= (SELECT id FROM events ORDER BY id DESC LIMIT 1 OFFSET ?)", keep)
+		del("DELETE FROM events WHERE id <= (SELECT id FROM events ORDER BY id DESC LIMIT 1 OFFSET ?)", keep)
 	}
-	r.pruneCaptures()
+	if r.pruneCaptures() {
+		removed++
+	}
+	if removed == 0 {
+		return // nothing freed: no vacuum, and no checkpoint (an fsync) at every open
+	}
 	// each step frees pages: read it to the end
 	if rows, err := r.db.Query("PRAGMA incremental_vacuum"); err == nil {
 		for rows.Next() {
