@@ -3,11 +3,15 @@ package record
 import (
 	"flag"
 	"fmt"
+	"os"
 	"testing"
 	"time"
 )
 
-var scaleRuns = flag.Int("scale.runs", 1000, "runs in BenchmarkScale's record (50 per sandbox, 500 events per run)")
+var (
+	scaleRuns = flag.Int("scale.runs", 1000, "runs in BenchmarkScale's record (50 per sandbox, 500 events per run)")
+	scaleDir  = flag.String("scale.dir", "", "keep BenchmarkScale's record in this directory and reuse it when it is there")
+)
 
 // BenchmarkScale: a record of -scale.runs runs (50 runs per sandbox, 500 events per run: 10,000
 // runs are 200 sandboxes and 5 million events) and what reading it costs: Open (clean), the known
@@ -19,9 +23,14 @@ var scaleRuns = flag.Int("scale.runs", 1000, "runs in BenchmarkScale's record (5
 func BenchmarkScale(b *testing.B) {
 	s := Synthetic{Sandboxes: *scaleRuns / 50, Runs: *scaleRuns, Events: *scaleRuns * 500, CaptureBytes: 4 << 10, End: time.Now()}
 	dir := b.TempDir()
+	if *scaleDir != "" {
+		dir = *scaleDir
+	}
 	t := time.Now()
-	if err := WriteSynthetic(dir, bridgeID, s); err != nil {
-		b.Fatal(err)
+	if _, err := os.Stat(FileFor(dir, bridgeID)); err != nil {
+		if err := WriteSynthetic(dir, bridgeID, s); err != nil {
+			b.Fatal(err)
+		}
 	}
 	gen := time.Since(t)
 	b.ResetTimer()
