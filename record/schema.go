@@ -67,4 +67,7 @@ var schema = []string{
 		stream INTEGER NOT NULL DEFAULT 0,
 		data BLOB NOT NULL)`,
 	`CREATE INDEX IF NOT EXISTS chunks_process ON chunks (sandbox, process, id)`,
+	// pruning by age at every open: without them it read every output row and capture
+	`CREATE INDEX IF NOT EXISTS chunks_time ON chunks (time)`,
+	`CREATE INDEX IF NOT EXISTS captures_updated ON captures (updated)`,
 }

@@ -205,6 +205,7 @@ func MeasureScale(dir, bridge, sandbox string) ([]ScaleStep, error) {
 	if err != nil {
 		return out, err
 	}
-	out = append(out, ScaleStep{Step: "report", Took: time.Since(t), Note: fmt.Sprintf("%d timeline rows", len(rep.Timeline))})
+	md := rep.Markdown() // what `sandscope report` prints
+	out = append(out, ScaleStep{Step: "report", Took: time.Since(t), Note: fmt.Sprintf("%d timeline rows, %d bytes", len(rep.Timeline), len(md))})
 	return out, nil
 }

@@ -33,6 +33,7 @@ var figures = []figure{
 	{"10", "idle CPU of the TUI", figIdle},
 	{"11", "the record's cost", figRecord},
 	{"12", "local bridge SSE vs a pipe", figSSE},
+	{"13", "a record of 10,000 runs", figScale},
 }
 
 const benchSandbox = "bench"
