@@ -69,5 +69,5 @@ var schema = []string{
 	`CREATE INDEX IF NOT EXISTS chunks_process ON chunks (sandbox, process, id)`,
 	// pruning by age at every open: without them it read every output row and capture
 	`CREATE INDEX IF NOT EXISTS chunks_time ON chunks (time)`,
-	`CREATE INDEX IF NOT EXISTS captures_updated ON captures (updated)`,
+	`CREATE INDEX IF NOT EXISTS captures_updated ON captures (updated, bytes)`,
 }
