@@ -4,8 +4,10 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"syscall"
 	"time"
@@ -117,6 +119,13 @@ func (e *env) captureOnce(b *bridge, sb string, ids []string, window time.Durati
 	if err != nil {
 		return 0, 0, 0, "", err
 	}
+	if out := os.Getenv("SANDSCOPE_BENCH_PERF"); out != "" {
+		// profile the TUI over the window: perf record -g into this file (11b's profile)
+		p := exec.Command("perf", "record", "-F", "499", "-g", "-p", strconv.Itoa(t.cmd.Process.Pid), "-o", out, "--", "sleep", strconv.Itoa(int(window.Seconds())))
+		if err := p.Start(); err == nil {
+			defer func() { _ = p.Wait() }()
+		}
+	}
 	time.Sleep(window)
 	c1, err := cpuTime(t.cmd.Process.Pid)
 	t.stop()
@@ -179,7 +188,15 @@ func (e *env) curlWindow(b *bridge, sb string, ids []string, window time.Duratio
 // later removed to keep its budget. It reads the record's captures table read-only, so the TUI
 // that writes it is not disturbed.
 func capturedBytes(stateDir, bridgeURL, sb string, ids []string) (int64, error) {
+	// the record is named after the bridge's identity (its ID when it reports one, not its URL):
+	// the state directory is this run's own, so its one record file is the TUI's
 	path := record.FileFor(filepath.Join(stateDir, "record"), bridgeURL)
+	if m, _ := filepath.Glob(filepath.Join(stateDir, "record", "*.db")); len(m) == 1 {
+		path = m[0]
+	}
+	if _, err := os.Stat(path); err != nil {
+		return 0, nil // not created yet: nothing captured
+	}
 	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(5000)&mode=ro")
 	if err != nil {
 		return 0, fmt.Errorf("open the record: %w", err)
