@@ -286,6 +286,15 @@ func (r *Record) Captured(sandbox, process string) (Capture, error) {
 	return c, rows.Err()
 }
 
+// captureCursor is the cursor of the last byte captured of a process, where a new capture
+// resumes. It reads the captures row only (Captured reads every chunk kept, up to the 8 MiB
+// per-process budget, for each capture that starts).
+func (r *Record) captureCursor(sandbox, process string) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.metaLocked(sandbox, process).lastCursor
+}
+
 // Output is a summary of a process's captured output, cheap enough to ask for every row of a
 // table on every refresh (no output is read).
 type Output struct {
