@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"sandscope/record"
@@ -37,6 +36,15 @@ func scaleProbe(dir string, runs int) int {
 	}
 	for _, st := range steps {
 		fmt.Printf("step %s %.3f %s\n", st.Step, st.Took.Seconds()*1000, st.Note)
+	}
+	// the peak RSS from the process itself: a child's rusage counts the memory of the process
+	// that started it (the bench, which holds a bridge's retained output) from before its exec
+	if b, err := os.ReadFile("/proc/self/status"); err == nil {
+		for _, l := range strings.Split(string(b), "\n") {
+			if f := strings.Fields(l); len(f) >= 2 && f[0] == "VmHWM:" {
+				fmt.Printf("rss-kib %s\n", f[1])
+			}
+		}
 	}
 	return 0
 }
@@ -68,8 +76,14 @@ func (e *env) probeScale(dir string, runs int) (scaleRun, error) {
 			r.ms[f[1]] = v
 		}
 	}
-	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		r.rssMiB = float64(ru.Maxrss) / 1024 // kilobytes on Linux
+	for _, l := range strings.Split(string(out), "\n") {
+		if f := strings.Fields(l); len(f) == 2 && f[0] == "rss-kib" {
+			kib, _ := strconv.ParseFloat(f[1], 64)
+			r.rssMiB = kib / 1024
+		}
+	}
+	if r.rssMiB == 0 {
+		return r, fmt.Errorf("scale probe: no peak RSS (it needs /proc)")
 	}
 	return r, nil
 }
