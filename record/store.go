@@ -66,7 +66,8 @@ type Options struct {
 	// Version is sandscope's version, stored with each run.
 	Version string
 	Budget  Budget
-	// FlushEvery is how often queued entries are committed (default 50 ms).
+	// FlushEvery is how often queued entries are committed (default 50 ms; captured output alone
+	// waits for every tenth round).
 	FlushEvery time.Duration
 	// Now is the clock (default time.Now).
 	Now func() time.Time
@@ -77,7 +78,8 @@ type Options struct {
 
 // Record is what sandscope has observed on one bridge. It is safe for concurrent use. Add and
 // Capture never block on the disk: entries are queued and committed by one writer every
-// FlushEvery, each batch in one transaction, so a crash costs at most the last batch.
+// FlushEvery (captured output alone every 10 × FlushEvery; an event takes the queued output with
+// it), each batch in one transaction, so a crash costs at most the last batch.
 type Record struct {
 	db      *sql.DB
 	path    string
