@@ -81,20 +81,30 @@ func (r *Record) CaptureData(sandbox, process string, ev client.LogEvent) {
 	m.lastCursor = ev.Cursor
 	m.lastData = t
 	m.dirty = true
-	if n := len(r.chunks); n > 0 {
-		last := &r.chunks[n-1]
-		if !last.sealed && last.Sandbox == sandbox && last.Process == process && last.Stream == ev.Stream && len(last.Data)+len(ev.Data) <= maxChunk {
-			last.Data = append(last.Data, ev.Data...)
-			last.Cursor = ev.Cursor
-			r.kickWriter()
+	// output waits for the writer's next output round (or an event's commit): no wake-up per chunk
+	r.outputWaiting.Store(true)
+	// the process's newest queued chunk, among the last few: captures run side by side, and
+	// merging only into the very last chunk made one row per event when they interleave
+	for i := len(r.chunks) - 1; i >= 0 && i >= len(r.chunks)-mergeLookback; i-- {
+		c := &r.chunks[i]
+		if c.Sandbox != sandbox || c.Process != process {
+			continue
+		}
+		if !c.sealed && c.Stream == ev.Stream && len(c.Data)+len(ev.Data) <= maxChunk {
+			c.Data = append(c.Data, ev.Data...)
+			c.Cursor = ev.Cursor
 			return
 		}
+		break
 	}
 	data := make([]byte, len(ev.Data), max(len(ev.Data), 4<<10))
 	copy(data, ev.Data)
 	r.chunks = append(r.chunks, Chunk{Sandbox: sandbox, Process: process, Time: t, Cursor: ev.Cursor, Stream: ev.Stream, Data: data})
-	r.kickWriter()
 }
+
+// mergeLookback is how far back CaptureData looks for a process's chunk to grow (more than the
+// manager's captures at once).
+const mergeLookback = 32
 
 // CaptureEnd notes why capture of a process stopped (the process ended or was lost, the budget,
 // sandscope quit).
@@ -202,15 +212,15 @@ func trimOldest(tx *sql.Tx, k capKey, excess int64) (int64, error) {
 }
 
 // pruneCaptures keeps the total captured output under the budget: whole captures go, the least
-// recently updated first.
-func (r *Record) pruneCaptures() {
+// recently updated first. It reports whether it removed any.
+func (r *Record) pruneCaptures() bool {
 	var total int64
 	if r.db.QueryRow("SELECT COALESCE(SUM(bytes), 0) FROM captures").Scan(&total) != nil || total <= r.budget.CaptureTotal {
-		return
+		return false
 	}
 	rows, err := r.db.Query("SELECT sandbox, process, bytes FROM captures WHERE bytes > 0 ORDER BY updated")
 	if err != nil {
-		return
+		return false
 	}
 	var victims []capKey
 	var sizes []int64
@@ -239,6 +249,7 @@ func (r *Record) pruneCaptures() {
 		}
 		r.mu.Unlock()
 	}
+	return len(victims) > 0
 }
 
 // Captured returns what was captured of a process (committed output; call Flush first for the
@@ -273,6 +284,15 @@ func (r *Record) Captured(sandbox, process string) (Capture, error) {
 		c.Chunks = append(c.Chunks, ch)
 	}
 	return c, rows.Err()
+}
+
+// captureCursor is the cursor of the last byte captured of a process, where a new capture
+// resumes. It reads the captures row only (Captured reads every chunk kept, up to the 8 MiB
+// per-process budget, for each capture that starts).
+func (r *Record) captureCursor(sandbox, process string) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.metaLocked(sandbox, process).lastCursor
 }
 
 // Output is a summary of a process's captured output, cheap enough to ask for every row of a

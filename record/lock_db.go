@@ -19,7 +19,7 @@ import (
 // met by any read or write is noticed and looked at.
 type gate struct {
 	drv     *sqlite.Driver
-	dsn     string
+	path    string      // the DSN is made at each connection: it depends on whether the file exists
 	damaged func(error) // told (never blocking) when a statement meets SQLite's "damaged"
 
 	gen  atomic.Int64 // connections of an older generation are closed when they come back
@@ -29,8 +29,8 @@ type gate struct {
 	deny error         // non-nil: no connection can be made (damaged, waiting for its repair)
 }
 
-func newGate(dsn string, damaged func(error)) *gate {
-	return &gate{drv: &sqlite.Driver{}, dsn: dsn, damaged: damaged}
+func newGate(path string, damaged func(error)) *gate {
+	return &gate{drv: &sqlite.Driver{}, path: path, damaged: damaged}
 }
 
 func (g *gate) Driver() driver.Driver { return g.drv }
@@ -60,7 +60,7 @@ func (g *gate) Connect(ctx context.Context) (driver.Conn, error) {
 	g.live++
 	gen := g.gen.Load()
 	g.mu.Unlock()
-	c, err := g.drv.Open(g.dsn)
+	c, err := g.drv.Open(dsn(g.path, false))
 	if err != nil {
 		g.release()
 		return nil, g.seen(err)

@@ -335,8 +335,7 @@ var ErrNotFollowed = errors.New("not followed: reading this run would start its 
 // capture follows one process and keeps its output until it ends, is lost, or sandscope quits.
 func (m *Manager) capture(ctx context.Context, k capKey, queuedAt time.Time) {
 	defer m.wg.Done()
-	prev, _ := m.rec.Captured(k.sandbox, k.process)
-	since := prev.LastCursor
+	since := m.rec.captureCursor(k.sandbox, k.process)
 	events := m.src.Follow(ctx, k.sandbox, k.process, client.FollowOptions{Since: since, QuietAfter: m.budget.CaptureQuiet})
 	why := "sandscope stopped capturing (it quit)"
 	first := since == ""

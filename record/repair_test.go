@@ -319,3 +319,51 @@ func TestOldFileIsConvertedToIncrementalVacuum(t *testing.T) {
 		t.Fatalf("%d bytes before, %d after", before, after)
 	}
 }
+
+// A large record whose last run was killed is checked by the writer after Open, not by Open:
+// damage it holds (here a broken overflow chain in captured output, which no statement of Open
+// or of recording reads) is still found and repaired, and told as a live notice.
+func TestLargeUncleanRecordCheckedAfterOpen(t *testing.T) {
+	defer func(n int64) { checkAtOpenMax = n }(checkAtOpenMax)
+	checkAtOpenMax = 0 // every record counts as large
+	dir := t.TempDir()
+	fillCaptures(t, dir, Budget{CaptureTotal: 1 << 40}, 4, 1<<20)
+	path := FileFor(dir, bridgeID)
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// the next-page pointer of a page in the middle: an overflow page of the output
+	if _, err := f.WriteAt([]byte{0x7f, 0xff, 0xff, 0xf0}, fi.Size()/2/4096*4096); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	_ = os.Remove(path + ".clean") // as after a crash
+	r, err := Open(Options{Dir: dir, Bridge: bridgeID, Budget: Budget{CaptureTotal: 1 << 40}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if n := strings.Join(r.Notices(), "\n"); strings.Contains(n, "repaired the record") {
+		t.Fatalf("Open checked the record itself: %q", n)
+	}
+	var told []string
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); {
+		told = append(told, r.TakeNotices()...)
+		if strings.Contains(strings.Join(told, "\n"), "repaired the record") {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if !strings.Contains(strings.Join(told, "\n"), "repaired the record") {
+		t.Fatalf("the damage was not repaired after Open: %q", told)
+	}
+	r.Add(Event{Sandbox: "demo", Source: FromAction, Kind: "launch", Entity: Process, EntityID: "after"})
+	if err := r.Flush(); err != nil {
+		t.Fatalf("recording after the repair: %v", err)
+	}
+}

@@ -144,11 +144,11 @@ func (r *Record) BuildReport(o ReportOptions) (*Report, error) {
 	if err := r.Flush(); err != nil {
 		return nil, err
 	}
-	st := r.State(o.Sandbox)
 	events, err := r.Events(o.Sandbox, "")
 	if err != nil {
 		return nil, err
 	}
+	st := r.stateOf(o.Sandbox, events)
 	if len(events) == 0 {
 		return nil, fmt.Errorf("the record has nothing on sandbox %s", o.Sandbox)
 	}

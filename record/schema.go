@@ -42,6 +42,9 @@ var schema = []string{
 	`CREATE INDEX IF NOT EXISTS events_time ON events (time)`,
 	`CREATE INDEX IF NOT EXISTS events_source ON events (source, sandbox)`,
 	`CREATE INDEX IF NOT EXISTS events_lost ON events (lost, time) WHERE lost = 1`,
+	// each sandbox's forgets, for KnownSandboxes without reading every event (added to existing
+	// files at their next open; the schema version is unchanged)
+	`CREATE INDEX IF NOT EXISTS events_forget ON events (sandbox, id) WHERE source = 'action' AND kind = 'forget'`,
 	`CREATE TABLE IF NOT EXISTS captures (
 		sandbox TEXT NOT NULL,
 		process TEXT NOT NULL,
@@ -64,4 +67,7 @@ var schema = []string{
 		stream INTEGER NOT NULL DEFAULT 0,
 		data BLOB NOT NULL)`,
 	`CREATE INDEX IF NOT EXISTS chunks_process ON chunks (sandbox, process, id)`,
+	// pruning by age at every open: without them it read every output row and capture
+	`CREATE INDEX IF NOT EXISTS chunks_time ON chunks (time)`,
+	`CREATE INDEX IF NOT EXISTS captures_updated ON captures (updated, bytes)`,
 }

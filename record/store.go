@@ -66,7 +66,8 @@ type Options struct {
 	// Version is sandscope's version, stored with each run.
 	Version string
 	Budget  Budget
-	// FlushEvery is how often queued entries are committed (default 50 ms).
+	// FlushEvery is how often queued entries are committed (default 50 ms; captured output alone
+	// waits for every tenth round).
 	FlushEvery time.Duration
 	// Now is the clock (default time.Now).
 	Now func() time.Time
@@ -77,7 +78,8 @@ type Options struct {
 
 // Record is what sandscope has observed on one bridge. It is safe for concurrent use. Add and
 // Capture never block on the disk: entries are queued and committed by one writer every
-// FlushEvery, each batch in one transaction, so a crash costs at most the last batch.
+// FlushEvery (captured output alone every 10 × FlushEvery; an event takes the queued output with
+// it), each batch in one transaction, so a crash costs at most the last batch.
 type Record struct {
 	db      *sql.DB
 	path    string
@@ -89,6 +91,8 @@ type Record struct {
 	notices []string // Open's (guarded by mu after Open)
 	lock    *fileLock
 	gate    *gate
+
+	outputWaiting atomic.Bool // CaptureData queued output since the last commit
 
 	// damage met by a statement, for the writer to look at (dmu: the hook runs under mu too)
 	damage     atomic.Bool
@@ -107,7 +111,10 @@ type Record struct {
 	busySince    time.Time // a batch has waited for a lock since then
 	toldBusy     bool
 	held         bool          // a batch failed for a lock or damage and waits in pending
+	checkLater   bool          // Open left the check after an unclean end to the writer (a large record)
 	beginWait    time.Duration // how long the last write waited for the write lock
+	outputEvery  time.Duration // captured output alone is committed this often (10 × FlushEvery)
+	lastOutput   time.Time     // when output was last committed
 
 	mu       sync.Mutex
 	states   map[string]*State // folded sandboxes, loaded on first use
@@ -220,7 +227,7 @@ func Open(o Options) (*Record, error) {
 		lk.close()
 		return nil, fmt.Errorf("record: %s: waited %.0f s for another sandscope process to finish repairing it: %w", r.path, waited.Seconds(), ErrBusy)
 	}
-	r.gate = newGate(dsn(r.path, false), r.sawDamage)
+	r.gate = newGate(r.path, r.sawDamage)
 	r.db = sql.OpenDB(r.gate)
 	r.db.SetMaxOpenConns(maxConns)
 	r.db.SetMaxIdleConns(maxConns)
@@ -239,6 +246,10 @@ func Open(o Options) (*Record, error) {
 	if every <= 0 {
 		every = 50 * time.Millisecond
 	}
+	// Captured output is committed every 10 rounds (500 ms by default) unless an event or Flush
+	// commits it sooner: a profile of the TUI capturing 8 chatty processes (figure 11b) had the
+	// writer at 36 % of its CPU, a commit of a few small rows and a WAL append every 50 ms.
+	r.outputEvery = 10 * every
 	go r.writer(every)
 	return r, nil
 }
@@ -248,15 +259,30 @@ func dsn(path string, readOnly bool) string {
 	if readOnly {
 		return "file:" + path + q + "&mode=ro"
 	}
+	// journal_size_limit: the WAL is cut back to 8 MiB each time it restarts after a checkpoint,
+	// instead of keeping the size of the largest transaction (a prune's vacuum, which moves pages
+	// through it, had it as large as the record itself while it stayed open)
+	q += "&_pragma=journal_size_limit(8388608)"
 	// auto_vacuum binds only a new file, and only before it turns to WAL (an existing one ignores
-	// it until a VACUUM: see vacuum)
-	return "file:" + path + q + "&_pragma=auto_vacuum(INCREMENTAL)&_pragma=journal_mode(WAL)&_txlock=immediate"
+	// it until a VACUUM: see vacuum). It is asked for only then: on an existing file the pragma
+	// costs a checkpoint of the WAL at every connection (240 ms opening a 160 MiB record whose
+	// sandscope was killed, BenchmarkOpenUnclean)
+	if fi, err := os.Stat(path); err != nil || fi.Size() == 0 {
+		q += "&_pragma=auto_vacuum(INCREMENTAL)"
+	}
+	return "file:" + path + q + "&_pragma=journal_mode(WAL)&_txlock=immediate"
 }
 
 // openChecked opens the file, checks it, and starts this run (unless read only). A lock is
 // waited for; damage or a newer schema moves the file aside, under the exclusive lock.
 func (r *Record) openChecked(start time.Time) error {
 	check := !r.closedCleanly()
+	if check && recordBytes(r.path) > checkAtOpenMax {
+		// reading the whole file before the first frame costs about 2.5 ms per MiB here: a large
+		// record is checked by the writer right after Open instead (damage found then is
+		// repaired the way damage a statement meets is)
+		check, r.checkLater = false, true
+	}
 	pause := 50 * time.Millisecond
 	busy := false
 	for {
@@ -289,6 +315,35 @@ func (r *Record) openChecked(start time.Time) error {
 			}
 			check = false
 		}
+	}
+}
+
+// checkAtOpenMax is the largest record (file and WAL) Open checks itself after an unclean end.
+var checkAtOpenMax int64 = 32 << 20
+
+func recordBytes(path string) int64 {
+	var n int64
+	for _, p := range []string{path, path + "-wal"} {
+		if fi, err := os.Stat(p); err == nil {
+			n += fi.Size()
+		}
+	}
+	return n
+}
+
+// checkNow runs, in the writer, the quick check Open left for later: a file that fails it is
+// taken for damaged, which the next heal looks at with the full integrity check and repairs.
+func (r *Record) checkNow() {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	var res string
+	err := r.db.QueryRowContext(ctx, "PRAGMA quick_check(1)").Scan(&res)
+	switch {
+	case err != nil:
+		// a damaged file already told the gate (sawDamage); a lock or a timeout: the next
+		// unclean open checks again, since this run leaves no clean mark until it closes
+	case res != "ok":
+		r.sawDamage(&dbError{err: fmt.Errorf("integrity check: %s", res), kind: ErrDamaged})
 	}
 }
 
@@ -711,6 +766,23 @@ func (r *Record) stateLocked(sandbox string) *State {
 	return st
 }
 
+// stateOf is State for a caller that has just read all of the sandbox's committed events: a state
+// not loaded yet is folded from them instead of being read and decoded a second time (a report
+// of a sandbox with 25,000 events spent half its time on that).
+func (r *Record) stateOf(sandbox string, events []Event) *State {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	st, ok := r.states[sandbox]
+	if !ok {
+		st = NewState(sandbox)
+		for _, ev := range events {
+			st.Apply(ev)
+		}
+		r.states[sandbox] = st
+	}
+	return st.Clone()
+}
+
 // Sandboxes lists the sandboxes the record knows, sorted.
 func (r *Record) Sandboxes() ([]string, error) {
 	r.mu.Lock()
@@ -719,23 +791,19 @@ func (r *Record) Sandboxes() ([]string, error) {
 		known[s] = true
 	}
 	r.mu.Unlock()
-	rows, err := r.db.Query("SELECT DISTINCT sandbox FROM events")
+	inFile, err := r.sandboxesInFile()
 	if err != nil {
 		return nil, fmt.Errorf("record: sandboxes: %w", err)
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var s string
-		if rows.Scan(&s) == nil {
-			known[s] = true
-		}
+	for _, s := range inFile {
+		known[s] = true
 	}
 	out := make([]string, 0, len(known))
 	for s := range known {
 		out = append(out, s)
 	}
 	sort.Strings(out)
-	return out, rows.Err()
+	return out, nil
 }
 
 // Events returns the committed events of a sandbox (entityID "" for all), oldest first. Call
@@ -920,6 +988,10 @@ func (r *Record) writer(every time.Duration) {
 	defer t.Stop()
 	prune := time.NewTicker(5 * time.Minute)
 	defer prune.Stop()
+	if r.checkLater && !r.detached {
+		r.checkNow()
+		r.heal()
+	}
 	if !r.readOnly && !r.detached {
 		r.vacuum()
 	}
@@ -944,6 +1016,9 @@ func (r *Record) writer(every time.Duration) {
 			dirty = true
 		case <-t.C:
 			r.heal()
+			if r.outputWaiting.Load() && time.Since(r.lastOutput) >= r.outputEvery {
+				dirty = true
+			}
 			if dirty || r.held {
 				if err := r.commit(); err != nil && !r.held {
 					r.setErr(err)
@@ -1005,6 +1080,7 @@ const (
 // another process held a lock, or because the file is damaged, is kept (bounded) and tried again;
 // any other failure loses it, counted in Unsaved.
 func (r *Record) commit() error {
+	r.outputWaiting.Store(false) // before taking the queue: output queued after it waits again
 	r.mu.Lock()
 	evs, chunks := r.pending, r.chunks
 	r.pending, r.chunks = nil, nil
@@ -1022,6 +1098,9 @@ func (r *Record) commit() error {
 	r.held = false
 	if len(evs) == 0 && len(chunks) == 0 && len(metas) == 0 {
 		return nil
+	}
+	if len(chunks) > 0 {
+		r.lastOutput = time.Now()
 	}
 	began := time.Now()
 	err := r.write(evs, chunks, metas)
@@ -1096,8 +1175,7 @@ func (r *Record) write(evs []Event, chunks []Chunk, metas map[capKey]captureMeta
 	}
 	defer tx.Rollback()
 	if len(evs) > 0 {
-		st, err := tx.Prepare(`INSERT INTO events (run, time, sandbox, source, kind, entity, entity_id, incarnation, lost, cursor, body)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+		st, err := tx.Prepare(insertEvent)
 		if err != nil {
 			return fmt.Errorf("record: write: %w", err)
 		}
@@ -1107,16 +1185,7 @@ func (r *Record) write(evs []Event, chunks []Chunk, metas map[capKey]captureMeta
 			if ev.Run == 0 {
 				ev.Run = run // added before a record that opened damaged was repaired
 			}
-			body, err := json.Marshal(ev)
-			if err != nil {
-				continue
-			}
-			lost := 0
-			if ev.Lost() {
-				lost = 1
-			}
-			if _, err := st.Exec(ev.Run, ev.Time.UnixNano(), ev.Sandbox, string(ev.Source), ev.Kind, string(ev.Entity), ev.EntityID,
-				ev.Incarnation.Number, lost, ev.Cursor, string(body)); err != nil {
+			if err := execInsertEvent(st, ev); err != nil {
 				st.Close()
 				return fmt.Errorf("record: write: %w", err)
 			}
@@ -1132,6 +1201,25 @@ func (r *Record) write(evs []Event, chunks []Chunk, metas map[capKey]captureMeta
 	return nil
 }
 
+const insertEvent = `INSERT INTO events (run, time, sandbox, source, kind, entity, entity_id, incarnation, lost, cursor, body)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+
+// execInsertEvent writes one event with st (prepared from insertEvent). An event that does not
+// encode is skipped.
+func execInsertEvent(st *sql.Stmt, ev *Event) error {
+	body, err := json.Marshal(ev)
+	if err != nil {
+		return nil
+	}
+	lost := 0
+	if ev.Lost() {
+		lost = 1
+	}
+	_, err = st.Exec(ev.Run, ev.Time.UnixNano(), ev.Sandbox, string(ev.Source), ev.Kind, string(ev.Entity), ev.EntityID,
+		ev.Incarnation.Number, lost, ev.Cursor, string(body))
+	return err
+}
+
 // prune removes what is older than the budget's age and trims events and output to its sizes,
 // then gives the freed pages back to the file system (incremental auto-vacuum).
 func (r *Record) prune() {
@@ -1143,23 +1231,60 @@ func (r *Record) prune() {
 	}()
 	run := atomic.LoadInt64(&r.run)
 	cutoff := r.now().Add(-r.budget.MaxAge).UnixNano()
-	_, _ = r.db.Exec("DELETE FROM events WHERE time < ?", cutoff)
-	_, _ = r.db.Exec("DELETE FROM chunks WHERE time < ?", cutoff)
-	_, _ = r.db.Exec("DELETE FROM captures WHERE updated < ?", cutoff)
-	_, _ = r.db.Exec("DELETE FROM runs WHERE started < ? AND id <> ?", cutoff, run)
-	var n int
-	if r.db.QueryRow("SELECT COUNT(*) FROM events").Scan(&n) == nil && n > r.budget.MaxEvents {
+	var removed int64
+	del := func(q string, args ...any) {
+		if res, err := r.db.Exec(q, args...); err == nil {
+			n, _ := res.RowsAffected()
+			removed += n
+		}
+	}
+	del("DELETE FROM events WHERE time < ?", cutoff)
+	del("DELETE FROM chunks WHERE time < ?", cutoff)
+	del("DELETE FROM captures WHERE updated < ?", cutoff)
+	del("DELETE FROM runs WHERE started < ? AND id <> ?", cutoff, run)
+	if r.overEvents() {
 		// keep the newest 90% so that pruning is not needed again at the next event
 		keep := r.budget.MaxEvents * 9 / 10
-		_, _ = r.db.Exec("DELETE FROM events WHERE id <= (SELECT id FROM events ORDER BY id DESC LIMIT 1 OFFSET ?)", keep)
+		del("DELETE FROM events WHERE id <= (SELECT id FROM events ORDER BY id DESC LIMIT 1 OFFSET ?)", keep)
 	}
-	r.pruneCaptures()
+	if r.pruneCaptures() {
+		removed++
+	}
+	if removed == 0 {
+		return // nothing freed: no vacuum, and no checkpoint (an fsync) at every open
+	}
 	// each step frees pages: read it to the end
 	if rows, err := r.db.Query("PRAGMA incremental_vacuum"); err == nil {
 		for rows.Next() {
 		}
 		rows.Close()
 	}
+	r.truncateWAL()
+}
+
+// overEvents reports whether the record holds more events than its budget, without counting them
+// all (a COUNT(*) read every event's index entry, at every open): row IDs only grow, so an ID
+// range no wider than the budget settles it; otherwise the budget-th newest event is looked for.
+func (r *Record) overEvents() bool {
+	// one aggregate per statement: SQLite answers MIN or MAX alone from the rowid's b-tree, but
+	// both in one SELECT by reading every row
+	var lo, hi sql.NullInt64
+	if r.db.QueryRow("SELECT MIN(id) FROM events").Scan(&lo) != nil || !lo.Valid ||
+		r.db.QueryRow("SELECT MAX(id) FROM events").Scan(&hi) != nil {
+		return false
+	}
+	if hi.Int64-lo.Int64 < int64(r.budget.MaxEvents) {
+		return false
+	}
+	var id int64
+	return r.db.QueryRow("SELECT id FROM events ORDER BY id DESC LIMIT 1 OFFSET ?", r.budget.MaxEvents).Scan(&id) == nil
+}
+
+// truncateWAL checkpoints the WAL and cuts it to nothing, so that the pages a prune or a VACUUM
+// moved through it stop taking disk space. Best effort: a reader in the way (another process)
+// leaves it to journal_size_limit at the next checkpoint.
+func (r *Record) truncateWAL() {
+	_, _ = r.db.Exec("PRAGMA wal_checkpoint(TRUNCATE)")
 }
 
 // vacuum converts a file made before incremental auto-vacuum once pruning has left much of it
@@ -1187,5 +1312,7 @@ func (r *Record) vacuum() {
 	if _, err := conn.ExecContext(ctx, "PRAGMA auto_vacuum = INCREMENTAL"); err != nil {
 		return
 	}
-	_, _ = conn.ExecContext(ctx, "VACUUM")
+	if _, err := conn.ExecContext(ctx, "VACUUM"); err == nil {
+		_, _ = conn.ExecContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)")
+	}
 }

@@ -79,7 +79,12 @@ func main() {
 	only := flag.String("only", "", "comma-separated figure numbers to run (default: all)")
 	verbose := flag.Bool("v", false, "show each measurement's raw output")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of this process (the in-process figures: 3) to this file")
+	probe := flag.String("scale-probe", "", "(internal) measure the record in this directory for figure 13 and exit")
+	probeRuns := flag.Int("scale-runs", 0, "(internal) the runs the probed record holds")
 	flag.Parse()
+	if *probe != "" {
+		os.Exit(scaleProbe(*probe, *probeRuns))
+	}
 	if *cpuprofile != "" {
 		f, err := os.Create(*cpuprofile)
 		if err == nil {

@@ -34,6 +34,8 @@ type tui struct {
 	seen   chan struct{}
 	bytes  int64
 	recent []byte // the latest output
+
+	stopped bool
 }
 
 // forget drops the output so far: waitFor looks at what comes after.
@@ -139,6 +141,10 @@ func (t *tui) output() int64 {
 
 // stop quits with q (the way a user does), and kills the TUI if it does not end.
 func (t *tui) stop() {
+	if t.stopped {
+		return
+	}
+	t.stopped = true
 	_, _ = t.pty.Write([]byte("q"))
 	select {
 	case <-t.done:

@@ -1,0 +1,159 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"sandscope/record"
+)
+
+// The scale figure's record: 50 runs and 25,000 events per sandbox, so a larger record has more
+// sandboxes, not larger ones, and what is asked of one sandbox must cost the same.
+const (
+	scaleRunsPerSandbox = 50
+	scaleEventsPerRun   = 500
+	scaleBridge         = "http://scale.invalid"
+)
+
+func scaleSpec(runs int) record.Synthetic {
+	return record.Synthetic{Sandboxes: runs / scaleRunsPerSandbox, Runs: runs, Events: runs * scaleEventsPerRun,
+		CaptureBytes: 4 << 10, End: time.Now()}
+}
+
+// scaleProbe is what the bench binary does when started with -scale-probe DIR: open the record
+// there, measure each step, and print "step ms" lines (its parent reads its peak RSS).
+func scaleProbe(dir string, runs int) int {
+	s := scaleSpec(runs)
+	steps, err := record.MeasureScale(dir, scaleBridge, s.SandboxName(s.Sandboxes/2))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "scale probe:", err)
+		return 1
+	}
+	for _, st := range steps {
+		fmt.Printf("step %s %.3f %s\n", st.Step, st.Took.Seconds()*1000, st.Note)
+	}
+	// the peak RSS from the process itself: a child's rusage counts the memory of the process
+	// that started it (the bench, which holds a bridge's retained output) from before its exec
+	if b, err := os.ReadFile("/proc/self/status"); err == nil {
+		for _, l := range strings.Split(string(b), "\n") {
+			if f := strings.Fields(l); len(f) >= 2 && f[0] == "VmHWM:" {
+				fmt.Printf("rss-kib %s\n", f[1])
+			}
+		}
+	}
+	return 0
+}
+
+// scaleRun is one measurement of a record: each step's time and the peak RSS of the process.
+type scaleRun struct {
+	ms     map[string]float64
+	rssMiB float64
+}
+
+func (e *env) probeScale(dir string, runs int) (scaleRun, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return scaleRun{}, err
+	}
+	cmd := exec.Command(self, "-scale-probe", dir, "-scale-runs", strconv.Itoa(runs))
+	out, err := cmd.Output()
+	if e.verbose {
+		fmt.Fprintf(os.Stderr, "%s", out)
+	}
+	if err != nil {
+		return scaleRun{}, fmt.Errorf("scale probe: %v", err)
+	}
+	r := scaleRun{ms: map[string]float64{}}
+	for _, l := range strings.Split(string(out), "\n") {
+		f := strings.Fields(l)
+		if len(f) >= 3 && f[0] == "step" {
+			v, _ := strconv.ParseFloat(f[2], 64)
+			r.ms[f[1]] = v
+		}
+	}
+	for _, l := range strings.Split(string(out), "\n") {
+		if f := strings.Fields(l); len(f) == 2 && f[0] == "rss-kib" {
+			kib, _ := strconv.ParseFloat(f[1], 64)
+			r.rssMiB = kib / 1024
+		}
+	}
+	if r.rssMiB == 0 {
+		return r, fmt.Errorf("scale probe: no peak RSS (it needs /proc)")
+	}
+	return r, nil
+}
+
+// Figure 13: a record of 10,000 runs across 200 sandboxes and 5 million events (a quick run: 2,000
+// runs) against one of 1,000 runs (500 in a quick run), generated in bulk; opening it, the known
+// sandboxes, one sandbox's state and its report, each the median of three probes in a process of
+// their own, and the peak RSS of that process.
+func figScale(e *env) ([]row, error) {
+	small, big := pick(e, 500, 1000), pick(e, 2000, 10000)
+	var res [2][]scaleRun
+	for i, runs := range []int{small, big} {
+		dir := filepath.Join(e.tmp, fmt.Sprintf("scale-%d", runs))
+		t := time.Now()
+		if err := record.WriteSynthetic(dir, scaleBridge, scaleSpec(runs)); err != nil {
+			return nil, err
+		}
+		e.logf("13: generated %d runs (%d events) in %v", runs, runs*scaleEventsPerRun, time.Since(t).Round(time.Millisecond))
+		for k := 0; k < pipelineRuns; k++ {
+			r, err := e.probeScale(dir, runs)
+			if err != nil {
+				return nil, err
+			}
+			res[i] = append(res[i], r)
+		}
+		e.logf("13: measured %d runs, load %s", runs, loadAvg())
+		_ = os.RemoveAll(dir)
+	}
+	med := func(i int, step string) float64 {
+		var xs []float64
+		for _, r := range res[i] {
+			xs = append(xs, r.ms[step])
+		}
+		return median(xs)
+	}
+	label := func(runs int) string {
+		return fmt.Sprintf("%d runs, %d sandboxes, %.1fM events", runs, runs/scaleRunsPerSandbox, float64(runs*scaleEventsPerRun)/1e6)
+	}
+	var rows []row
+	for _, c := range []struct {
+		fig, step, name string
+		limit           float64 // ms
+		growth          bool    // must not grow with the total
+	}{
+		{"13a", "open", "record open (clean)", 100, true},
+		{"13b", "known", "known sandboxes (all listed)", 100, false},
+		{"13c", "state", "one sandbox's state (50 runs, 25k events)", 500, true},
+		{"13d", "report", "report of one sandbox", 1000, true},
+	} {
+		b, s := med(1, c.step), med(0, c.step)
+		r := b / max(s, 0.001)
+		ok := b <= c.limit
+		budget := fmt.Sprintf("≤ %.0f ms", c.limit)
+		if c.growth {
+			ok = ok && r <= 2
+			budget += ", ≤ 2× of the smaller"
+		}
+		rows = append(rows, row{fig: c.fig, name: c.name + ", " + label(big),
+			value: fmt.Sprintf("%.1f ms", b), baseline: fmt.Sprintf("%d runs %.1f ms", small, s),
+			ratio: f2(r) + "×", budget: budget, result: verdict(ok)})
+	}
+	var rss [2][]float64
+	for i := range res {
+		for _, r := range res[i] {
+			rss[i] = append(rss[i], r.rssMiB)
+		}
+	}
+	peak := median(rss[1])
+	rows = append(rows, row{fig: "13e", name: "peak RSS of 13a–d, " + label(big),
+		value: fmt.Sprintf("%.0f MiB", peak), baseline: fmt.Sprintf("%d runs %.0f MiB", small, median(rss[0])),
+		ratio: f2(peak/max(median(rss[0]), 0.001)) + "×", budget: "≤ 150 MiB", result: verdict(peak <= 150)})
+	return rows, nil
+}
