@@ -1,7 +1,5 @@
 package client
 
-import "context"
-
 // Features are what a bridge dialect can do, declared per dialect rather than guessed from
 // failures. Callers ask before offering an action or starting a background read.
 type Features struct {
@@ -62,20 +60,4 @@ type TermConn interface {
 var (
 	_ TermConn = (*TerminalConn)(nil)
 	_ TermConn = (*PTYConn)(nil)
-)
-
-// Dialect is what every bridge adapter offers: the calls that need no sandbox container, and its
-// declared features. *Client (preview) and *Stable (stable) satisfy it; the rest of each API is
-// dialect-specific and offered only when Features says so.
-type DialectAdapter interface {
-	BaseURL() string
-	Capabilities(ctx context.Context) (Capabilities, error)
-	Health(ctx context.Context) error
-	CreateSandbox(ctx context.Context) (string, error)
-	ListSandboxes(ctx context.Context) ([]SandboxInfo, error)
-}
-
-var (
-	_ DialectAdapter = (*Client)(nil)
-	_ DialectAdapter = (*Stable)(nil)
 )
