@@ -16,6 +16,7 @@ import (
 	"sandscope/client"
 	"sandscope/driver"
 	"sandscope/internal/buildinfo"
+	"sandscope/internal/otlptest"
 	"sandscope/internal/watch"
 	"sandscope/localbridge/bridgetest"
 	"sandscope/otlpexport"
@@ -59,7 +60,7 @@ type fixture struct {
 	c        *client.Client
 	rec      *record.Record
 	d        driver.Driver
-	recv     *receiver
+	recv     *otlptest.Receiver
 	export   *otlpexport.Exporter
 	identity string
 	sandbox  string
@@ -68,7 +69,7 @@ type fixture struct {
 func newFixture(t *testing.T, output bool) *fixture {
 	t.Helper()
 	ctx := context.Background()
-	f := &fixture{bridge: bridgetest.Start(t), recv: startReceiver(t)}
+	f := &fixture{bridge: bridgetest.Start(t), recv: otlptest.Start(t)}
 	var err error
 	if f.c, err = client.New(f.bridge.URL, client.WithToken(f.bridge.Token)); err != nil {
 		t.Fatal(err)
@@ -89,7 +90,7 @@ func newFixture(t *testing.T, output bool) *fixture {
 	if f.sandbox, err = f.c.CreateSandbox(ctx); err != nil {
 		t.Fatal(err)
 	}
-	env := map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": f.recv.url()}
+	env := map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": f.recv.URL()}
 	res, err := otlpexport.Resolve(otlpexport.Settings{Output: output}, func(k string) (string, bool) { v, ok := env[k]; return v, ok })
 	if err != nil || !res.Enabled {
 		t.Fatalf("resolve: %v (enabled %v)", err, res.Enabled)
@@ -120,9 +121,9 @@ func (f *fixture) start(t *testing.T, argv ...string) client.Process {
 	return p
 }
 
-func (f *fixture) spanOf(id string) []span {
-	var out []span
-	for _, s := range f.recv.spans() {
+func (f *fixture) spanOf(id string) []otlptest.Span {
+	var out []otlptest.Span
+	for _, s := range f.recv.Spans() {
 		if v, ok := s.Attributes().Get("sandscope.run.id"); ok && v.Str() == id {
 			out = append(out, s)
 		}
@@ -155,7 +156,7 @@ func TestWatchExportsRunsEndToEnd(t *testing.T) {
 		cancel()
 		<-done
 	}()
-	if err := waitFor(10*time.Second, func() bool { return strings.Contains(stderr.String(), `"kind":"start"`) }); err != nil {
+	if err := otlptest.WaitFor(10*time.Second, func() bool { return strings.Contains(stderr.String(), `"kind":"start"`) }); err != nil {
 		t.Fatalf("watch did not start: %s", stderr.String())
 	}
 
@@ -163,10 +164,10 @@ func TestWatchExportsRunsEndToEnd(t *testing.T) {
 	a := f.start(t, "sh", "-c", "echo line-on-stdout; echo line-on-stderr >&2; sleep 1; exit 3", "exit3")
 	// 2. a process LOST in a replacement
 	b := f.start(t, "sleep", "60")
-	if err := waitFor(20*time.Second, func() bool { return len(f.spanOf(a.ID)) > 0 }); err != nil {
+	if err := otlptest.WaitFor(20*time.Second, func() bool { return len(f.spanOf(a.ID)) > 0 }); err != nil {
 		t.Fatalf("no span for the process that exits 3: %s", stderr.String())
 	}
-	if err := waitFor(10*time.Second, func() bool {
+	if err := otlptest.WaitFor(10*time.Second, func() bool {
 		e := f.rec.State(f.sandbox).Find(record.Process, b.ID)
 		return e != nil && e.Process.State == "running"
 	}); err != nil {
@@ -175,14 +176,14 @@ func TestWatchExportsRunsEndToEnd(t *testing.T) {
 	if err := f.c.ReplaceSandbox(context.Background(), f.sandbox); err != nil {
 		t.Fatal(err)
 	}
-	if err := waitFor(20*time.Second, func() bool { return len(f.spanOf(b.ID)) > 0 }); err != nil {
+	if err := otlptest.WaitFor(20*time.Second, func() bool { return len(f.spanOf(b.ID)) > 0 }); err != nil {
 		t.Fatalf("no span for the LOST process: %s", stderr.String())
 	}
 
 	// 3. a process that ends while the collector is down
-	f.recv.stop()
+	f.recv.Stop()
 	c := f.start(t, "sh", "-c", "echo during-the-outage; sleep 0.5", "outage")
-	if err := waitFor(20*time.Second, func() bool {
+	if err := otlptest.WaitFor(20*time.Second, func() bool {
 		e := f.rec.State(f.sandbox).Find(record.Process, c.ID)
 		return e != nil && e.Process.State == "exited" && f.export.Status().Failing
 	}); err != nil {
@@ -191,11 +192,11 @@ func TestWatchExportsRunsEndToEnd(t *testing.T) {
 	if len(f.spanOf(c.ID)) != 0 {
 		t.Fatal("a span arrived while the receiver was stopped")
 	}
-	f.recv.restart(t)
-	if err := waitFor(20*time.Second, func() bool { return len(f.spanOf(c.ID)) > 0 }); err != nil {
+	f.recv.Restart(t)
+	if err := otlptest.WaitFor(20*time.Second, func() bool { return len(f.spanOf(c.ID)) > 0 }); err != nil {
 		t.Fatalf("the span of the run that ended during the outage never arrived: %+v", f.export.Status())
 	}
-	if err := waitFor(10*time.Second, func() bool { st := f.export.Status(); return st.Backlog == 0 && !st.Failing }); err != nil {
+	if err := otlptest.WaitFor(10*time.Second, func() bool { st := f.export.Status(); return st.Backlog == 0 && !st.Failing }); err != nil {
 		t.Fatalf("backlog after the outage: %+v", f.export.Status())
 	}
 
@@ -216,7 +217,7 @@ func TestWatchExportsRunsEndToEnd(t *testing.T) {
 	done <- nil // for the deferred receive
 
 	bridgeURL := record.NormalizeURL(f.bridge.URL)
-	checkSpan := func(sp span, id, incarnation, state string, failed bool, code any) {
+	checkSpan := func(sp otlptest.Span, id, incarnation, state string, failed bool, code any) {
 		t.Helper()
 		tid, sid := otlpexport.RunIDs(f.identity, f.sandbox, incarnation, "process", id)
 		if sp.TraceID() != pcommon.TraceID(tid) || sp.SpanID() != pcommon.SpanID(sid) {
@@ -251,7 +252,7 @@ func TestWatchExportsRunsEndToEnd(t *testing.T) {
 		if sp.Kind() != ptrace.SpanKindInternal {
 			t.Errorf("%s: kind %v", id, sp.Kind())
 		}
-		res := sp.resource
+		res := sp.Resource
 		if res["service.name"] != "sandscope" || res["service.version"] != buildinfo.Version() || res["host.name"] == nil {
 			t.Errorf("%s: resource %v", id, res)
 		}
@@ -306,7 +307,7 @@ func TestWatchExportsRunsEndToEnd(t *testing.T) {
 	_, bSpan := otlpexport.RunIDs(f.identity, f.sandbox, "1", "process", b.ID)
 	aTrace, aSpan := otlpexport.RunIDs(f.identity, f.sandbox, "1", "process", a.ID)
 	var lostLog, outLog, errLog, outageLog bool
-	for _, lr := range f.recv.logRecords() {
+	for _, lr := range f.recv.LogRecords() {
 		at := lr.Attributes()
 		switch {
 		case attr(at, "sandscope.marker") == "lost" && attr(at, "sandscope.run.id") == b.ID:
@@ -338,10 +339,10 @@ func TestWatchExportsRunsEndToEnd(t *testing.T) {
 	}
 
 	// nothing secret in any payload
-	if f.recv.contains([]byte(f.bridge.Token)) {
+	if f.recv.Contains([]byte(f.bridge.Token)) {
 		t.Error("the bridge token is in a payload")
 	}
-	if f.recv.contains([]byte("env-value-never-sent")) {
+	if f.recv.Contains([]byte("env-value-never-sent")) {
 		t.Error("an environment value is in a payload")
 	}
 

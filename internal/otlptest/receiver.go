@@ -1,4 +1,6 @@
-package watch_test
+// Package otlptest is an OTLP/HTTP receiver for tests, decoding with the OpenTelemetry
+// Collector's own pdata, as its otlpreceiver does.
+package otlptest
 
 import (
 	"bytes"
@@ -17,11 +19,11 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 )
 
-// receiver is an OTLP/HTTP receiver as the Collector's otlpreceiver serves it (POST /v1/traces and
+// Receiver is an OTLP/HTTP receiver as the Collector's otlpreceiver serves it (POST /v1/traces and
 // /v1/logs, protobuf bodies, gzip or not), decoding with the Collector's own pdata. It keeps every
 // raw body, so a test can look for what must never be sent. It can be stopped and started again
 // on the same address (a collector outage).
-type receiver struct {
+type Receiver struct {
 	addr string
 
 	mu     sync.Mutex
@@ -31,21 +33,21 @@ type receiver struct {
 	logs   []plog.Logs
 }
 
-func startReceiver(t *testing.T) *receiver {
+func Start(t testing.TB) *Receiver {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &receiver{addr: l.Addr().String()}
+	r := &Receiver{addr: l.Addr().String()}
 	r.serve(l)
-	t.Cleanup(r.stop)
+	t.Cleanup(r.Stop)
 	return r
 }
 
-func (r *receiver) url() string { return "http://" + r.addr }
+func (r *Receiver) URL() string { return "http://" + r.addr }
 
-func (r *receiver) serve(l net.Listener) {
+func (r *Receiver) serve(l net.Listener) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/traces", func(w http.ResponseWriter, req *http.Request) {
 		body, err := readBody(req)
@@ -105,8 +107,8 @@ func readBody(req *http.Request) ([]byte, error) {
 	return io.ReadAll(io.LimitReader(rd, 64<<20))
 }
 
-// stop closes the receiver: connections are refused until restart.
-func (r *receiver) stop() {
+// Stop closes the receiver: connections are refused until restart.
+func (r *Receiver) Stop() {
 	r.mu.Lock()
 	srv := r.srv
 	r.srv = nil
@@ -116,8 +118,8 @@ func (r *receiver) stop() {
 	}
 }
 
-// restart listens again on the same address.
-func (r *receiver) restart(t *testing.T) {
+// Restart listens again on the same address.
+func (r *Receiver) Restart(t testing.TB) {
 	t.Helper()
 	var l net.Listener
 	var err error
@@ -133,16 +135,17 @@ func (r *receiver) restart(t *testing.T) {
 	r.serve(l)
 }
 
-// span is one decoded span with its resource attributes.
-type span struct {
+// Span is one decoded span with its resource attributes.
+type Span struct {
 	ptrace.Span
-	resource map[string]any
+	Resource map[string]any
 }
 
-func (r *receiver) spans() []span {
+// Spans are every span received, in order.
+func (r *Receiver) Spans() []Span {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	var out []span
+	var out []Span
 	for _, td := range r.traces {
 		for i := 0; i < td.ResourceSpans().Len(); i++ {
 			rs := td.ResourceSpans().At(i)
@@ -150,7 +153,7 @@ func (r *receiver) spans() []span {
 			for j := 0; j < rs.ScopeSpans().Len(); j++ {
 				ss := rs.ScopeSpans().At(j)
 				for k := 0; k < ss.Spans().Len(); k++ {
-					out = append(out, span{ss.Spans().At(k), res})
+					out = append(out, Span{ss.Spans().At(k), res})
 				}
 			}
 		}
@@ -158,15 +161,17 @@ func (r *receiver) spans() []span {
 	return out
 }
 
-type logRecord struct {
+// LogRecord is one decoded log record with its resource attributes.
+type LogRecord struct {
 	plog.LogRecord
-	resource map[string]any
+	Resource map[string]any
 }
 
-func (r *receiver) logRecords() []logRecord {
+// LogRecords are every log record received, in order.
+func (r *Receiver) LogRecords() []LogRecord {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	var out []logRecord
+	var out []LogRecord
 	for _, ld := range r.logs {
 		for i := 0; i < ld.ResourceLogs().Len(); i++ {
 			rl := ld.ResourceLogs().At(i)
@@ -174,7 +179,7 @@ func (r *receiver) logRecords() []logRecord {
 			for j := 0; j < rl.ScopeLogs().Len(); j++ {
 				sl := rl.ScopeLogs().At(j)
 				for k := 0; k < sl.LogRecords().Len(); k++ {
-					out = append(out, logRecord{sl.LogRecords().At(k), res})
+					out = append(out, LogRecord{sl.LogRecords().At(k), res})
 				}
 			}
 		}
@@ -182,8 +187,8 @@ func (r *receiver) logRecords() []logRecord {
 	return out
 }
 
-// contains reports whether any raw body holds b.
-func (r *receiver) contains(b []byte) bool {
+// Contains reports whether any raw body holds b.
+func (r *Receiver) Contains(b []byte) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, raw := range r.raw {
@@ -194,16 +199,18 @@ func (r *receiver) contains(b []byte) bool {
 	return false
 }
 
-func (r *receiver) bodies() int {
+// Bodies is how many requests were received.
+func (r *Receiver) Bodies() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return len(r.raw)
 }
 
-var errTimeout = errors.New("timed out")
+// ErrTimeout is WaitFor's error when the condition did not hold in time.
+var ErrTimeout = errors.New("timed out")
 
-// waitFor polls f until it holds or d passes.
-func waitFor(d time.Duration, f func() bool) error {
+// WaitFor polls f until it holds or d passes.
+func WaitFor(d time.Duration, f func() bool) error {
 	deadline := time.Now().Add(d)
 	for time.Now().Before(deadline) {
 		if f() {
@@ -211,5 +218,5 @@ func waitFor(d time.Duration, f func() bool) error {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	return errTimeout
+	return ErrTimeout
 }
