@@ -116,13 +116,31 @@ func TestTerminalAgainstLocalBridge(t *testing.T) {
 	fmt.Fprint(conn, "stty -echo; echo ready-$((6*7))\n")
 	waitOutput(t, conn, &out, "ready-42")
 
-	// Numbered lines, cut mid-stream: every line arrives exactly once.
-	fmt.Fprint(conn, "i=0; while [ $i -lt 3000 ]; do echo L$i; i=$((i+1)); done; echo DONE\n")
-	for !strings.Contains(out.String(), "L100\r\n") {
-		waitOutput(t, conn, &out, "L100\r\n")
-	}
+	// Numbered lines, cut mid-stream: every line arrives exactly once. The script waits for a
+	// line of input after L1000, so the cut always falls before the end (on a fast machine the
+	// whole output could otherwise arrive before the cut).
+	fmt.Fprint(conn, "i=0; while [ $i -lt 3000 ]; do echo L$i; [ $i -eq 1000 ] && read x; i=$((i+1)); done; echo DONE\n")
+	waitOutput(t, conn, &out, "L1000\r\n")
 	rl.cut()
-	evs := waitOutput(t, conn, &out, "DONE")
+	var evs []client.TermEvent
+	guard := time.After(60 * time.Second)
+	for resumed := false; !resumed; {
+		select {
+		case ev, ok := <-conn.Events():
+			if !ok {
+				t.Fatal("events closed before the connection resumed")
+			}
+			evs = append(evs, ev)
+			if ev.Kind == client.TermOutput {
+				out.Write(ev.Data)
+			}
+			resumed = ev.Kind == client.TermResumed
+		case <-guard:
+			t.Fatal("the connection did not resume after the cut")
+		}
+	}
+	fmt.Fprint(conn, "go\n")
+	evs = append(evs, waitOutput(t, conn, &out, "DONE")...)
 	var interrupted, resumed bool
 	for _, e := range evs {
 		interrupted = interrupted || e.Kind == client.TermInterrupted
@@ -143,7 +161,7 @@ func TestTerminalAgainstLocalBridge(t *testing.T) {
 		t.Fatal(err)
 	}
 	var last client.TermEvent
-	guard := time.After(60 * time.Second)
+	guard = time.After(60 * time.Second)
 	for done := false; !done; {
 		select {
 		case ev, ok := <-conn.Events():
