@@ -175,9 +175,13 @@ func TestHostileBytesOnScreen(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	caps, err := e.c.Capabilities(ctx) // the hostile bridge's own document: its list included
+	if err != nil {
+		t.Fatal(err)
+	}
 	uctx := &common.Context{
 		Width: 120, Height: 40, Styles: themes.New(pal, themes.AsciiRenderer()), Keys: keymap.New(),
-		Driver: driver.NewPreview(e.c, client.Capabilities{}), BridgeLabel: e.c.BaseURL(), BridgeURL: e.c.BaseURL(), Local: true,
+		Driver: driver.NewPreview(e.c, caps), BridgeLabel: e.c.BaseURL(), BridgeURL: e.c.BaseURL(), Local: true,
 		StateDir: t.TempDir(), CacheDir: t.TempDir(), Ctx: ctx,
 		WatchFast: 100 * time.Millisecond, WatchSlow: 200 * time.Millisecond,
 	}
