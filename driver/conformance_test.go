@@ -513,9 +513,15 @@ func caseZeroWakes(t *testing.T, h *harness) {
 	}
 	// The driver's own run: followed without a request. The driver captured its output into the
 	// record itself, so the record's background follow starts after it (nothing twice).
-	live := collect(t, h.d.Follow(ctx, sb, r.ID, driver.FollowOptions{Background: true}), 5*time.Second)
+	live := collect(t, driver.ForRecord(h.d).Follow(ctx, sb, r.ID, client.FollowOptions{}), 5*time.Second)
 	if live.stdout.Len() != 0 || live.final == nil || live.final.Kind != client.Ended {
-		t.Fatalf("background follow of the driver's own run: %q %v", live.stdout.String(), live.kinds())
+		t.Fatalf("the record's capture of the driver's own run: %q %v", live.stdout.String(), live.kinds())
+	}
+	// Any other background follower (a preview pane, follow-all) gets the whole run, and sends
+	// nothing either.
+	pane := collect(t, h.d.Follow(ctx, sb, r.ID, driver.FollowOptions{Background: true}), 5*time.Second)
+	if pane.stdout.String() != "done\n" || pane.final == nil || pane.final.Kind != client.Ended {
+		t.Fatalf("a background follow of the driver's own run: %q %v", pane.stdout.String(), pane.kinds())
 	}
 	if err := h.rec.Flush(); err != nil {
 		t.Fatal(err)

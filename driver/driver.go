@@ -59,6 +59,10 @@ type FollowOptions struct {
 	// process). A driver whose reads wake containers follows only what it already receives (a
 	// run it started and still streams) and otherwise closes the channel at once, sending nothing.
 	Background bool
+	// capture marks the record's own capture (ForRecord sets it): a driver that keeps a run's
+	// output in the record itself hands over to it and sends only what it did not keep. Other
+	// background followers (a preview pane, follow-all) get the whole run.
+	capture bool
 }
 
 // StartRequest is what Start runs.

@@ -20,5 +20,5 @@ func (r recordBridge) Watch(ctx context.Context, s string, o client.WatchOptions
 }
 
 func (r recordBridge) Follow(ctx context.Context, s, p string, o client.FollowOptions) <-chan client.LogEvent {
-	return r.d.Follow(ctx, s, p, FollowOptions{FollowOptions: o, Background: true})
+	return r.d.Follow(ctx, s, p, FollowOptions{FollowOptions: o, Background: true, capture: true})
 }

@@ -131,7 +131,7 @@ func (f *stableFollow) live(lr *liveRun) {
 		return
 	}
 	lr.mu.Lock()
-	handoff := f.opts.Background && f.d.opts.Record != nil
+	handoff := f.opts.capture && f.d.opts.Record != nil
 	if handoff {
 		// The record's capture receives the output from here on; what the driver captured itself
 		// is in the record already.
