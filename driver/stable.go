@@ -286,7 +286,11 @@ func (d *Stable) incarnationOf(sandbox, marker string) int {
 
 // toRun maps an index entry onto the neutral Run (see the state table in stable_ext.go).
 func (d *Stable) toRun(sandbox string, r record.StableRun) Run {
-	out := Run{ID: r.ID, Command: append([]string(nil), r.Argv...), StartedAt: r.Started, State: neutralState(r),
+	cwd := r.Cwd
+	if cwd == "" {
+		cwd = "/workspace" // the stable /exec's default
+	}
+	out := Run{ID: r.ID, Command: append([]string(nil), r.Argv...), Cwd: cwd, StartedAt: r.Started, State: neutralState(r),
 		Incarnation: d.incarnationOf(sandbox, r.Incarnation)}
 	switch out.State {
 	case StateExited:

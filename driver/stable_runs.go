@@ -40,7 +40,7 @@ func (d *Stable) Start(ctx context.Context, sandbox string, req StartRequest) (R
 	now := time.Now()
 	// The index keeps the command as asked: the env(1) wrapper would put environment values
 	// (often secrets) on disk, and the timeout(1) wrapper is not what the user ran.
-	entry := record.StableRun{ID: run.ID, Argv: append([]string(nil), req.Argv...), Session: req.Session, Started: now.UTC()}
+	entry := record.StableRun{ID: run.ID, Argv: append([]string(nil), req.Argv...), Session: req.Session, Cwd: req.Cwd, Started: now.UTC()}
 	lr := &liveRun{sandbox: sandbox, id: run.ID, changed: make(chan struct{})}
 	lr.setEntry(entry, client.RunResult{State: client.RunRunning, Evidence: "started here"}, now)
 	if err := d.idx.update(sandbox, func(sb *record.StableSandbox) {

@@ -42,6 +42,7 @@ type StableRun struct {
 	ID          string    `json:"id"`
 	Argv        []string  `json:"argv"`
 	Session     string    `json:"session,omitempty"`
+	Cwd         string    `json:"cwd,omitempty"` // as asked ("" the bridge's default, /workspace)
 	Started     time.Time `json:"started"`
 	Incarnation string    `json:"incarnation,omitempty"`
 	State       string    `json:"state"`          // a client.RunState
@@ -108,7 +109,7 @@ func (sb *StableSandbox) SetRun(r StableRun, res client.RunResult, now time.Time
 				r.Incarnation = old.Incarnation
 			}
 			if len(r.Argv) == 0 {
-				r.Argv, r.Session, r.Started = old.Argv, old.Session, old.Started
+				r.Argv, r.Session, r.Started, r.Cwd = old.Argv, old.Session, old.Started, old.Cwd
 			}
 			sb.Runs[i] = r
 			return

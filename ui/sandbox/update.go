@@ -34,12 +34,14 @@ func (m *Model) Update(msg tea.Msg) (common.Component, tea.Cmd) {
 		if !msg.closed {
 			cmds = append(cmds, waitForWatch(m.watch.Events, m.id, m.watchGen))
 		}
+		// rows came or moved (a run just started is selected): the preview follows the selection
+		cmds = append(cmds, m.previewFollow())
 		return m, tea.Batch(cmds...)
 	case changeMsg:
 		if msg.sb != m.id || msg.gen != m.watchGen || m.closed || msg.closed {
 			return m, nil
 		}
-		return m, tea.Batch(m.refresh(), waitForChange(m.changes, m.id, m.watchGen))
+		return m, tea.Batch(m.refresh(), waitForChange(m.changes, m.id, m.watchGen), m.previewFollow())
 	case previewMsg:
 		return m, m.applyPreview(msg)
 	case sessionsMsg:
@@ -50,7 +52,7 @@ func (m *Model) Update(msg tea.Msg) (common.Component, tea.Cmd) {
 	case wakeMsg:
 		return m, m.applyWake(msg)
 	case execMsg:
-		return m, m.applyExec(msg)
+		return m, tea.Batch(m.applyExec(msg), m.previewFollow())
 	case termMsg:
 		m.note(record.Event{Source: record.FromAction, Kind: "terminal", Action: &record.Action{Kind: "terminal",
 			Detail: common.Argv(msg.req.Argv), Outcome: outcome(msg.err), Result: msg.t.ID}})
