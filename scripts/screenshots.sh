@@ -10,7 +10,10 @@
 # container replacement), incarnations.png (the timeline with two incarnations), logs.png (the
 # agent's JSONL with the LOST marker), preview.png (the sandbox screen's preview of the running
 # agent), runs.png (every run of every sandbox), notifications.png (the notification list after the
-# replacement) and terminal.png (the embedded terminal pane).
+# replacement), terminal.png (the embedded terminal pane) and stable.png (the sandbox screen on a
+# second bridge, `sandscope serve --dialect stable` in directories of its own: a sandbox added by
+# ID, a command run with `e` after the wake question, its run EXITED 3 in the Runs tab beside the
+# preview).
 #
 # It installs what is missing: tmux, librsvg2-bin (rsvg-convert) and fonts-dejavu-core with apt-get
 # when run as root (or with passwordless sudo), and freeze with
@@ -79,6 +82,7 @@ ensure_tools() {
 
 WORK=
 SERVE_PID=
+STABLE_PID=
 DEMO_PID=
 TMUX_SOCK=
 
@@ -88,7 +92,7 @@ cleanup() {
 	if [ -n "$TMUX_SOCK" ] && [ -S "$TMUX_SOCK" ]; then
 		tmux -S "$TMUX_SOCK" kill-server 2>/dev/null
 	fi
-	for pid in $DEMO_PID $SERVE_PID; do
+	for pid in $DEMO_PID $SERVE_PID $STABLE_PID; do
 		if kill -0 "$pid" 2>/dev/null; then
 			kill -TERM "$pid" 2>/dev/null
 			for _ in $(seq 100); do
@@ -198,17 +202,23 @@ export SANDSCOPE_THEME=dark COLORTERM=truecolor
 SANDBOX_API_KEY=$(od -An -N32 -tx1 /dev/urandom | tr -d ' \n')
 export SANDBOX_API_KEY
 
+# bridge_url PID OUTFILE ERRFILE: wait for the serve with PID to announce its URL; print it.
+bridge_url() {
+	local pid=$1 out=$2 err=$3 url=
+	for _ in $(seq 300); do
+		url=$(sed -n 's/^sandscope local bridge listening on //p' "$out")
+		[ -n "$url" ] && break
+		kill -0 "$pid" 2>/dev/null || die "sandscope serve exited: $(cat "$err")"
+		sleep 0.1
+	done
+	[ -n "$url" ] || die "sandscope serve did not announce its URL"
+	printf '%s\n' "$url"
+}
+
 log "starting the local bridge"
 "$BIN" serve --listen 127.0.0.1:0 >"$WORK/serve.out" 2>"$WORK/serve.err" &
 SERVE_PID=$!
-URL=
-for _ in $(seq 300); do
-	URL=$(sed -n 's/^sandscope local bridge listening on //p' "$WORK/serve.out")
-	[ -n "$URL" ] && break
-	kill -0 "$SERVE_PID" 2>/dev/null || die "sandscope serve exited: $(cat "$WORK/serve.err")"
-	sleep 0.1
-done
-[ -n "$URL" ] || die "sandscope serve did not announce its URL"
+URL=$(bridge_url "$SERVE_PID" "$WORK/serve.out" "$WORK/serve.err")
 log "bridge at $URL"
 
 # A second, quieter sandbox so the list shows more than the demo.
@@ -293,14 +303,61 @@ sleep 0.3
 keys Escape
 wait_for "[Terminals ("
 
-# Quit: sandscope asks first when something is still open; either way the pane must end.
-keys q
-deadline=$((SECONDS + WAIT))
-until [ "$(tmx display-message -p -t shot '#{pane_dead}' 2>/dev/null || echo 1)" = 1 ]; do
-	if pane | grep -qF "Quit sandscope?"; then
-		keys y
-	fi
-	[ $SECONDS -ge $deadline ] && die "sandscope did not quit"
-	sleep 0.2
-done
-log "done: $OUT/{sandboxes,sandbox,preview,incarnations,runs,notifications,logs,terminal}.png"
+# quit_tui: quit sandscope (it asks first when something is still open); either way the pane must end.
+quit_tui() {
+	keys q
+	local deadline=$((SECONDS + WAIT))
+	until [ "$(tmx display-message -p -t shot '#{pane_dead}' 2>/dev/null || echo 1)" = 1 ]; do
+		if pane | grep -qF "Quit sandscope?"; then
+			keys y
+		fi
+		[ $SECONDS -ge $deadline ] && die "sandscope did not quit"
+		sleep 0.2
+	done
+	tmx kill-session -t shot 2>/dev/null || true # the last session: its tmux server ends with it
+}
+quit_tui
+
+# --- a stable (0.12) bridge ------------------------------------------------------------------------
+
+# A second local bridge speaking the stable API, with state, cache and config of its own (the
+# sandboxes, the record and the wake answers start empty); the TUI beside it uses the same
+# directories. The token stays the one in the environment.
+SW=$WORK/stable
+mkdir -p "$SW/state" "$SW/cache" "$SW/config"
+log "starting the stable bridge"
+XDG_STATE_HOME=$SW/state XDG_CACHE_HOME=$SW/cache XDG_CONFIG_HOME=$SW/config \
+	"$BIN" serve --dialect stable --listen 127.0.0.1:0 >"$SW/serve.out" 2>"$SW/serve.err" &
+STABLE_PID=$!
+STABLE_URL=$(bridge_url "$STABLE_PID" "$SW/serve.out" "$SW/serve.err")
+log "stable bridge at $STABLE_URL"
+
+tmx -f /dev/null new-session -d -s shot -x $COLS -y $ROWS \
+	"exec env XDG_STATE_HOME='$SW/state' XDG_CACHE_HOME='$SW/cache' XDG_CONFIG_HOME='$SW/config' '$BIN' --url '$STABLE_URL' 2>'$SW/tui.err'"
+tmx set-option -t shot remain-on-exit on >/dev/null
+wait_for "Sandboxes (0)"
+
+# A sandbox added by ID (stable lists none without starting containers), opened, and a command
+# run through the exec prompt: the first action asks before it starts the container.
+keys a
+wait_for "Add sandboxes by ID"
+type_text release
+keys Enter
+wait_for "Sandboxes (1)" "release"
+select_row "release"
+keys Enter
+wait_for "Sandbox release" "[Runs (0)]" "Sessions (0)" "Incarnations (0)"
+keys e
+wait_for "Run a process in release"
+type_text "sh -c 'echo building; echo tests: 41 passed, 1 failed; exit 3'"
+keys Enter
+wait_for "Start the container of release?"
+keys y
+wait_for "[Runs (1)]" "EXITED 3"
+select_row "EXITED 3"
+keys p
+wait_for "Preview · " "ended: EXITED 3"
+shot stable
+quit_tui
+
+log "done: $OUT/{sandboxes,sandbox,preview,incarnations,runs,notifications,logs,terminal,stable}.png"
