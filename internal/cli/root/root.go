@@ -60,7 +60,7 @@ With no subcommand it opens the terminal UI, on a remote bridge when one is conf
 		ls.NewCmdLs(g),
 		logs.NewCmdLogs(g),
 		wait.NewCmdWait(g),
-		exec.NewCmdExec(g),
+		exec.NewCmdExec(g, nil),
 		shell.NewCmdShell(g),
 		shell.NewCmdAttach(g),
 		session.NewCmdSession(g),
