@@ -58,7 +58,7 @@ With no subcommand it opens the terminal UI, on a remote bridge when one is conf
 	root.AddCommand(
 		serve.NewCmdServe(g),
 		ls.NewCmdLs(g),
-		logs.NewCmdLogs(g),
+		logs.NewCmdLogs(g, nil),
 		wait.NewCmdWait(g),
 		exec.NewCmdExec(g, nil),
 		shell.NewCmdShell(g),
