@@ -59,7 +59,7 @@ With no subcommand it opens the terminal UI, on a remote bridge when one is conf
 		serve.NewCmdServe(g),
 		ls.NewCmdLs(g),
 		logs.NewCmdLogs(g, nil),
-		wait.NewCmdWait(g),
+		wait.NewCmdWait(g, nil),
 		exec.NewCmdExec(g, nil),
 		shell.NewCmdShell(g),
 		shell.NewCmdAttach(g),
