@@ -94,9 +94,13 @@ func (o *ExecOptions) Complete(cmd *cobra.Command, args []string) error {
 	return nil
 }
 
-// Validate refuses, with exit status 2, what the bridge would: no "--" after the sandbox, an
+// Validate refuses, with exit status 2, what the bridge would: a bad sandbox ID, no "--" after the sandbox, an
 // --env without NAME=, a --timeout under 1ms, a session ID the bridge refuses.
 func (o *ExecOptions) Validate() error {
+	// the sandbox first, as the root's argument check does: the error is about what was typed
+	if err := cmdutil.CheckSandboxArg(o.Sandbox); err != nil {
+		return err
+	}
 	if o.ArgsAtDash != 1 {
 		return &cmdutil.ExitError{Code: cmdutil.ExitUsage, Err: fmt.Errorf("usage: sandscope exec SANDBOX [flags] -- ARGV...")}
 	}

@@ -10,6 +10,7 @@ import (
 	"sandscope/client"
 	"sandscope/driver"
 	"sandscope/internal/cli/cmdutil"
+	"sandscope/ui/common"
 )
 
 // reportingDriver starts one run whose stream reports exit code 3 that nothing confirms (the
@@ -103,6 +104,8 @@ func TestExecOptions(t *testing.T) {
 			return ok && v == ""
 		}},
 		{args: []string{"box", "--session", "s-1", "--", "true"}, check: func(o *ExecOptions) bool { return o.Session == "s-1" }},
+		// the sandbox is checked first, as the root's argument check does
+		{args: []string{"Bad!", "npm", "test"}, wantErr: common.BadSandboxID("Bad!")},
 		{args: []string{"box", "npm", "test"}, wantErr: "usage: sandscope exec SANDBOX [flags] -- ARGV..."},
 		{args: []string{"box", "npm", "--", "test"}, wantErr: "usage: sandscope exec SANDBOX [flags] -- ARGV..."},
 		{args: []string{"box", "--env", "NOEQUALS", "--", "true"}, wantErr: `--env "NOEQUALS": want NAME=VALUE`},

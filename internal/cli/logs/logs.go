@@ -139,9 +139,15 @@ func (o *LogsOptions) Complete(cmd *cobra.Command, args []string) error {
 	return nil
 }
 
-// Validate refuses (exit 2) a wrong argument count, a --since that is not a cursor, and for
+// Validate refuses (exit 2) a bad sandbox ID, a wrong argument count, a --since that is not a cursor, and for
 // --all a PROCESS, a --since, an unknown --state or a --command that does not compile.
 func (o *LogsOptions) Validate() error {
+	// the sandbox first, as the root's argument check does: the error is about what was typed
+	if len(o.Args) > 0 {
+		if err := cmdutil.CheckSandboxArg(o.Sandbox); err != nil {
+			return err
+		}
+	}
 	if !o.All && len(o.Args) != 2 {
 		return &cmdutil.ExitError{Code: cmdutil.ExitUsage, Err: fmt.Errorf("logs takes SANDBOX PROCESS (or SANDBOX --all), got %s", vocab.Count(len(o.Args), "argument"))}
 	}

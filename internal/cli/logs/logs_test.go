@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"sandscope/internal/cli/cmdutil"
+	"sandscope/ui/common"
 )
 
 // parseLogs runs logs' command with a runF: the options it would run with, or the checks' error.
@@ -41,6 +42,7 @@ func TestLogsOptions(t *testing.T) {
 			return o.All && o.Process == "" && o.all.filter.Pattern != nil && o.all.filter.Pattern.MatchString("node x") &&
 				len(o.all.filter.States) == 1 && !o.all.colorOut && !o.all.cleanErr
 		}},
+		{args: []string{"Bad!"}, wantErr: common.BadSandboxID("Bad!")},
 		{args: []string{"box"}, wantErr: "logs takes SANDBOX PROCESS (or SANDBOX --all), got 1 argument"},
 		{args: []string{"box", "p1", "--since", "nope"}, wantErr: "--since nope is not a log cursor: a cursor is the token sandscope prints"},
 		{args: []string{"box", "p1", "--since", "a b"}, wantErr: "--since (as given) is not a log cursor"},

@@ -57,7 +57,7 @@ With no subcommand it opens the terminal UI, on a remote bridge when one is conf
 	tui.RegisterTUIFlags(root)
 	root.AddCommand(
 		serve.NewCmdServe(g),
-		ls.NewCmdLs(g),
+		ls.NewCmdLs(g, nil),
 		logs.NewCmdLogs(g, nil),
 		wait.NewCmdWait(g, nil),
 		exec.NewCmdExec(g, nil),

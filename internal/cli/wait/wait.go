@@ -101,8 +101,12 @@ func (o *WaitOptions) Complete(cmd *cobra.Command, args []string) error {
 	return nil
 }
 
-// Validate refuses a negative --timeout (exit 2).
+// Validate refuses a bad sandbox ID and a negative --timeout (exit 2).
 func (o *WaitOptions) Validate() error {
+	// the sandbox first, as the root's argument check does: the error is about what was typed
+	if err := cmdutil.CheckSandboxArg(o.Sandbox); err != nil {
+		return err
+	}
 	if o.Timeout < 0 {
 		return &cmdutil.ExitError{Code: cmdutil.ExitUsage, Err: fmt.Errorf("--timeout %v: must not be negative", o.Timeout)}
 	}

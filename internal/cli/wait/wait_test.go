@@ -11,6 +11,7 @@ import (
 	"sandscope/client"
 	"sandscope/driver"
 	"sandscope/internal/cli/cmdutil"
+	"sandscope/ui/common"
 )
 
 func runWaitCmd(t *testing.T, f *cmdutil.Factory, runF func(*WaitOptions) error, args ...string) (error, string) {
@@ -38,6 +39,7 @@ func TestWaitOptions(t *testing.T) {
 			return o.Timeout.Minutes() == 10 && o.Notify && o.NoRecord && o.Bell == io.Discard
 		}},
 		{args: []string{"--timeout", "-1s", "box", "p1"}, wantErr: "--timeout -1s: must not be negative"},
+		{args: []string{"--timeout", "-1s", "Bad!", "p1"}, wantErr: common.BadSandboxID("Bad!")},
 	}
 	for _, tt := range tests {
 		var got *WaitOptions
