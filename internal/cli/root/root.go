@@ -63,10 +63,10 @@ With no subcommand it opens the terminal UI, on a remote bridge when one is conf
 		exec.NewCmdExec(g, nil),
 		shell.NewCmdShell(g, nil),
 		shell.NewCmdAttach(g, nil),
-		session.NewCmdSession(g),
+		session.NewCmdSession(g, nil),
 		configcmd.NewCmdConfig(g),
 		democmd.NewCmdDemo(g),
-		report.NewCmdReport(g),
+		report.NewCmdReport(g, nil),
 		watch.NewCmdWatch(g),
 		man.NewCmdMan(),
 	)
