@@ -56,7 +56,7 @@ With no subcommand it opens the terminal UI, on a remote bridge when one is conf
 	pf.StringVar(&g.Context, "context", "", "use this context from the config file")
 	tui.RegisterTUIFlags(root)
 	root.AddCommand(
-		serve.NewCmdServe(g),
+		serve.NewCmdServe(g, nil),
 		ls.NewCmdLs(g, nil),
 		logs.NewCmdLogs(g, nil),
 		wait.NewCmdWait(g, nil),
