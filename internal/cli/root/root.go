@@ -64,7 +64,7 @@ With no subcommand it opens the terminal UI, on a remote bridge when one is conf
 		shell.NewCmdShell(g, nil),
 		shell.NewCmdAttach(g, nil),
 		session.NewCmdSession(g, nil),
-		configcmd.NewCmdConfig(g),
+		configcmd.NewCmdConfig(g, nil),
 		democmd.NewCmdDemo(g),
 		report.NewCmdReport(g, nil),
 		watch.NewCmdWatch(g),
