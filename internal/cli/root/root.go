@@ -65,10 +65,10 @@ With no subcommand it opens the terminal UI, on a remote bridge when one is conf
 		shell.NewCmdAttach(g, nil),
 		session.NewCmdSession(g, nil),
 		configcmd.NewCmdConfig(g, nil),
-		democmd.NewCmdDemo(g),
+		democmd.NewCmdDemo(g, nil),
 		report.NewCmdReport(g, nil),
 		watch.NewCmdWatch(g),
-		man.NewCmdMan(),
+		man.NewCmdMan(g, nil),
 	)
 	for _, c := range root.Commands() {
 		checkArgsFirst(c, sandboxFirst[c.Name()])
