@@ -67,7 +67,7 @@ With no subcommand it opens the terminal UI, on a remote bridge when one is conf
 		configcmd.NewCmdConfig(g, nil),
 		democmd.NewCmdDemo(g, nil),
 		report.NewCmdReport(g, nil),
-		watch.NewCmdWatch(g),
+		watch.NewCmdWatch(g, nil),
 		man.NewCmdMan(g, nil),
 	)
 	for _, c := range root.Commands() {
