@@ -41,7 +41,7 @@ func ParseSandboxIDs(r io.Reader) (ids []string, bad []BadSandboxID, err error) 
 				for _, f := range strings.Fields(t) {
 					switch {
 					case !ValidSandboxID(f):
-						bad = append(bad, BadSandboxID{Line: line, Text: f, Why: "not a sandbox ID (1–128 characters of a–z and 2–7)"})
+						bad = append(bad, BadSandboxID{Line: line, Text: f, Why: "not a sandbox ID (1-128 characters of a-z and 2-7)"})
 					case !seen[f]:
 						seen[f] = true
 						ids = append(ids, f)

@@ -2,7 +2,6 @@ package driver
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -288,7 +287,8 @@ func (f *stableFollow) files() {
 	d.learnMarkers(f.sandbox, sb)
 	entry, err := sb.FindRun(f.id)
 	if err != nil {
-		err = fmt.Errorf("follow %s: %w (a stable bridge has no process list: only runs sandscope started are known)", f.id, errors.Join(client.ErrNotFound, err))
+		// both: callers branch on not found; the run index says which (none, or several)
+		err = fmt.Errorf("follow %s: %w (%w; a stable bridge has no process list: only runs sandscope started are known)", f.id, client.ErrNotFound, err)
 		f.emit(client.LogEvent{Kind: client.Failed, Err: err, Reason: err.Error()})
 		return
 	}

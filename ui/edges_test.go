@@ -23,7 +23,7 @@ func TestDialogClearsTheStatus(t *testing.T) {
 		t.Fatalf("no message:\n%s", m.View())
 	}
 	step(m, uitest.Key("a"), 0)
-	if v := m.View(); !strings.Contains(v, "Add a sandbox by ID") || strings.Contains(v, "copied 12 lines") {
+	if v := m.View(); !strings.Contains(v, "Add sandboxes by ID") || strings.Contains(v, "copied 12 lines") {
 		t.Fatalf("the message stays under the dialog:\n%s", v)
 	}
 	step(m, common.StatusMsg{Level: common.Warn, Text: "a notification while the form is open"}, 0)

@@ -90,7 +90,7 @@ func New(o Options) (*Model, error) {
 	}
 	m := &Model{ctx: c, cancel: cancel, opts: o, baseCtx: base, baseCancel: baseCancel,
 		panes: map[int64]paneEntry{}, detachKey: o.DetachKey, driverNotes: make(noticeQueue, 16), declined: map[string]string{}}
-	if notices := openBridge(c, o.Target, o.RecordBudget, o.WatchBudget, m.driverNotes); len(notices) > 0 {
+	if notices := openBridge(c, o.Target, o.RecordBudget, o.WatchBudget, o.OTLP, m.driverNotes); len(notices) > 0 {
 		m.status, m.statusLevel = "record: "+strings.Join(notices, "; "), common.Warn
 	}
 	m.stack = []common.Screen{sandboxes.New(c)}

@@ -15,6 +15,7 @@ import (
 	"sandscope/driver"
 	"sandscope/internal/buildinfo"
 	"sandscope/keymap"
+	"sandscope/otlpexport"
 	"sandscope/record"
 	"sandscope/themes"
 	"sandscope/ui/common"
@@ -26,6 +27,9 @@ type Options struct {
 	Target   // the bridge the UI starts on
 	StateDir string
 	CacheDir string
+	// OTLP is the OpenTelemetry export's configuration (Enabled false: nothing is exported). The
+	// record of the bridge on screen is exported while the TUI runs, as `sandscope watch` does.
+	OTLP otlpexport.Resolved
 
 	Theme        string // "auto", "dark", "light", "high-contrast" or a user theme name
 	ThemeDir     string // user themes (<name>.json)

@@ -12,6 +12,7 @@ import (
 
 	"sandscope/client"
 	"sandscope/driver"
+	"sandscope/otlpexport"
 	"sandscope/record"
 	"sandscope/ui/common"
 	"sandscope/vocab"
@@ -23,8 +24,8 @@ import (
 // about the record (a damaged file, an unclean end of the previous run, or why nothing is
 // recorded). Without a state directory nothing is recorded and the screens watch on their own.
 // notices receives the driver's one-line notices.
-func openBridge(c *common.Context, t Target, budget record.Budget, watch record.WatchBudget, notices io.Writer) []string {
-	c.Watch, c.Record = nil, nil
+func openBridge(c *common.Context, t Target, budget record.Budget, watch record.WatchBudget, otlp otlpexport.Resolved, notices io.Writer) []string {
+	c.Watch, c.Record, c.Export = nil, nil, nil
 	var out []string
 	switch {
 	case c.StateDir == "":
@@ -56,8 +57,47 @@ func openBridge(c *common.Context, t Target, budget record.Budget, watch record.
 			watch.Slow = c.WatchSlow
 		}
 		c.Watch = record.NewManager(c.BaseCtx(), c.Record, driver.ForRecord(c.Driver), watch)
+		if otlp.Enabled {
+			if err := startExport(c, otlp, notices); err != nil {
+				out = append(out, "not exporting: "+err.Error())
+			}
+		}
 	}
 	return out
+}
+
+// startExport exports the record of the bridge on screen to the OpenTelemetry collector until
+// the bridge is closed (closeBridge stops it), as `sandscope watch` does.
+func startExport(c *common.Context, otlp otlpexport.Resolved, notices io.Writer) error {
+	ctx, cancel := context.WithCancel(c.BaseCtx())
+	traces, logs, err := otlp.Exporters(ctx)
+	if err != nil {
+		cancel()
+		return err
+	}
+	res, err := otlp.Resource(ctx, c.Version)
+	if err != nil {
+		cancel()
+		return err
+	}
+	dialect := string(c.Driver.Capabilities().Dialect)
+	if dialect == "" {
+		dialect = string(client.DialectPreview)
+	}
+	x, err := otlpexport.New(otlpexport.Options{Record: c.Record, Bridge: otlpexport.Bridge{URL: c.Driver.BaseURL(), Dialect: dialect},
+		Name: otlp.PositionName(), Traces: traces, Logs: logs, Resource: res, Output: otlp.Output,
+		Notices: func(line string) { fmt.Fprintln(notices, "export: "+line) }})
+	if err != nil {
+		cancel()
+		return err
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = x.Run(ctx)
+	}()
+	c.Export = &common.Export{To: otlp.Describe(), Status: x.Status, Stop: func() { cancel(); <-done }}
+	return nil
 }
 
 // openDriverTimeout bounds reading the bridge's API document. The command that made the client
@@ -83,6 +123,10 @@ func closeBridge(c *common.Context) {
 	if c.Watch != nil {
 		c.Watch.Close()
 		c.Watch = nil
+	}
+	if c.Export != nil {
+		c.Export.Stop() // what the watcher recorded last is sent, for a bounded time
+		c.Export = nil
 	}
 	if c.Driver != nil {
 		_ = c.Driver.Close()

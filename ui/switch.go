@@ -81,7 +81,7 @@ func (m *Model) switchTo(msg contextTargetMsg) tea.Cmd {
 	c.Ctx = ctx
 	m.ctx, m.cancel = &c, cancel
 	m.connErr, m.help = nil, false
-	notices := openBridge(m.ctx, msg.target, m.opts.RecordBudget, m.opts.WatchBudget, m.driverNotes)
+	notices := openBridge(m.ctx, msg.target, m.opts.RecordBudget, m.opts.WatchBudget, m.opts.OTLP, m.driverNotes)
 	m.notes, m.notesOpen = notify.New(m.ctx), false
 	m.panel, m.panelOpen = bridgepanel.New(m.ctx), false
 	m.subscribeAlerts()

@@ -41,7 +41,7 @@ func stableTUI(t *testing.T, config string) (*e2e.TUI, string) {
 func execInBoxa(t *testing.T, s *e2e.TUI, command string) {
 	t.Helper()
 	s.Keys("a")
-	s.WaitFor("the add prompt", "Add a sandbox by ID")
+	s.WaitFor("the add prompt", "Add sandboxes by ID")
 	s.Type("boxa")
 	s.Keys("Enter")
 	s.WaitFor("the added sandbox", "Sandboxes (1)", "boxa")

@@ -50,7 +50,7 @@ func TestE2EKeysTypedTogether(t *testing.T) {
 func TestE2EStatusMessageLifetime(t *testing.T) {
 	s, _, _ := e2e.StartTUI(t)
 	s.Keys("a")
-	s.WaitFor("the add form", "Add a sandbox by ID")
+	s.WaitFor("the add form", "Add sandboxes by ID")
 	s.Type("Bad-ID")
 	s.Keys("Enter")
 	// a validation error keeps the form open with what was typed

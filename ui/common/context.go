@@ -72,6 +72,8 @@ type Context struct {
 type Export struct {
 	To     string
 	Status func() otlpexport.Status
+	// Stop ends the export (it sends what is left for a bounded time) and waits for it.
+	Stop func()
 }
 
 // Clock returns c.Now() or time.Now when unset.

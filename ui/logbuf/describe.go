@@ -1,11 +1,13 @@
 package logbuf
 
 import (
+	"errors"
 	"fmt"
-	"sandscope/vocab"
 	"strings"
 
 	"sandscope/client"
+	"sandscope/driver"
+	"sandscope/vocab"
 )
 
 // Describe is the marker text Append uses for an event: what happened, in the product's words.
@@ -87,6 +89,10 @@ func Describe(ev client.LogEvent) string {
 		}
 		return s
 	case client.Failed:
+		if errors.Is(ev.Err, driver.ErrNotLive) {
+			// not a failure: the driver would have to start a container to read this run
+			return "NOT FOLLOWED HERE: reading this run would start its container; open its own log to read it (sandscope asks first)"
+		}
 		return why("FOLLOW FAILED")
 	}
 	return ev.Kind.String()

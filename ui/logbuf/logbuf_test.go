@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"sandscope/client"
+	"sandscope/driver"
 	"sandscope/sanitize"
 )
 
@@ -549,5 +550,15 @@ func TestDescribeEveryKind(t *testing.T) {
 		if got := Describe(c.ev); got != c.want {
 			t.Errorf("%s: %q, want %q", c.ev.Kind, got, c.want)
 		}
+	}
+}
+
+func TestDescribeNotLiveIsNoFailure(t *testing.T) {
+	got := Describe(client.LogEvent{Kind: client.Failed, Err: fmt.Errorf("follow x: %w", driver.ErrNotLive), Reason: "follow x: not followed"})
+	if strings.Contains(got, "FAILED") || !strings.Contains(got, "NOT FOLLOWED HERE") {
+		t.Fatalf("Describe = %q", got)
+	}
+	if got := Describe(client.LogEvent{Kind: client.Failed, Reason: "gave up"}); got != "FOLLOW FAILED: gave up" {
+		t.Fatalf("a real failure: %q", got)
 	}
 }

@@ -52,15 +52,16 @@ var (
 	ErrNoMatch   = errors.New("no such ID")
 )
 
-// MatchPrefix returns the one id in ids that equals want or starts with it. The TUI shows IDs cut
-// to 8-12 characters: what a person copies from it must be enough.
+// MatchPrefix returns the one id in ids that equals want or that want names as a person copies it
+// from a screen (client.IDMatches: a prefix, or a prefix of a recorded run's random tail, which is
+// what the screens show of it). What a person copies from the TUI must be enough.
 func MatchPrefix(want string, ids []string) (string, error) {
 	var found []string
 	for _, id := range ids {
 		if id == want {
 			return id, nil
 		}
-		if want != "" && strings.HasPrefix(id, want) {
+		if client.IDMatches(id, want) {
 			found = append(found, id)
 		}
 	}

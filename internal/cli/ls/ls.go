@@ -97,8 +97,9 @@ func lsExit(err error) error { return cmdutil.BridgeExit("", err, cmdutil.ExitFa
 // the bridge does not list (a bridge that cannot list, or a sandbox it no longer has).
 type lsSandbox struct {
 	client.SandboxInfo
-	// Known says where the row comes from: "listed" by the bridge, or "recorded" (history in the
-	// record; its state is the last known one, as of LastSeen)
+	// Known says where the row comes from: "listed" by the bridge, "recorded" (history in the
+	// record; its state is the last known one, as of LastSeen), or "added" (added by its ID,
+	// nothing observed yet)
 	Known    string     `json:"known"`
 	LastSeen *time.Time `json:"lastSeen,omitempty"`
 }
@@ -134,7 +135,10 @@ func runLsSandboxes(ctx context.Context, d driver.Driver, recorded []lsSandbox, 
 	for _, s := range rows {
 		state := vocab.Sandbox(s.Running, s.Incarnation)
 		last := cmdutil.Ago(s.LastActiveAt)
-		if s.Known == "recorded" {
+		switch s.Known {
+		case "added":
+			state, last = vocab.Unknown+" (added, not seen yet)", "-"
+		case "recorded":
 			state = "last known: " + state
 			last = "-"
 			if s.LastSeen != nil {
@@ -174,6 +178,9 @@ func recordedSandboxes(ctx context.Context, g *cmdutil.Factory, open *record.Rec
 		}
 		st := rec.State(id)
 		r := lsSandbox{SandboxInfo: client.SandboxInfo{ID: id, Incarnation: st.Current.Number}, Known: "recorded"}
+		if st.Running == nil && st.Events == 0 && len(st.Processes) == 0 && len(st.Terminals) == 0 {
+			r.Known = "added" // added by its ID (sandscope add), nothing observed of it yet
+		}
 		r.Running = st.Running != nil && *st.Running
 		for _, e := range st.Processes {
 			if !e.Gone && !e.Lost && !st.Stale(e.Incarnation) && e.Process.State == "running" {

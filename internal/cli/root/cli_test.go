@@ -12,7 +12,7 @@ import (
 )
 
 func TestMatchPrefix(t *testing.T) {
-	ids := []string{"7d56e9e2-aaaa", "7d56f000-bbbb", "0f9d3c2e-cccc"}
+	ids := []string{"7d56e9e2-aaaa", "7d56f000-bbbb", "0f9d3c2e-cccc", "20261202T161500Z-1a2b3c4d", "20261202T161700Z-9e8f7a6b"}
 	for _, c := range []struct {
 		want, got string
 		err       error
@@ -22,6 +22,9 @@ func TestMatchPrefix(t *testing.T) {
 		{"0f", "0f9d3c2e-cccc", nil},
 		{"7d56", "", cmdutil.ErrAmbiguous},
 		{"zz", "", cmdutil.ErrNoMatch},
+		{"1a2b", "20261202T161500Z-1a2b3c4d", nil}, // what the screens show of a recorded run
+		{"20261202T1617", "20261202T161700Z-9e8f7a6b", nil},
+		{"20261202", "", cmdutil.ErrAmbiguous},
 		{"", "", cmdutil.ErrNoMatch},
 	} {
 		got, err := cmdutil.MatchPrefix(c.want, ids)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"sandscope/internal/buildinfo"
+	"sandscope/internal/cli/add"
 	"sandscope/internal/cli/cmdutil"
 	"sandscope/internal/cli/configcmd"
 	"sandscope/internal/cli/democmd"
@@ -58,6 +59,7 @@ With no subcommand it opens the terminal UI, on a remote bridge when one is conf
 	root.AddCommand(
 		serve.NewCmdServe(g, nil),
 		ls.NewCmdLs(g, nil),
+		add.NewCmdAdd(g, nil),
 		logs.NewCmdLogs(g, nil),
 		wait.NewCmdWait(g, nil),
 		exec.NewCmdExec(g, nil),

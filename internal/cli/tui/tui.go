@@ -76,7 +76,12 @@ func RunTUI(cmd *cobra.Command, g *cmdutil.Factory) error {
 	if _, err := attach.ParseDetachKey(eff.DetachKey); err != nil {
 		return &cmdutil.ExitError{Code: 2, Err: fmt.Errorf("detachKey (%s): %w", eff.DetachKeySource, err)}
 	}
+	otlp, err := cmdutil.OTLPSettings(cfg, false)
+	if err != nil {
+		return &cmdutil.ExitError{Code: cmdutil.ExitUsage, Err: err}
+	}
 	opts := ui.Options{
+		OTLP:         otlp,
 		StateDir:     stateDir,
 		CacheDir:     filepath.Join(xdg.CacheHome, "sandscope", "logs"),
 		Theme:        eff.Theme,
