@@ -90,13 +90,7 @@ func (o *WatchOptions) Complete(cmd *cobra.Command, _ []string) error {
 	if err != nil {
 		return nil
 	}
-	var file otlpexport.Settings
-	if c := cfg.OTLP; c != nil {
-		file = otlpexport.Settings{Endpoint: c.Endpoint, TracesEndpoint: c.TracesEndpoint, LogsEndpoint: c.LogsEndpoint,
-			Headers: c.Headers, ServiceName: c.ServiceName, Output: c.Output}
-	}
-	file.Output = file.Output || o.OTLPOutput
-	o.OTLP, o.otlpErr = otlpexport.Resolve(file, os.LookupEnv)
+	o.OTLP, o.otlpErr = cmdutil.OTLPSettings(cfg, o.OTLPOutput)
 	return nil
 }
 
