@@ -128,3 +128,21 @@ func TestExecOptions(t *testing.T) {
 		}
 	}
 }
+
+// A --session on a driver without sessions is refused (exit 2) before anything is started.
+func TestExecSessionNeedsADriverWithSessions(t *testing.T) {
+	d := &reportingDriver{}
+	f := &cmdutil.Factory{ConnectHook: func(context.Context, cmdutil.ConnectOptions) (*cmdutil.Conn, error) {
+		return &cmdutil.Conn{D: d}, nil
+	}}
+	cmd := NewCmdExec(f, nil)
+	cmd.SetOut(&bytes.Buffer{})
+	cmd.SetErr(&bytes.Buffer{})
+	cmd.SetArgs([]string{"box", "--session", "dev", "--", "true"})
+	cmd.SilenceErrors, cmd.SilenceUsage = true, true
+	err := cmd.Execute()
+	var ee *cmdutil.ExitError
+	if !errors.As(err, &ee) || ee.Code != cmdutil.ExitUsage || !strings.HasPrefix(err.Error(), "this bridge has no sessions (") || d.starts != 0 {
+		t.Fatalf("err %v after %d starts", err, d.starts)
+	}
+}
