@@ -131,6 +131,7 @@ func TestExecOptions(t *testing.T) {
 
 // A --session on a driver without sessions is refused (exit 2) before anything is started.
 func TestExecSessionNeedsADriverWithSessions(t *testing.T) {
+	t.Setenv("GOMAXPROCS", "4") // exec would set the test process's to 1
 	d := &reportingDriver{}
 	f := &cmdutil.Factory{ConnectHook: func(context.Context, cmdutil.ConnectOptions) (*cmdutil.Conn, error) {
 		return &cmdutil.Conn{D: d}, nil
