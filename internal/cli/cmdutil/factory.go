@@ -51,7 +51,12 @@ type Conn struct {
 // and a command records what it observes through its own background record (recorder), opened
 // only when there is something to keep.
 func (g *Factory) Connect(ctx context.Context, cmd *cobra.Command, o ConnectOptions) (*Conn, error) {
-	streams := Conn{In: cmd.InOrStdin(), Out: cmd.OutOrStdout(), ErrOut: cmd.ErrOrStderr(), g: g}
+	return g.ConnectIO(ctx, StreamsOf(cmd), o)
+}
+
+// ConnectIO is Connect for a command whose options hold its streams.
+func (g *Factory) ConnectIO(ctx context.Context, s IOStreams, o ConnectOptions) (*Conn, error) {
+	streams := Conn{In: s.In, Out: s.Out, ErrOut: s.ErrOut, g: g}
 	if g.ConnectHook != nil {
 		cn, err := g.ConnectHook(ctx, o)
 		if cn != nil {

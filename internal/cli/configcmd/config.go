@@ -1,6 +1,7 @@
 package configcmd
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -18,8 +19,25 @@ import (
 	"sandscope/localbridge"
 )
 
-func NewCmdConfig(g *cmdutil.Factory) *cobra.Command {
-	var asJSON, checkToken bool
+// ConfigOptions are config's flags, what it gets from the Factory (the --url, --token-file and
+// --context flags) and the settings Complete loads.
+type ConfigOptions struct {
+	Factory *cmdutil.Factory
+	IO      cmdutil.IOStreams
+
+	JSON       bool
+	CheckToken bool
+
+	// Config is the file as loaded and Effective the settings resolved from it, the environment
+	// and the flags (Complete).
+	Config    *config.Config
+	Effective *config.Effective
+}
+
+// NewCmdConfig is the config command (and its path subcommand); runF, when not nil, is called
+// with the checked options instead of Run.
+func NewCmdConfig(f *cmdutil.Factory, runF func(*ConfigOptions) error) *cobra.Command {
+	o := &ConfigOptions{Factory: f}
 	cmd := &cobra.Command{
 		Use:   "config",
 		Short: "Show the effective configuration and where each value comes from",
@@ -62,39 +80,20 @@ SANDSCOPE_THEME), then the file, then defaults.`,
   sandscope config path`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg, eff, err := cmdutil.LoadSettings(g)
-			if err != nil {
+			if err := o.Complete(cmd, args); err != nil {
 				return err
 			}
-			if err := cmdutil.CheckTheme(cfg, eff); err != nil {
-				return &cmdutil.ExitError{Code: 2, Err: err}
-			}
-			info := configInfo{Bridge: commandBridge(eff), Contexts: contextList(cfg, eff)}
-			if asJSON {
-				if err := writeConfigJSON(cmd.OutOrStdout(), eff, info); err != nil {
-					return err
-				}
-			} else if err := writeConfigTable(cmd.OutOrStdout(), eff, info); err != nil {
+			if err := o.Validate(); err != nil {
 				return err
 			}
-			if checkToken {
-				// Obtain the token (running tokenCommand if that is the source) and say whether it
-				// worked; the value itself is never printed.
-				tok, err := eff.Token.Get(cmd.Context())
-				if err != nil {
-					return &cmdutil.ExitError{Code: 2, Err: err}
-				}
-				if tok == "" {
-					fmt.Fprintln(cmd.ErrOrStderr(), "sandscope: no token configured (fine for the embedded local bridge)")
-				} else {
-					fmt.Fprintf(cmd.ErrOrStderr(), "sandscope: token obtained %s (%d characters)\n", eff.Token, len(tok))
-				}
+			if runF != nil {
+				return runF(o)
 			}
-			return nil
+			return o.Run(cmd.Context())
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON: {file, settings: [{setting, value, source}]}")
-	cmd.Flags().BoolVar(&checkToken, "check-token", false, "also obtain the token (runs tokenCommand) and report whether that worked, never its value")
+	cmd.Flags().BoolVar(&o.JSON, "json", false, "print JSON: {file, settings: [{setting, value, source}]}")
+	cmd.Flags().BoolVar(&o.CheckToken, "check-token", false, "also obtain the token (runs tokenCommand) and report whether that worked, never its value")
 	cmd.AddCommand(&cobra.Command{
 		Use:   "path",
 		Short: "Print where the configuration file is read from",
@@ -105,6 +104,50 @@ SANDSCOPE_THEME), then the file, then defaults.`,
 		},
 	})
 	return cmd
+}
+
+// Complete loads the configuration file and resolves the settings (a file with problems is exit
+// 2, every problem told).
+func (o *ConfigOptions) Complete(cmd *cobra.Command, _ []string) error {
+	o.IO = cmdutil.StreamsOf(cmd)
+	var err error
+	o.Config, o.Effective, err = cmdutil.LoadSettings(o.Factory)
+	return err
+}
+
+// Validate refuses a theme the settings name that does not exist (exit 2).
+func (o *ConfigOptions) Validate() error {
+	if err := cmdutil.CheckTheme(o.Config, o.Effective); err != nil {
+		return &cmdutil.ExitError{Code: 2, Err: err}
+	}
+	return nil
+}
+
+// Run shows the settings, and with --check-token obtains the token and says whether that worked.
+func (o *ConfigOptions) Run(ctx context.Context) error {
+	eff := o.Effective
+	info := configInfo{Bridge: commandBridge(eff), Contexts: contextList(o.Config, eff)}
+	if o.JSON {
+		if err := writeConfigJSON(o.IO.Out, eff, info); err != nil {
+			return err
+		}
+	} else if err := writeConfigTable(o.IO.Out, eff, info); err != nil {
+		return err
+	}
+	if o.CheckToken {
+		// Obtain the token (running tokenCommand if that is the source) and say whether it
+		// worked; the value itself is never printed.
+		tok, err := eff.Token.Get(ctx)
+		if err != nil {
+			return &cmdutil.ExitError{Code: 2, Err: err}
+		}
+		if tok == "" {
+			fmt.Fprintln(o.IO.ErrOut, "sandscope: no token configured (fine for the embedded local bridge)")
+		} else {
+			fmt.Fprintf(o.IO.ErrOut, "sandscope: token obtained %s (%d characters)\n", eff.Token, len(tok))
+		}
+	}
+	return nil
 }
 
 // configInfo is what `config` shows beside the settings: the bridge commands will use and the

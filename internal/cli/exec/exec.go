@@ -17,12 +17,29 @@ import (
 	"sandscope/record"
 )
 
-func NewCmdExec(g *cmdutil.Factory) *cobra.Command {
-	var cwd string
-	var env []string
-	var noRecord bool
-	var timeout time.Duration
-	var session string
+// ExecOptions are exec's flags and arguments, and what it gets from the Factory.
+type ExecOptions struct {
+	Factory *cmdutil.Factory
+	IO      cmdutil.IOStreams
+
+	Sandbox  string
+	Argv     []string
+	Cwd      string
+	Env      []string // NAME=VALUE, as given
+	NoRecord bool
+	Timeout  time.Duration
+	Session  string
+
+	// ArgsAtDash is how many arguments came before "--" (-1: no "--"); the usage wants one.
+	ArgsAtDash int
+	// Request is the launch Complete builds from the flags; Validate fills its environment.
+	Request client.ExecRequest
+}
+
+// NewCmdExec is the exec command; runF, when not nil, is called with the checked options instead
+// of Run (a test checks the parsing without running anything).
+func NewCmdExec(f *cmdutil.Factory, runF func(*ExecOptions) error) *cobra.Command {
+	o := &ExecOptions{Factory: f}
 	cmd := &cobra.Command{
 		Use:   "exec SANDBOX [--cwd D] [--env K=V] [--timeout DUR] -- ARGV...",
 		Short: "Launch a process in a sandbox, follow its output, exit with its code",
@@ -46,51 +63,82 @@ stable session (cwd and environment kept between calls).`,
   sandscope exec myapp -- ./check.sh || echo "failed with $?"`,
 		Args: cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			dash := cmd.ArgsLenAtDash()
-			if dash != 1 {
-				return &cmdutil.ExitError{Code: cmdutil.ExitUsage, Err: fmt.Errorf("usage: sandscope exec SANDBOX [flags] -- ARGV...")}
-			}
-			req := client.ExecRequest{Argv: args[1:], Cwd: cwd}
-			if len(env) > 0 {
-				req.Env = map[string]string{}
-				for _, kv := range env {
-					k, v, ok := strings.Cut(kv, "=")
-					if !ok || k == "" {
-						return &cmdutil.ExitError{Code: cmdutil.ExitUsage, Err: fmt.Errorf("--env %q: want NAME=VALUE", kv)}
-					}
-					req.Env[k] = v
-				}
-			}
-			if timeout < 0 || (timeout > 0 && timeout < time.Millisecond) {
-				return &cmdutil.ExitError{Code: cmdutil.ExitUsage, Err: fmt.Errorf("--timeout %v: must be at least 1ms", timeout)}
-			}
-			req.Timeout = timeout.Milliseconds()
-			if err := cmdutil.ValidSession("--session", session); err != nil {
+			if err := o.Complete(cmd, args); err != nil {
 				return err
 			}
-			cmdutil.StreamOnOneCore()
-			ctx, stop := cmdutil.InterruptContext(cmd.Context())
-			defer stop()
-			cn, err := g.Connect(ctx, cmd, cmdutil.ConnectOptions{Op: "exec", NoAnswerExit: cmdutil.ExitExecUnsure})
-			if err != nil {
+			if err := o.Validate(); err != nil {
 				return err
 			}
-			defer cn.Close()
-			cn.NoteIsolation()
-			if _, ok := cn.D.(driver.Sessions); session != "" && !ok {
-				return cmdutil.Lacks("sessions", cmdutil.SessionsWhy)
+			if runF != nil {
+				return runF(o)
 			}
-			rec := cn.Recorder(noRecord)
-			defer rec.Close()
-			return runExec(ctx, cn.D, rec, args[0], driver.StartRequest{ExecRequest: req, Session: session}, cn.Out, cn.ErrOut)
+			return o.Run(cmd.Context())
 		},
 	}
-	cmd.Flags().BoolVar(&noRecord, "no-record", false, "do not record what this command saw (the launch, the sandbox, the stream's events) in sandscope's record")
-	cmd.Flags().StringVar(&cwd, "cwd", "", "working directory (inside /workspace)")
-	cmd.Flags().StringArrayVar(&env, "env", nil, "environment variable NAME=VALUE (repeatable)")
-	cmd.Flags().DurationVar(&timeout, "timeout", 0, "kill the process after this long (e.g. 30s)")
-	cmd.Flags().StringVar(&session, "session", "", "stable bridges: run in this session (created by first use)")
+	cmd.Flags().BoolVar(&o.NoRecord, "no-record", false, "do not record what this command saw (the launch, the sandbox, the stream's events) in sandscope's record")
+	cmd.Flags().StringVar(&o.Cwd, "cwd", "", "working directory (inside /workspace)")
+	cmd.Flags().StringArrayVar(&o.Env, "env", nil, "environment variable NAME=VALUE (repeatable)")
+	cmd.Flags().DurationVar(&o.Timeout, "timeout", 0, "kill the process after this long (e.g. 30s)")
+	cmd.Flags().StringVar(&o.Session, "session", "", "stable bridges: run in this session (created by first use)")
 	return cmd
+}
+
+// Complete takes the sandbox and the argv from args and the streams from cmd.
+func (o *ExecOptions) Complete(cmd *cobra.Command, args []string) error {
+	o.IO = cmdutil.StreamsOf(cmd)
+	o.ArgsAtDash = cmd.ArgsLenAtDash()
+	if len(args) > 0 {
+		o.Sandbox, o.Argv = args[0], args[1:]
+	}
+	o.Request = client.ExecRequest{Argv: o.Argv, Cwd: o.Cwd}
+	return nil
+}
+
+// Validate refuses, with exit status 2, what the bridge would: a bad sandbox ID, no "--" after the sandbox, an
+// --env without NAME=, a --timeout under 1ms, a session ID the bridge refuses.
+func (o *ExecOptions) Validate() error {
+	// the sandbox first, as the root's argument check does: the error is about what was typed
+	if err := cmdutil.CheckSandboxArg(o.Sandbox); err != nil {
+		return err
+	}
+	if o.ArgsAtDash != 1 {
+		return &cmdutil.ExitError{Code: cmdutil.ExitUsage, Err: fmt.Errorf("usage: sandscope exec SANDBOX [flags] -- ARGV...")}
+	}
+	o.Request.Env = nil
+	if len(o.Env) > 0 {
+		o.Request.Env = map[string]string{}
+		for _, kv := range o.Env {
+			k, v, ok := strings.Cut(kv, "=")
+			if !ok || k == "" {
+				return &cmdutil.ExitError{Code: cmdutil.ExitUsage, Err: fmt.Errorf("--env %q: want NAME=VALUE", kv)}
+			}
+			o.Request.Env[k] = v
+		}
+	}
+	if o.Timeout < 0 || (o.Timeout > 0 && o.Timeout < time.Millisecond) {
+		return &cmdutil.ExitError{Code: cmdutil.ExitUsage, Err: fmt.Errorf("--timeout %v: must be at least 1ms", o.Timeout)}
+	}
+	o.Request.Timeout = o.Timeout.Milliseconds()
+	return cmdutil.ValidSession("--session", o.Session)
+}
+
+// Run launches the run through the Factory's driver and follows it.
+func (o *ExecOptions) Run(ctx context.Context) error {
+	cmdutil.StreamOnOneCore()
+	ctx, stop := cmdutil.InterruptContext(ctx)
+	defer stop()
+	cn, err := o.Factory.ConnectIO(ctx, o.IO, cmdutil.ConnectOptions{Op: "exec", NoAnswerExit: cmdutil.ExitExecUnsure})
+	if err != nil {
+		return err
+	}
+	defer cn.Close()
+	cn.NoteIsolation()
+	if _, ok := cn.D.(driver.Sessions); o.Session != "" && !ok {
+		return cmdutil.Lacks("sessions", cmdutil.SessionsWhy)
+	}
+	rec := cn.Recorder(o.NoRecord)
+	defer rec.Close()
+	return runExec(ctx, cn.D, rec, o.Sandbox, driver.StartRequest{ExecRequest: o.Request, Session: o.Session}, cn.Out, cn.ErrOut)
 }
 
 // runExec launches a run and follows it; with a record, the launch (argv, cwd, environment

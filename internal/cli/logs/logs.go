@@ -18,10 +18,33 @@ import (
 	"sandscope/ui/common"
 )
 
-func NewCmdLogs(g *cmdutil.Factory) *cobra.Command {
-	var follow, all, noRecord, notify bool
-	var since, pattern string
-	var states []string
+// LogsOptions are logs' flags and arguments, and what it gets from the Factory.
+type LogsOptions struct {
+	Factory *cmdutil.Factory
+	IO      cmdutil.IOStreams
+
+	Sandbox  string
+	Process  string // "" with --all
+	Args     []string
+	Follow   bool
+	All      bool
+	NoRecord bool
+	Notify   bool
+	Since    string
+	States   []string // --state, with --all
+	Pattern  string   // --command, with --all
+
+	// Bell receives a BEL when a followed process ends (--notify with -f and stderr a terminal;
+	// nil: none).
+	Bell io.Writer
+	// all is logs --all's options, made by Validate.
+	all allOptions
+}
+
+// NewCmdLogs is the logs command; runF, when not nil, is called with the checked options instead
+// of Run.
+func NewCmdLogs(f *cmdutil.Factory, runF func(*LogsOptions) error) *cobra.Command {
+	o := &LogsOptions{Factory: f}
 	cmd := &cobra.Command{
 		Use:   "logs SANDBOX PROCESS | logs SANDBOX --all",
 		Short: "Print a process's output (stdout to stdout, stderr to stderr); -f to follow",
@@ -75,47 +98,95 @@ followed process ends, is lost or cannot be resumed; with --all, for each follow
   sandscope logs -f --notify myapp 7d56e9e2-d5c1-4b8e-a7f0-2b9c8d1e3f45`,
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if !all && len(args) != 2 {
-				return &cmdutil.ExitError{Code: cmdutil.ExitUsage, Err: fmt.Errorf("logs takes SANDBOX PROCESS (or SANDBOX --all), got %s", vocab.Count(len(args), "argument"))}
-			}
-			if err := checkSince(since); err != nil {
+			if err := o.Complete(cmd, args); err != nil {
 				return err
 			}
-			var bell io.Writer
-			if notify && follow && cmdutil.IsTerminal(cmd.ErrOrStderr()) {
-				bell = cmd.ErrOrStderr()
-			}
-			if all {
-				return runLogsAllCommand(cmd, g, args, follow, noRecord, since, states, pattern, bell)
-			}
-			cmdutil.StreamOnOneCore()
-			ctx, stop := cmdutil.InterruptContext(cmd.Context())
-			defer stop()
-			if follow {
-				ctx = cmdutil.FollowContext(ctx)
-			}
-			cn, err := g.Connect(ctx, cmd, cmdutil.ConnectOptions{Op: "logs", Follow: follow, NoAnswerExit: cmdutil.ExitFailure})
-			if err != nil {
+			if err := o.Validate(); err != nil {
 				return err
 			}
-			defer cn.Close()
-			rec := cn.Recorder(noRecord)
-			defer rec.Close()
-			err = runLogs(ctx, cn.D, rec, args[0], args[1], since, follow, cn.Out, cn.ErrOut)
-			if bell != nil && ringsAfterFollow(err) {
-				_, _ = bell.Write([]byte{'\a'})
+			if runF != nil {
+				return runF(o)
 			}
-			return err
+			return o.Run(cmd.Context())
 		},
 	}
-	cmd.Flags().BoolVar(&notify, "notify", false, "with -f: ring the terminal bell when the process ends or is lost (only when stderr is a terminal)")
-	cmd.Flags().BoolVar(&noRecord, "no-record", false, "do not record what this command saw (the process, the sandbox, the stream's events) in sandscope's record")
-	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "follow the log until the process ends")
-	cmd.Flags().StringVar(&since, "since", "", "start strictly after this cursor")
-	cmd.Flags().BoolVar(&all, "all", false, "every process of the sandbox, each line prefixed with its name")
-	cmd.Flags().StringArrayVar(&states, "state", nil, "with --all: only processes in this state (running, exited, error, ended; repeatable)")
-	cmd.Flags().StringVar(&pattern, "command", "", "with --all: only processes whose command line matches this regular expression")
+	cmd.Flags().BoolVar(&o.Notify, "notify", false, "with -f: ring the terminal bell when the process ends or is lost (only when stderr is a terminal)")
+	cmd.Flags().BoolVar(&o.NoRecord, "no-record", false, "do not record what this command saw (the process, the sandbox, the stream's events) in sandscope's record")
+	cmd.Flags().BoolVarP(&o.Follow, "follow", "f", false, "follow the log until the process ends")
+	cmd.Flags().StringVar(&o.Since, "since", "", "start strictly after this cursor")
+	cmd.Flags().BoolVar(&o.All, "all", false, "every process of the sandbox, each line prefixed with its name")
+	cmd.Flags().StringArrayVar(&o.States, "state", nil, "with --all: only processes in this state (running, exited, error, ended; repeatable)")
+	cmd.Flags().StringVar(&o.Pattern, "command", "", "with --all: only processes whose command line matches this regular expression")
 	return cmd
+}
+
+// Complete takes the sandbox and process from args, the streams from cmd, and where the bell
+// rings.
+func (o *LogsOptions) Complete(cmd *cobra.Command, args []string) error {
+	o.IO = cmdutil.StreamsOf(cmd)
+	o.Args = args
+	o.Sandbox, o.Process = "", ""
+	if len(args) > 0 {
+		o.Sandbox = args[0]
+	}
+	if len(args) > 1 {
+		o.Process = args[1]
+	}
+	o.Bell = nil
+	if o.Notify && o.Follow && cmdutil.IsTerminal(o.IO.ErrOut) {
+		o.Bell = o.IO.ErrOut
+	}
+	return nil
+}
+
+// Validate refuses (exit 2) a bad sandbox ID, a wrong argument count, a --since that is not a cursor, and for
+// --all a PROCESS, a --since, an unknown --state or a --command that does not compile.
+func (o *LogsOptions) Validate() error {
+	// the sandbox first, as the root's argument check does: the error is about what was typed
+	if len(o.Args) > 0 {
+		if err := cmdutil.CheckSandboxArg(o.Sandbox); err != nil {
+			return err
+		}
+	}
+	if !o.All && len(o.Args) != 2 {
+		return &cmdutil.ExitError{Code: cmdutil.ExitUsage, Err: fmt.Errorf("logs takes SANDBOX PROCESS (or SANDBOX --all), got %s", vocab.Count(len(o.Args), "argument"))}
+	}
+	if err := checkSince(o.Since); err != nil {
+		return err
+	}
+	if o.All {
+		all, err := logsAllOptions(o.Args, o.Follow, o.Since, o.States, o.Pattern, o.Bell, o.IO.Out, o.IO.ErrOut)
+		if err != nil {
+			return err
+		}
+		o.all = all
+	}
+	return nil
+}
+
+// Run prints (or follows) the log of the process, or of every process with --all.
+func (o *LogsOptions) Run(ctx context.Context) error {
+	if o.All {
+		return runLogsAllCommand(ctx, o.Factory, o.IO, o.Sandbox, o.Follow, o.NoRecord, o.all)
+	}
+	cmdutil.StreamOnOneCore()
+	ctx, stop := cmdutil.InterruptContext(ctx)
+	defer stop()
+	if o.Follow {
+		ctx = cmdutil.FollowContext(ctx)
+	}
+	cn, err := o.Factory.ConnectIO(ctx, o.IO, cmdutil.ConnectOptions{Op: "logs", Follow: o.Follow, NoAnswerExit: cmdutil.ExitFailure})
+	if err != nil {
+		return err
+	}
+	defer cn.Close()
+	rec := cn.Recorder(o.NoRecord)
+	defer rec.Close()
+	err = runLogs(ctx, cn.D, rec, o.Sandbox, o.Process, o.Since, o.Follow, cn.Out, cn.ErrOut)
+	if o.Bell != nil && ringsAfterFollow(err) {
+		_, _ = o.Bell.Write([]byte{'\a'})
+	}
+	return err
 }
 
 // runLogs prints a process's log; with a record, what it saw (the process as its lookup found

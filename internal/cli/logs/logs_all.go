@@ -22,8 +22,6 @@ import (
 	"sandscope/record"
 	"sandscope/sanitize"
 	"sandscope/vocab"
-
-	"github.com/spf13/cobra"
 )
 
 // allOptions tunes runLogsAll.
@@ -498,24 +496,20 @@ func logsAllOptions(args []string, follow bool, since string, states []string, p
 	return opts, nil
 }
 
-// runLogsAllCommand checks the flags, connects and runs logs --all; unless noRecord, what it sees
-// is recorded.
-func runLogsAllCommand(cmd *cobra.Command, g *cmdutil.Factory, args []string, follow, noRecord bool, since string, states []string, pattern string, bell io.Writer) error {
-	opts, err := logsAllOptions(args, follow, since, states, pattern, bell, cmd.OutOrStdout(), cmd.ErrOrStderr())
-	if err != nil {
-		return err
-	}
-	ctx, stop := cmdutil.InterruptContext(cmd.Context())
+// runLogsAllCommand connects and runs logs --all with the options Validate made; unless
+// noRecord, what it sees is recorded.
+func runLogsAllCommand(ctx context.Context, g *cmdutil.Factory, streams cmdutil.IOStreams, sandbox string, follow, noRecord bool, opts allOptions) error {
+	ctx, stop := cmdutil.InterruptContext(ctx)
 	defer stop()
 	if follow {
 		ctx = cmdutil.FollowContext(ctx)
 	}
-	cn, err := g.Connect(ctx, cmd, cmdutil.ConnectOptions{Op: "logs --all", Follow: follow, NoAnswerExit: cmdutil.ExitFailure})
+	cn, err := g.ConnectIO(ctx, streams, cmdutil.ConnectOptions{Op: "logs --all", Follow: follow, NoAnswerExit: cmdutil.ExitFailure})
 	if err != nil {
 		return err
 	}
 	defer cn.Close()
 	opts.rec = cn.Recorder(noRecord)
 	defer opts.rec.Close()
-	return runLogsAll(ctx, cn.D, args[0], opts, cn.Out, cn.ErrOut)
+	return runLogsAll(ctx, cn.D, sandbox, opts, cn.Out, cn.ErrOut)
 }

@@ -17,8 +17,19 @@ import (
 	"sandscope/vocab"
 )
 
-func NewCmdLs(g *cmdutil.Factory) *cobra.Command {
-	var asJSON bool
+// LsOptions are ls' flags and argument, and what it gets from the Factory.
+type LsOptions struct {
+	Factory *cmdutil.Factory
+	IO      cmdutil.IOStreams
+
+	Sandbox string // "": list the sandboxes
+	JSON    bool
+}
+
+// NewCmdLs is the ls command; runF, when not nil, is called with the checked options instead of
+// Run.
+func NewCmdLs(f *cmdutil.Factory, runF func(*LsOptions) error) *cobra.Command {
+	o := &LsOptions{Factory: f}
 	cmd := &cobra.Command{
 		Use:   "ls [SANDBOX]",
 		Short: "List sandboxes, or a sandbox's processes and terminals",
@@ -30,22 +41,53 @@ a container.`,
   sandscope ls --json myapp | jq -r '.processes[] | select(.state == "running") | .id'`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx := cmd.Context()
-			cn, err := g.Connect(ctx, cmd, cmdutil.ConnectOptions{Op: "ls", NoAnswerExit: cmdutil.ExitFailure})
-			if err != nil {
+			if err := o.Complete(cmd, args); err != nil {
 				return err
 			}
-			defer cn.Close()
-			if len(args) == 0 {
-				return runLsSandboxes(ctx, cn.D, recordedSandboxes(ctx, g, cn.Rec), asJSON, cn.Out, cn.ErrOut)
+			if err := o.Validate(); err != nil {
+				return err
 			}
-			rec := cn.Recorder(false) // what ls saw is history too
-			defer rec.Close()
-			return runLsSandbox(ctx, cn.D, rec, args[0], asJSON, cn.Out)
+			if runF != nil {
+				return runF(o)
+			}
+			return o.Run(cmd.Context())
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON instead of a table")
+	cmd.Flags().BoolVar(&o.JSON, "json", false, "print JSON instead of a table")
 	return cmd
+}
+
+// Complete takes the sandbox, if any, from args and the streams from cmd.
+func (o *LsOptions) Complete(cmd *cobra.Command, args []string) error {
+	o.IO = cmdutil.StreamsOf(cmd)
+	o.Sandbox = ""
+	if len(args) > 0 {
+		o.Sandbox = args[0]
+	}
+	return nil
+}
+
+// Validate refuses a SANDBOX that is not a sandbox ID (exit 2).
+func (o *LsOptions) Validate() error {
+	if o.Sandbox == "" {
+		return nil
+	}
+	return cmdutil.CheckSandboxArg(o.Sandbox)
+}
+
+// Run lists the sandboxes, or the sandbox's processes, terminals and sessions.
+func (o *LsOptions) Run(ctx context.Context) error {
+	cn, err := o.Factory.ConnectIO(ctx, o.IO, cmdutil.ConnectOptions{Op: "ls", NoAnswerExit: cmdutil.ExitFailure})
+	if err != nil {
+		return err
+	}
+	defer cn.Close()
+	if o.Sandbox == "" {
+		return runLsSandboxes(ctx, cn.D, recordedSandboxes(ctx, o.Factory, cn.Rec), o.JSON, cn.Out, cn.ErrOut)
+	}
+	rec := cn.Recorder(false) // what ls saw is history too
+	defer rec.Close()
+	return runLsSandbox(ctx, cn.D, rec, o.Sandbox, o.JSON, cn.Out)
 }
 
 // lsExit maps a bridge error to an exit status: 2 for usage/auth/not-found, 1 otherwise.

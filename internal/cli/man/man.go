@@ -16,29 +16,63 @@ import (
 	"sandscope/internal/cli/cmdutil"
 )
 
-func NewCmdMan() *cobra.Command {
+// ManOptions are man's argument and the command tree whose pages it writes.
+type ManOptions struct {
+	Dir  string
+	Root *cobra.Command // sandscope's root command (Complete)
+}
+
+// NewCmdMan is the man command; runF, when not nil, is called with the options instead of Run.
+// (man needs nothing the Factory resolves.)
+func NewCmdMan(_ *cmdutil.Factory, runF func(*ManOptions) error) *cobra.Command {
+	o := &ManOptions{}
 	return &cobra.Command{
 		Use:    "man DIR",
 		Short:  "Write sandscope's man pages into DIR",
 		Hidden: true,
 		Args:   cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			dir := args[0]
-			if err := os.MkdirAll(dir, 0o755); err != nil {
-				return &cmdutil.ExitError{Code: cmdutil.ExitFailure, Err: err}
+			if err := o.Complete(cmd, args); err != nil {
+				return err
 			}
-			root := cmd.Root()
-			root.InitDefaultCompletionCmd()
-			root.DisableAutoGenTag = true
-			date := manDate()
-			h := &doc.GenManHeader{Title: "SANDSCOPE", Section: "1", Date: &date,
-				Source: "sandscope " + cmdutil.Version, Manual: "sandscope manual"}
-			if err := doc.GenManTree(root, h, dir); err != nil {
-				return &cmdutil.ExitError{Code: cmdutil.ExitFailure, Err: fmt.Errorf("man pages: %w", err)}
+			if err := o.Validate(); err != nil {
+				return err
 			}
-			return nil
+			if runF != nil {
+				return runF(o)
+			}
+			return o.Run()
 		},
 	}
+}
+
+// Complete takes the directory from args and the tree from cmd's root.
+func (o *ManOptions) Complete(cmd *cobra.Command, args []string) error {
+	if len(args) > 0 {
+		o.Dir = args[0]
+	}
+	o.Root = cmd.Root()
+	return nil
+}
+
+// Validate has nothing to refuse: any directory is made when missing (Run).
+func (o *ManOptions) Validate() error { return nil }
+
+// Run writes one page per command (section 1) into Dir.
+func (o *ManOptions) Run() error {
+	if err := os.MkdirAll(o.Dir, 0o755); err != nil {
+		return &cmdutil.ExitError{Code: cmdutil.ExitFailure, Err: err}
+	}
+	root := o.Root
+	root.InitDefaultCompletionCmd()
+	root.DisableAutoGenTag = true
+	date := manDate()
+	h := &doc.GenManHeader{Title: "SANDSCOPE", Section: "1", Date: &date,
+		Source: "sandscope " + cmdutil.Version, Manual: "sandscope manual"}
+	if err := doc.GenManTree(root, h, o.Dir); err != nil {
+		return &cmdutil.ExitError{Code: cmdutil.ExitFailure, Err: fmt.Errorf("man pages: %w", err)}
+	}
+	return nil
 }
 
 // manDate is the date the pages carry: the build's (release or commit date), else

@@ -17,10 +17,23 @@ import (
 	"sandscope/record"
 )
 
-func NewCmdReport(g *cmdutil.Factory) *cobra.Command {
-	var asJSON, withHost bool
-	var out string
-	var lines int
+// ReportOptions are report's flags and arguments, and what it gets from the Factory.
+type ReportOptions struct {
+	Factory *cmdutil.Factory
+	IO      cmdutil.IOStreams
+
+	Sandbox string
+	Entity  string // a process or terminal (a unique prefix will do: the record expands it); "": the whole sandbox
+	JSON    bool
+	Host    bool
+	Lines   int
+	Output  string // a file; "": stdout
+}
+
+// NewCmdReport is the report command; runF, when not nil, is called with the checked options
+// instead of Run.
+func NewCmdReport(f *cmdutil.Factory, runF func(*ReportOptions) error) *cobra.Command {
+	o := &ReportOptions{Factory: f}
 	cmd := &cobra.Command{
 		Use:   "report SANDBOX [PROCESS|TERMINAL]",
 		Short: "Write a triage report of what sandscope recorded about a sandbox or one of its processes",
@@ -37,22 +50,45 @@ a token never.`,
   sandscope report demo 4ed5c14b --json | jq '.incidents[] | select(.kind == "lost")'`,
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := cmdutil.CheckSandboxArg(args[0]); err != nil {
+			if err := o.Complete(cmd, args); err != nil {
 				return err
 			}
-			entity := ""
-			if len(args) == 2 {
-				entity = args[1]
+			if err := o.Validate(); err != nil {
+				return err
 			}
-			return runReport(cmd.Context(), g, args[0], entity, asJSON, withHost, lines, out, cmd.OutOrStdout(), cmd.ErrOrStderr())
+			if runF != nil {
+				return runF(o)
+			}
+			return o.Run(cmd.Context())
 		},
 	}
-	f := cmd.Flags()
-	f.BoolVar(&asJSON, "json", false, "write JSON (schema sandscope.report/v1) instead of Markdown")
-	f.StringVarP(&out, "output", "o", "", "write the report to this file instead of stdout")
-	f.BoolVar(&withHost, "host", false, "include the bridge URL's host (never a token or path)")
-	f.IntVar(&lines, "lines", 10, "lines of output shown before each incident")
+	fl := cmd.Flags()
+	fl.BoolVar(&o.JSON, "json", false, "write JSON (schema sandscope.report/v1) instead of Markdown")
+	fl.StringVarP(&o.Output, "output", "o", "", "write the report to this file instead of stdout")
+	fl.BoolVar(&o.Host, "host", false, "include the bridge URL's host (never a token or path)")
+	fl.IntVar(&o.Lines, "lines", 10, "lines of output shown before each incident")
 	return cmd
+}
+
+// Complete takes the sandbox and entity from args and the streams from cmd.
+func (o *ReportOptions) Complete(cmd *cobra.Command, args []string) error {
+	o.IO = cmdutil.StreamsOf(cmd)
+	o.Sandbox, o.Entity = "", ""
+	if len(args) > 0 {
+		o.Sandbox = args[0]
+	}
+	if len(args) == 2 {
+		o.Entity = args[1]
+	}
+	return nil
+}
+
+// Validate refuses a bad sandbox ID (exit 2).
+func (o *ReportOptions) Validate() error { return cmdutil.CheckSandboxArg(o.Sandbox) }
+
+// Run writes the report from the record of the Factory's bridge.
+func (o *ReportOptions) Run(ctx context.Context) error {
+	return runReport(ctx, o.Factory, o.Sandbox, o.Entity, o.JSON, o.Host, o.Lines, o.Output, o.IO.Out, o.IO.ErrOut)
 }
 
 func runReport(ctx context.Context, g *cmdutil.Factory, sandbox, entity string, asJSON, withHost bool, lines int, out string, stdout, stderr io.Writer) error {

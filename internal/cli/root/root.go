@@ -57,20 +57,20 @@ With no subcommand it opens the terminal UI, on a remote bridge when one is conf
 	pf.StringVar(&g.Context, "context", "", "use this context from the config file")
 	tui.RegisterTUIFlags(root)
 	root.AddCommand(
-		serve.NewCmdServe(g),
-		ls.NewCmdLs(g),
+		serve.NewCmdServe(g, nil),
+		ls.NewCmdLs(g, nil),
 		add.NewCmdAdd(g, nil),
-		logs.NewCmdLogs(g),
-		wait.NewCmdWait(g),
-		exec.NewCmdExec(g),
-		shell.NewCmdShell(g),
-		shell.NewCmdAttach(g),
-		session.NewCmdSession(g),
-		configcmd.NewCmdConfig(g),
-		democmd.NewCmdDemo(g),
-		report.NewCmdReport(g),
-		watch.NewCmdWatch(g),
-		man.NewCmdMan(),
+		logs.NewCmdLogs(g, nil),
+		wait.NewCmdWait(g, nil),
+		exec.NewCmdExec(g, nil),
+		shell.NewCmdShell(g, nil),
+		shell.NewCmdAttach(g, nil),
+		session.NewCmdSession(g, nil),
+		configcmd.NewCmdConfig(g, nil),
+		democmd.NewCmdDemo(g, nil),
+		report.NewCmdReport(g, nil),
+		watch.NewCmdWatch(g, nil),
+		man.NewCmdMan(g, nil),
 	)
 	for _, c := range root.Commands() {
 		checkArgsFirst(c, sandboxFirst[c.Name()])

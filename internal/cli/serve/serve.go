@@ -18,18 +18,27 @@ import (
 	"sandscope/localbridge"
 )
 
-// serveOptions are the flags of `sandscope serve`.
-type serveOptions struct {
-	listen      string
-	root        string
-	allowRemote bool
-	idleSleep   time.Duration
-	dialect     string
-	fakeDone    time.Duration
+// ServeOptions are the flags of `sandscope serve`.
+type ServeOptions struct {
+	IO cmdutil.IOStreams
+
+	Listen         string
+	Root           string // "": <state>/sandboxes (sandboxes-stable for the stable dialect)
+	AllowRemote    bool
+	IdleSleep      time.Duration
+	Dialect        string
+	FakeCompletion time.Duration // --stable-fake-completion
+
+	// StateDir is where the token, the discovery file and the default root are (Complete).
+	StateDir string
+	// host is --listen's host (Validate).
+	host string
 }
 
-func NewCmdServe(g *cmdutil.Factory) *cobra.Command {
-	o := &serveOptions{}
+// NewCmdServe is the serve command; runF, when not nil, is called with the checked options
+// instead of Run. (serve needs nothing the Factory resolves: it is the bridge.)
+func NewCmdServe(_ *cmdutil.Factory, runF func(*ServeOptions) error) *cobra.Command {
+	o := &ServeOptions{}
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Run the local bridge: sandboxes as directories, real processes and terminals",
@@ -50,53 +59,77 @@ commands find the running server through <state>/serve.json.`,
   sandscope ls`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
-			defer stop()
-			return runServe(ctx, cmd, o)
+			if err := o.Complete(cmd, args); err != nil {
+				return err
+			}
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(o)
+			}
+			return o.Run(cmd.Context())
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.listen, "listen", "127.0.0.1:0", "address to listen on (port 0 = any free port; see the printed URL or <state>/serve.json)")
-	f.StringVar(&o.root, "root", "", "directory holding the sandboxes (default <state>/sandboxes)")
-	f.BoolVar(&o.allowRemote, "allow-remote", false, "allow listening on a non-loopback address")
-	f.DurationVar(&o.idleSleep, "idle-sleep", 0, "stop a sandbox after this long with nothing running (0 = never)")
-	f.StringVar(&o.dialect, "dialect", localbridge.DialectPreview, "bridge API to serve: v1-preview, or stable (the 0.12 API: exec, pty, session; every sandbox request allocates a container, and is counted)")
-	f.DurationVar(&o.fakeDone, "stable-fake-completion", 0, "stable dialect: end /exec streams still open after this long with the exit-code-less completion {\"exit_code\":0} while the process runs on, as a 0.12 container can (0 = never; for testing clients)")
+	f.StringVar(&o.Listen, "listen", "127.0.0.1:0", "address to listen on (port 0 = any free port; see the printed URL or <state>/serve.json)")
+	f.StringVar(&o.Root, "root", "", "directory holding the sandboxes (default <state>/sandboxes)")
+	f.BoolVar(&o.AllowRemote, "allow-remote", false, "allow listening on a non-loopback address")
+	f.DurationVar(&o.IdleSleep, "idle-sleep", 0, "stop a sandbox after this long with nothing running (0 = never)")
+	f.StringVar(&o.Dialect, "dialect", localbridge.DialectPreview, "bridge API to serve: v1-preview, or stable (the 0.12 API: exec, pty, session; every sandbox request allocates a container, and is counted)")
+	f.DurationVar(&o.FakeCompletion, "stable-fake-completion", 0, "stable dialect: end /exec streams still open after this long with the exit-code-less completion {\"exit_code\":0} while the process runs on, as a 0.12 container can (0 = never; for testing clients)")
 	return cmd
 }
 
-// runServe serves until ctx ends (SIGINT, SIGTERM, SIGHUP), then shuts down cleanly.
-func runServe(ctx context.Context, cmd *cobra.Command, o *serveOptions) error {
-	out, errOut := cmd.OutOrStdout(), cmd.ErrOrStderr()
-	if o.dialect == "" {
-		o.dialect = localbridge.DialectPreview
+// Complete fills the defaults: the preview dialect, the state directory, the sandboxes' root.
+func (o *ServeOptions) Complete(cmd *cobra.Command, _ []string) error {
+	o.IO = cmdutil.StreamsOf(cmd)
+	if o.Dialect == "" {
+		o.Dialect = localbridge.DialectPreview
 	}
-	if o.dialect != localbridge.DialectPreview && o.dialect != localbridge.DialectStable {
-		return &cmdutil.ExitError{Code: 2, Err: fmt.Errorf("serve: --dialect %q: want %s or %s", o.dialect, localbridge.DialectPreview, localbridge.DialectStable)}
+	o.StateDir = localbridge.DefaultStateDir()
+	if o.Root == "" {
+		o.Root = filepath.Join(o.StateDir, "sandboxes")
+		if o.Dialect == localbridge.DialectStable {
+			o.Root = filepath.Join(o.StateDir, "sandboxes-stable")
+		}
 	}
-	if o.fakeDone != 0 && o.dialect != localbridge.DialectStable {
+	return nil
+}
+
+// Validate refuses (exit 2) an unknown dialect, a fake completion without the stable dialect, a
+// negative idle sleep, a --listen that is not host:port, and a non-loopback one without
+// --allow-remote.
+func (o *ServeOptions) Validate() error {
+	if o.Dialect != localbridge.DialectPreview && o.Dialect != localbridge.DialectStable {
+		return &cmdutil.ExitError{Code: 2, Err: fmt.Errorf("serve: --dialect %q: want %s or %s", o.Dialect, localbridge.DialectPreview, localbridge.DialectStable)}
+	}
+	if o.FakeCompletion != 0 && o.Dialect != localbridge.DialectStable {
 		return &cmdutil.ExitError{Code: 2, Err: errors.New("serve: --stable-fake-completion needs --dialect stable")}
 	}
-	if o.idleSleep < 0 {
+	if o.IdleSleep < 0 {
 		return &cmdutil.ExitError{Code: 2, Err: errors.New("serve: --idle-sleep must not be negative")}
 	}
-	host, _, err := net.SplitHostPort(o.listen)
+	host, _, err := net.SplitHostPort(o.Listen)
 	if err != nil {
-		return &cmdutil.ExitError{Code: 2, Err: fmt.Errorf("serve: --listen %q: %w", o.listen, err)}
+		return &cmdutil.ExitError{Code: 2, Err: fmt.Errorf("serve: --listen %q: %w", o.Listen, err)}
 	}
-	if ip := net.ParseIP(strings.Trim(host, "[]")); !o.allowRemote && !(strings.EqualFold(host, "localhost") || ip != nil && ip.IsLoopback()) {
-		return &cmdutil.ExitError{Code: cmdutil.ExitUsage, Err: fmt.Errorf("serve: --listen %s is not a loopback address: the bridge runs commands as you for anyone with the token, so it listens beyond this machine only with --allow-remote (or use 127.0.0.1:PORT)", o.listen)}
+	if ip := net.ParseIP(strings.Trim(host, "[]")); !o.AllowRemote && !(strings.EqualFold(host, "localhost") || ip != nil && ip.IsLoopback()) {
+		return &cmdutil.ExitError{Code: cmdutil.ExitUsage, Err: fmt.Errorf("serve: --listen %s is not a loopback address: the bridge runs commands as you for anyone with the token, so it listens beyond this machine only with --allow-remote (or use 127.0.0.1:PORT)", o.Listen)}
 	}
-	stateDir := localbridge.DefaultStateDir()
+	o.host = host
+	return nil
+}
+
+// Run serves until ctx ends or a signal (SIGINT, SIGTERM, SIGHUP) comes, then shuts down cleanly.
+func (o *ServeOptions) Run(ctx context.Context) error {
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	defer stop()
+	out, errOut := o.IO.Out, o.IO.ErrOut
+	host, stateDir, root := o.host, o.StateDir, o.Root
+	var err error
 	if err := os.MkdirAll(stateDir, 0o700); err != nil {
 		return &cmdutil.ExitError{Code: 1, Err: fmt.Errorf("serve: state directory: %w", err)}
-	}
-	root := o.root
-	if root == "" {
-		root = filepath.Join(stateDir, "sandboxes")
-		if o.dialect == localbridge.DialectStable {
-			root = filepath.Join(stateDir, "sandboxes-stable")
-		}
 	}
 	token := os.Getenv("SANDBOX_API_KEY")
 	tokenWhere := "$SANDBOX_API_KEY"
@@ -110,8 +143,8 @@ func runServe(ctx context.Context, cmd *cobra.Command, o *serveOptions) error {
 		tokenFile = ""
 	}
 	srv, err := localbridge.New(localbridge.Config{
-		Root: root, Listen: o.listen, Token: token, AllowNonLoopback: o.allowRemote, IdleSleep: o.idleSleep,
-		Dialect: o.dialect, StableFakeCompletionAfter: o.fakeDone,
+		Root: root, Listen: o.Listen, Token: token, AllowNonLoopback: o.AllowRemote, IdleSleep: o.IdleSleep,
+		Dialect: o.Dialect, StableFakeCompletionAfter: o.FakeCompletion,
 		Logf: func(format string, args ...any) { fmt.Fprintf(errOut, "sandscope: "+format+"\n", args...) },
 	})
 	if err != nil {
@@ -119,8 +152,8 @@ func runServe(ctx context.Context, cmd *cobra.Command, o *serveOptions) error {
 	}
 	ip := net.ParseIP(host)
 	loopback := host == "localhost" || (ip != nil && ip.IsLoopback())
-	if !loopback && o.allowRemote {
-		fmt.Fprintf(errOut, "sandscope: WARNING: listening on %s, reachable from other machines; anyone with the token can run commands as you\n", o.listen)
+	if !loopback && o.AllowRemote {
+		fmt.Fprintf(errOut, "sandscope: WARNING: listening on %s, reachable from other machines; anyone with the token can run commands as you\n", o.Listen)
 	}
 	if err := srv.Start(); err != nil {
 		return &cmdutil.ExitError{Code: 1, Err: fmt.Errorf("serve: %w", err)}
@@ -137,7 +170,7 @@ func runServe(ctx context.Context, cmd *cobra.Command, o *serveOptions) error {
 
 	fmt.Fprintf(out, "sandscope local bridge listening on %s\n", srv.URL())
 	fmt.Fprintf(out, "sandboxes: %s\n", root)
-	if o.dialect == localbridge.DialectStable {
+	if o.Dialect == localbridge.DialectStable {
 		fmt.Fprintf(out, "dialect: stable (0.12: exec, pty, session; every sandbox request allocates and is counted in GET /v1/sandbox)\n")
 	}
 	fmt.Fprintf(out, "token: %s\n", tokenWhere)

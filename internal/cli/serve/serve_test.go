@@ -3,6 +3,7 @@ package serve
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"os"
@@ -30,16 +31,15 @@ func TestServeCommand(t *testing.T) {
 	t.Setenv("XDG_STATE_HOME", state)
 	t.Setenv("SANDBOX_API_KEY", "")
 	g := &cmdutil.Factory{}
-	cmd := NewCmdServe(g)
+	cmd := NewCmdServe(g, nil)
 	var out, errOut syncBuf
 	cmd.SetOut(&out)
 	cmd.SetErr(&errOut)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan error, 1)
-	go func() {
-		done <- runServe(ctx, cmd, &serveOptions{listen: "127.0.0.1:0", root: filepath.Join(state, "root")})
-	}()
+	cmd.SetArgs([]string{"--root", filepath.Join(state, "root")})
+	go func() { done <- cmd.ExecuteContext(ctx) }()
 	disc := filepath.Join(state, "sandscope", "serve.json")
 	var d localbridge.Discovery
 	deadline := time.Now().Add(20 * time.Second)
@@ -87,5 +87,51 @@ func TestServeCommand(t *testing.T) {
 	}
 	if _, err := os.Stat(disc); !os.IsNotExist(err) {
 		t.Fatalf("discovery file left behind: %v", err)
+	}
+}
+
+func TestServeOptions(t *testing.T) {
+	state := t.TempDir()
+	t.Setenv("XDG_STATE_HOME", state)
+	tests := []struct {
+		args    []string
+		wantErr string
+		check   func(*ServeOptions) bool
+	}{
+		{args: nil, check: func(o *ServeOptions) bool {
+			return o.Listen == "127.0.0.1:0" && o.Dialect == localbridge.DialectPreview && o.Root == filepath.Join(o.StateDir, "sandboxes") && o.host == "127.0.0.1"
+		}},
+		{args: []string{"--dialect", "stable", "--stable-fake-completion", "2s"}, check: func(o *ServeOptions) bool {
+			return o.Root == filepath.Join(o.StateDir, "sandboxes-stable") && o.FakeCompletion == 2*time.Second
+		}},
+		{args: []string{"--dialect", "", "--root", "/srv/boxes", "--listen", "localhost:7681"}, check: func(o *ServeOptions) bool {
+			return o.Dialect == localbridge.DialectPreview && o.Root == "/srv/boxes" && o.host == "localhost"
+		}},
+		{args: []string{"--listen", "[::1]:0"}, check: func(o *ServeOptions) bool { return o.host == "::1" }},
+		{args: []string{"--listen", "0.0.0.0:7681", "--allow-remote"}, check: func(o *ServeOptions) bool { return o.AllowRemote }},
+		{args: []string{"--dialect", "v2"}, wantErr: `serve: --dialect "v2": want v1-preview or stable`},
+		{args: []string{"--stable-fake-completion", "1s"}, wantErr: "serve: --stable-fake-completion needs --dialect stable"},
+		{args: []string{"--idle-sleep", "-1s"}, wantErr: "serve: --idle-sleep must not be negative"},
+		{args: []string{"--listen", "7681"}, wantErr: `serve: --listen "7681": address 7681: missing port in address`},
+		{args: []string{"--listen", "0.0.0.0:7681"}, wantErr: "serve: --listen 0.0.0.0:7681 is not a loopback address: "},
+	}
+	for _, tt := range tests {
+		var got *ServeOptions
+		cmd := NewCmdServe(&cmdutil.Factory{}, func(o *ServeOptions) error { got = o; return nil })
+		cmd.SetArgs(tt.args)
+		cmd.SetOut(io.Discard)
+		cmd.SetErr(io.Discard)
+		cmd.SilenceErrors, cmd.SilenceUsage = true, true
+		err := cmd.Execute()
+		if tt.wantErr != "" {
+			var ee *cmdutil.ExitError
+			if !errors.As(err, &ee) || ee.Code != cmdutil.ExitUsage || !strings.HasPrefix(err.Error(), tt.wantErr) || got != nil {
+				t.Errorf("%q: err %v, want exit 2 %q", tt.args, err, tt.wantErr)
+			}
+			continue
+		}
+		if err != nil || got == nil || !tt.check(got) {
+			t.Errorf("%q: err %v, options %+v", tt.args, err, got)
+		}
 	}
 }

@@ -12,9 +12,24 @@ import (
 	"sandscope/record"
 )
 
-func NewCmdAttach(g *cmdutil.Factory) *cobra.Command {
-	var detachKey string
-	var noRecord bool
+// AttachOptions are attach's flags and arguments, and what it gets from the Factory.
+type AttachOptions struct {
+	Factory *cmdutil.Factory
+	IO      cmdutil.IOStreams
+
+	Sandbox  string
+	Terminal string // an ID or a unique prefix of one; on a bridge without terminals, a shell
+	NoRecord bool
+	// DetachKey is --detach-key when given, else the config's (Complete); detachKeyErr is why the
+	// config could not say, told in Validate's order.
+	DetachKey    string
+	detachKeyErr error
+}
+
+// NewCmdAttach is the attach command; runF, when not nil, is called with the checked options
+// instead of Run.
+func NewCmdAttach(f *cmdutil.Factory, runF func(*AttachOptions) error) *cobra.Command {
+	o := &AttachOptions{Factory: f}
 	cmd := &cobra.Command{
 		Use:   "attach SANDBOX TERMINAL [--detach-key KEY]",
 		Short: "Attach to an existing terminal (raw, full screen)",
@@ -37,56 +52,83 @@ with its container; 4 when the bridge stayed unreachable; 2 on usage, auth or no
     attach myapp 0f9d3c2e-8a41-4d6b-9a4e-1c2b3d4e5f60`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			detachKey, err := configuredDetachKey(cmd, g, detachKey)
-			if err != nil {
+			if err := o.Complete(cmd, args); err != nil {
 				return err
 			}
-			if _, err := attach.ParseDetachKey(detachKey); err != nil {
-				return &cmdutil.ExitError{Code: cmdutil.ExitUsage, Err: err}
-			}
-			if err := cmdutil.NeedTerminal("attach", cmd.InOrStdin()); err != nil {
+			if err := o.Validate(); err != nil {
 				return err
 			}
-			if err := cmdutil.CheckSandboxArg(args[0]); err != nil {
-				return err
+			if runF != nil {
+				return runF(o)
 			}
-			ctx := cmd.Context()
-			cn, err := g.Connect(ctx, cmd, cmdutil.ConnectOptions{Op: "attach", NoAnswer: cmdutil.SetupError})
-			if err != nil {
-				return err
-			}
-			defer cn.Close()
-			tm, ok := cn.D.(driver.Terminals)
-			if !ok {
-				// No terminal objects: TERMINAL names a shell, a session's or the sandbox's own.
-				sh, ok := cn.D.(driver.Shells)
-				if !ok {
-					return cmdutil.Lacks("terminals", "it offers neither terminals nor a shell")
-				}
-				session, err := shellTarget(cn.D, args[1])
-				if err != nil {
-					return err
-				}
-				return runShell(ctx, cn, sh, args[0], session, "", detachKey)
-			}
-			rec := cn.Recorder(noRecord)
-			defer rec.Close()
-			tid, found, err := lookupTerminal(ctx, tm, args[0], args[1])
-			if err != nil {
-				return err
-			}
-			if found != nil {
-				if ev, ok := record.LookupRunningTerminal(args[0], *found, "the terminal list"); ok {
-					rec.Lookup(ev)
-				}
-				rec.Lookup(record.LookupTerminal(args[0], *found))
-			}
-			return attachTerminal(ctx, tm, rec, args[0], tid, false, detachKey, cn.In, cn.Out, cn.ErrOut)
+			return o.Run(cmd.Context())
 		},
 	}
-	cmd.Flags().BoolVar(&noRecord, "no-record", false, "do not record the terminal and how the attachment ended in sandscope's record")
-	cmd.Flags().StringVar(&detachKey, "detach-key", attach.DefaultDetachKey, `detach key: "ctrl-]" or a prefix and a key like "ctrl-a d" (prefix twice sends it once)`)
+	cmd.Flags().BoolVar(&o.NoRecord, "no-record", false, "do not record the terminal and how the attachment ended in sandscope's record")
+	cmd.Flags().StringVar(&o.DetachKey, "detach-key", attach.DefaultDetachKey, `detach key: "ctrl-]" or a prefix and a key like "ctrl-a d" (prefix twice sends it once)`)
 	return cmd
+}
+
+// Complete takes the sandbox and terminal from args, the streams from cmd, and the detach key
+// from the config when --detach-key is not given. The terminal's prefix is expanded in Run: that
+// needs the bridge's list.
+func (o *AttachOptions) Complete(cmd *cobra.Command, args []string) error {
+	o.IO = cmdutil.StreamsOf(cmd)
+	if len(args) == 2 {
+		o.Sandbox, o.Terminal = args[0], args[1]
+	}
+	o.DetachKey, o.detachKeyErr = configuredDetachKey(cmd, o.Factory, o.DetachKey)
+	return nil
+}
+
+// Validate refuses (exit 2) a detach key that is not one, input that is not a terminal and a bad
+// sandbox ID; a configuration that could not be read is its own error.
+func (o *AttachOptions) Validate() error {
+	if o.detachKeyErr != nil {
+		return o.detachKeyErr
+	}
+	if _, err := attach.ParseDetachKey(o.DetachKey); err != nil {
+		return &cmdutil.ExitError{Code: cmdutil.ExitUsage, Err: err}
+	}
+	if err := cmdutil.NeedTerminal("attach", o.IO.In); err != nil {
+		return err
+	}
+	return cmdutil.CheckSandboxArg(o.Sandbox)
+}
+
+// Run attaches full screen to the terminal (or, on a bridge without terminals, the shell).
+func (o *AttachOptions) Run(ctx context.Context) error {
+	cn, err := o.Factory.ConnectIO(ctx, o.IO, cmdutil.ConnectOptions{Op: "attach", NoAnswer: cmdutil.SetupError})
+	if err != nil {
+		return err
+	}
+	defer cn.Close()
+	tm, ok := cn.D.(driver.Terminals)
+	if !ok {
+		// No terminal objects: TERMINAL names a shell, a session's or the sandbox's own.
+		sh, ok := cn.D.(driver.Shells)
+		if !ok {
+			return cmdutil.Lacks("terminals", "it offers neither terminals nor a shell")
+		}
+		session, err := shellTarget(cn.D, o.Terminal)
+		if err != nil {
+			return err
+		}
+		return runShell(ctx, cn, sh, o.Sandbox, session, "", o.DetachKey)
+	}
+	rec := cn.Recorder(o.NoRecord)
+	defer rec.Close()
+	tid, found, err := lookupTerminal(ctx, tm, o.Sandbox, o.Terminal)
+	if err != nil {
+		return err
+	}
+	if found != nil {
+		if ev, ok := record.LookupRunningTerminal(o.Sandbox, *found, "the terminal list"); ok {
+			rec.Lookup(ev)
+		}
+		rec.Lookup(record.LookupTerminal(o.Sandbox, *found))
+	}
+	return attachTerminal(ctx, tm, rec, o.Sandbox, tid, false, o.DetachKey, cn.In, cn.Out, cn.ErrOut)
 }
 
 // lookupTerminal expands a unique prefix of a terminal ID (ExpandPrefix) and returns the

@@ -22,9 +22,29 @@ import (
 // /bin/sh so the choice is made where the terminal runs, not here.
 var defaultShellArgv = common.LoginShellArgv
 
-func NewCmdShell(g *cmdutil.Factory) *cobra.Command {
-	var cwd, detachKey, session string
-	var noRecord bool
+// ShellOptions are shell's flags and arguments, and what it gets from the Factory.
+type ShellOptions struct {
+	Factory *cmdutil.Factory
+	IO      cmdutil.IOStreams
+
+	Sandbox string
+	// Argv is what runs in the terminal: after "--", else the login shell (defaultShellArgv).
+	Argv       []string
+	ArgsAtDash int // arguments before "--" (-1: none)
+	Args       []string
+	Cwd        string
+	Session    string
+	NoRecord   bool
+	// DetachKey is --detach-key when given, else the config's (Complete); detachKeyErr is why the
+	// config could not say, told in Validate's order.
+	DetachKey    string
+	detachKeyErr error
+}
+
+// NewCmdShell is the shell command; runF, when not nil, is called with the checked options
+// instead of Run.
+func NewCmdShell(f *cmdutil.Factory, runF func(*ShellOptions) error) *cobra.Command {
+	o := &ShellOptions{Factory: f}
 	cmd := &cobra.Command{
 		Use:   "shell SANDBOX [--cwd DIR] [--detach-key KEY] [-- ARGV...]",
 		Short: "Create a terminal in a sandbox and attach to it (raw, full screen)",
@@ -48,76 +68,105 @@ usage, auth or not-found errors.`,
   sandscope shell --detach-key "ctrl-a d" myapp -- python3`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			dash := cmd.ArgsLenAtDash()
-			if (dash == -1 && len(args) != 1) || dash > 1 {
-				return &cmdutil.ExitError{Code: cmdutil.ExitUsage, Err: errors.New("usage: sandscope shell SANDBOX [--cwd DIR] [-- ARGV...]")}
-			}
-			argv := defaultShellArgv
-			if dash == 1 {
-				if len(args) < 2 {
-					return &cmdutil.ExitError{Code: cmdutil.ExitUsage, Err: errors.New("shell: nothing after --")}
-				}
-				argv = args[1:]
-			}
-			detachKey, err := configuredDetachKey(cmd, g, detachKey)
-			if err != nil {
+			if err := o.Complete(cmd, args); err != nil {
 				return err
 			}
-			if _, err := attach.ParseDetachKey(detachKey); err != nil {
-				return &cmdutil.ExitError{Code: cmdutil.ExitUsage, Err: err}
-			}
-			if err := cmdutil.NeedTerminal("shell", cmd.InOrStdin()); err != nil {
+			if err := o.Validate(); err != nil {
 				return err
 			}
-			if err := cmdutil.ValidSession("--session", session); err != nil {
-				return err
+			if runF != nil {
+				return runF(o)
 			}
-			ctx := cmd.Context()
-			cn, err := g.Connect(ctx, cmd, cmdutil.ConnectOptions{Op: "shell", NoAnswer: cmdutil.SetupError})
-			if err != nil {
-				return err
-			}
-			defer cn.Close()
-			sandbox := args[0]
-			if _, ok := cn.D.(driver.Sessions); session != "" && !ok {
-				return cmdutil.Lacks("sessions", cmdutil.SessionsWhy)
-			}
-			if tm, ok := cn.D.(driver.Terminals); ok && session == "" {
-				// The bridge's own terminal objects: any ARGV and --cwd, and a terminal ID that
-				// attach reattaches to.
-				cols, rows := cmdutil.LocalSize()
-				rec := cn.Recorder(noRecord)
-				defer rec.Close()
-				tt, err := tm.CreateTerminal(ctx, sandbox, client.TerminalRequest{Argv: argv, Cwd: cwd, Cols: cols, Rows: rows})
-				rec.LaunchedTerminal(sandbox, tt, argv, cwd, err)
-				if err != nil {
-					return cmdutil.SetupError(err) // the client's error names the call: "create terminal in SANDBOX: …"
-				}
-				return attachTerminal(ctx, tm, rec, sandbox, tt.ID, true, detachKey, cn.In, cn.Out, cn.ErrOut)
-			}
-			sh, ok := cn.D.(driver.Shells)
-			if !ok {
-				return cmdutil.Lacks("shells", "it offers neither terminals nor a shell")
-			}
-			// The driver's shell: one program, started where the session (or the sandbox) is.
-			shell := ""
-			if dash == 1 {
-				if len(argv) != 1 {
-					return &cmdutil.ExitError{Code: cmdutil.ExitUsage, Err: errors.New("shell: this bridge's shell runs one program (e.g. -- zsh), no arguments")}
-				}
-				shell = argv[0]
-			}
-			if cwd != "" {
-				return &cmdutil.ExitError{Code: cmdutil.ExitUsage, Err: errors.New("shell: --cwd is not available on this bridge (its shell starts where its session is)")}
-			}
-			return runShell(ctx, cn, sh, sandbox, session, shell, detachKey)
+			return o.Run(cmd.Context())
 		},
 	}
-	cmd.Flags().BoolVar(&noRecord, "no-record", false, "do not record the terminal, its launch and how the attachment ended in sandscope's record")
-	cmd.Flags().StringVar(&cwd, "cwd", "", "working directory of the terminal (default: the bridge's, /workspace)")
-	cmd.Flags().StringVar(&session, "session", "", "bridges with sessions: the session whose shell to open (default: the sandbox's session-less shell)")
-	cmd.Flags().StringVar(&detachKey, "detach-key", attach.DefaultDetachKey, `detach key: "ctrl-]" or a prefix and a key like "ctrl-a d" (prefix twice sends it once)`)
+	cmd.Flags().BoolVar(&o.NoRecord, "no-record", false, "do not record the terminal, its launch and how the attachment ended in sandscope's record")
+	cmd.Flags().StringVar(&o.Cwd, "cwd", "", "working directory of the terminal (default: the bridge's, /workspace)")
+	cmd.Flags().StringVar(&o.Session, "session", "", "bridges with sessions: the session whose shell to open (default: the sandbox's session-less shell)")
+	cmd.Flags().StringVar(&o.DetachKey, "detach-key", attach.DefaultDetachKey, `detach key: "ctrl-]" or a prefix and a key like "ctrl-a d" (prefix twice sends it once)`)
 	return cmd
+}
+
+// Complete takes the sandbox and the argv from args, the streams from cmd, and the detach key
+// from the config when --detach-key is not given.
+func (o *ShellOptions) Complete(cmd *cobra.Command, args []string) error {
+	o.IO = cmdutil.StreamsOf(cmd)
+	o.Args = args
+	o.ArgsAtDash = cmd.ArgsLenAtDash()
+	o.Sandbox = ""
+	if len(args) > 0 {
+		o.Sandbox = args[0]
+	}
+	o.Argv = defaultShellArgv
+	if o.ArgsAtDash == 1 {
+		o.Argv = args[1:]
+	}
+	o.DetachKey, o.detachKeyErr = configuredDetachKey(cmd, o.Factory, o.DetachKey)
+	return nil
+}
+
+// Validate refuses (exit 2) arguments that are not SANDBOX [-- ARGV...], an empty ARGV after
+// "--", a detach key that is not one, input that is not a terminal and a bad session ID; a
+// configuration that could not be read is its own error.
+func (o *ShellOptions) Validate() error {
+	if (o.ArgsAtDash == -1 && len(o.Args) != 1) || o.ArgsAtDash > 1 {
+		return &cmdutil.ExitError{Code: cmdutil.ExitUsage, Err: errors.New("usage: sandscope shell SANDBOX [--cwd DIR] [-- ARGV...]")}
+	}
+	if o.ArgsAtDash == 1 && len(o.Args) < 2 {
+		return &cmdutil.ExitError{Code: cmdutil.ExitUsage, Err: errors.New("shell: nothing after --")}
+	}
+	if o.detachKeyErr != nil {
+		return o.detachKeyErr
+	}
+	if _, err := attach.ParseDetachKey(o.DetachKey); err != nil {
+		return &cmdutil.ExitError{Code: cmdutil.ExitUsage, Err: err}
+	}
+	if err := cmdutil.NeedTerminal("shell", o.IO.In); err != nil {
+		return err
+	}
+	return cmdutil.ValidSession("--session", o.Session)
+}
+
+// Run creates a terminal (or opens the driver's shell) and attaches to it full screen.
+func (o *ShellOptions) Run(ctx context.Context) error {
+	cn, err := o.Factory.ConnectIO(ctx, o.IO, cmdutil.ConnectOptions{Op: "shell", NoAnswer: cmdutil.SetupError})
+	if err != nil {
+		return err
+	}
+	defer cn.Close()
+	sandbox, argv, cwd, session := o.Sandbox, o.Argv, o.Cwd, o.Session
+	if _, ok := cn.D.(driver.Sessions); session != "" && !ok {
+		return cmdutil.Lacks("sessions", cmdutil.SessionsWhy)
+	}
+	if tm, ok := cn.D.(driver.Terminals); ok && session == "" {
+		// The bridge's own terminal objects: any ARGV and --cwd, and a terminal ID that attach
+		// reattaches to.
+		cols, rows := cmdutil.LocalSize()
+		rec := cn.Recorder(o.NoRecord)
+		defer rec.Close()
+		tt, err := tm.CreateTerminal(ctx, sandbox, client.TerminalRequest{Argv: argv, Cwd: cwd, Cols: cols, Rows: rows})
+		rec.LaunchedTerminal(sandbox, tt, argv, cwd, err)
+		if err != nil {
+			return cmdutil.SetupError(err) // the client's error names the call: "create terminal in SANDBOX: …"
+		}
+		return attachTerminal(ctx, tm, rec, sandbox, tt.ID, true, o.DetachKey, cn.In, cn.Out, cn.ErrOut)
+	}
+	sh, ok := cn.D.(driver.Shells)
+	if !ok {
+		return cmdutil.Lacks("shells", "it offers neither terminals nor a shell")
+	}
+	// The driver's shell: one program, started where the session (or the sandbox) is.
+	shell := ""
+	if o.ArgsAtDash == 1 {
+		if len(argv) != 1 {
+			return &cmdutil.ExitError{Code: cmdutil.ExitUsage, Err: errors.New("shell: this bridge's shell runs one program (e.g. -- zsh), no arguments")}
+		}
+		shell = argv[0]
+	}
+	if cwd != "" {
+		return &cmdutil.ExitError{Code: cmdutil.ExitUsage, Err: errors.New("shell: --cwd is not available on this bridge (its shell starts where its session is)")}
+	}
+	return runShell(ctx, cn, sh, sandbox, session, shell, o.DetachKey)
 }
 
 // attachTerminal connects to a terminal and runs the full-screen attachment, turning its ending

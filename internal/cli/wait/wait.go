@@ -21,9 +21,26 @@ import (
 // process it killed for its own timeout.
 const ExitWaitTimeout = 75
 
-func NewCmdWait(g *cmdutil.Factory) *cobra.Command {
-	var timeout time.Duration
-	var notify, noRecord bool
+// WaitOptions are wait's flags and arguments, and what it gets from the Factory.
+type WaitOptions struct {
+	Factory *cmdutil.Factory
+	IO      cmdutil.IOStreams
+
+	Sandbox  string
+	Process  string
+	Timeout  time.Duration
+	Notify   bool
+	NoRecord bool
+
+	// Bell receives the BEL once the outcome is known (io.Discard: none; --notify rings it only
+	// when stderr is a terminal).
+	Bell io.Writer
+}
+
+// NewCmdWait is the wait command; runF, when not nil, is called with the checked options instead
+// of Run.
+func NewCmdWait(f *cmdutil.Factory, runF func(*WaitOptions) error) *cobra.Command {
+	o := &WaitOptions{Factory: f}
 	cmd := &cobra.Command{
 		Use:   "wait SANDBOX PROCESS",
 		Short: "Block until a process's ending is confirmed; exit with its own exit code",
@@ -52,30 +69,63 @@ not be read 5 times in a row.`,
   sandscope wait --timeout 10m --notify myapp 7d56e9e2`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if timeout < 0 {
-				return &cmdutil.ExitError{Code: cmdutil.ExitUsage, Err: fmt.Errorf("--timeout %v: must not be negative", timeout)}
-			}
-			ctx, stop := cmdutil.InterruptContext(cmd.Context())
-			defer stop()
-			bell := io.Discard
-			if notify && cmdutil.IsTerminal(cmd.ErrOrStderr()) {
-				bell = cmd.ErrOrStderr()
-			}
-			ctx = cmdutil.FollowContext(ctx)
-			cn, err := g.Connect(ctx, cmd, cmdutil.ConnectOptions{Op: "wait", Follow: true})
-			if err != nil {
+			if err := o.Complete(cmd, args); err != nil {
 				return err
 			}
-			defer cn.Close()
-			rec := cn.Recorder(noRecord)
-			defer rec.Close()
-			return RunWait(ctx, cn.D, rec, args[0], args[1], timeout, cn.ErrOut, bell)
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(o)
+			}
+			return o.Run(cmd.Context())
 		},
 	}
-	cmd.Flags().BoolVar(&noRecord, "no-record", false, "do not record what this command saw (the process, the sandbox, the stream's events) in sandscope's record")
-	cmd.Flags().DurationVar(&timeout, "timeout", 0, "give up after this long with exit status 75 (0: wait for ever)")
-	cmd.Flags().BoolVar(&notify, "notify", false, "ring the terminal bell when the outcome is known (only when stderr is a terminal)")
+	cmd.Flags().BoolVar(&o.NoRecord, "no-record", false, "do not record what this command saw (the process, the sandbox, the stream's events) in sandscope's record")
+	cmd.Flags().DurationVar(&o.Timeout, "timeout", 0, "give up after this long with exit status 75 (0: wait for ever)")
+	cmd.Flags().BoolVar(&o.Notify, "notify", false, "ring the terminal bell when the outcome is known (only when stderr is a terminal)")
 	return cmd
+}
+
+// Complete takes the sandbox and process from args, the streams from cmd, and where the bell
+// rings.
+func (o *WaitOptions) Complete(cmd *cobra.Command, args []string) error {
+	o.IO = cmdutil.StreamsOf(cmd)
+	if len(args) == 2 {
+		o.Sandbox, o.Process = args[0], args[1]
+	}
+	o.Bell = io.Discard
+	if o.Notify && cmdutil.IsTerminal(o.IO.ErrOut) {
+		o.Bell = o.IO.ErrOut
+	}
+	return nil
+}
+
+// Validate refuses a bad sandbox ID and a negative --timeout (exit 2).
+func (o *WaitOptions) Validate() error {
+	// the sandbox first, as the root's argument check does: the error is about what was typed
+	if err := cmdutil.CheckSandboxArg(o.Sandbox); err != nil {
+		return err
+	}
+	if o.Timeout < 0 {
+		return &cmdutil.ExitError{Code: cmdutil.ExitUsage, Err: fmt.Errorf("--timeout %v: must not be negative", o.Timeout)}
+	}
+	return nil
+}
+
+// Run waits for the process's ending through the Factory's driver.
+func (o *WaitOptions) Run(ctx context.Context) error {
+	ctx, stop := cmdutil.InterruptContext(ctx)
+	defer stop()
+	ctx = cmdutil.FollowContext(ctx)
+	cn, err := o.Factory.ConnectIO(ctx, o.IO, cmdutil.ConnectOptions{Op: "wait", Follow: true})
+	if err != nil {
+		return err
+	}
+	defer cn.Close()
+	rec := cn.Recorder(o.NoRecord)
+	defer rec.Close()
+	return RunWait(ctx, cn.D, rec, o.Sandbox, o.Process, o.Timeout, cn.ErrOut, o.Bell)
 }
 
 // RunWait follows the process's log without printing it, so its ending is decided exactly as

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"sandscope/client"
+	"sandscope/config"
 	"sandscope/driver"
 	"sandscope/internal/cli/cmdutil"
 	"sandscope/internal/watch"
@@ -19,9 +20,28 @@ import (
 	"sandscope/record"
 )
 
-func NewCmdWatch(g *cmdutil.Factory) *cobra.Command {
-	var contexts []string
-	var asJSON, otlpOutput bool
+// WatchOptions are watch's flags, what it gets from the Factory, and the settings Complete
+// resolves.
+type WatchOptions struct {
+	Factory *cmdutil.Factory
+	IO      cmdutil.IOStreams
+
+	Contexts   []string // --context, repeatable: one bridge each; none: the configured bridge
+	JSON       bool
+	OTLPOutput bool
+
+	// Settings are the resolved configuration and OTLP the export it and the environment ask for
+	// (Complete); settingsErr and otlpErr are why they could not be, told in Validate's order.
+	Settings    *config.Effective
+	OTLP        otlpexport.Resolved
+	settingsErr error
+	otlpErr     error
+}
+
+// NewCmdWatch is the watch command; runF, when not nil, is called with the checked options
+// instead of Run.
+func NewCmdWatch(f *cmdutil.Factory, runF func(*WatchOptions) error) *cobra.Command {
+	o := &WatchOptions{Factory: f}
 	cmd := &cobra.Command{
 		Use:   "watch",
 		Short: "Watch every sandbox of a bridge without a screen, keep the record, and export it over OpenTelemetry",
@@ -41,42 +61,63 @@ lost while the collector is down. See the README's "Running watch as a service".
   OTEL_EXPORTER_OTLP_ENDPOINT=http://localhost:4318 sandscope watch --otlp-output`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
-			defer stop()
-			return runWatch(ctx, g, contexts, asJSON, otlpOutput, cmd.ErrOrStderr())
+			if err := o.Complete(cmd, args); err != nil {
+				return err
+			}
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(o)
+			}
+			return o.Run(cmd.Context())
 		},
 	}
-	f := cmd.Flags()
+	fl := cmd.Flags()
 	// a local --context, repeatable, in place of the global one
-	f.StringArrayVar(&contexts, "context", nil, "watch the bridge of this config context (repeat for several bridges)")
-	f.BoolVar(&asJSON, "json", false, "write one JSON object per line instead of text")
-	f.BoolVar(&otlpOutput, "otlp-output", false, "export captured output lines as OpenTelemetry log records")
+	fl.StringArrayVar(&o.Contexts, "context", nil, "watch the bridge of this config context (repeat for several bridges)")
+	fl.BoolVar(&o.JSON, "json", false, "write one JSON object per line instead of text")
+	fl.BoolVar(&o.OTLPOutput, "otlp-output", false, "export captured output lines as OpenTelemetry log records")
 	return cmd
 }
 
-func runWatch(ctx context.Context, g *cmdutil.Factory, contexts []string, asJSON, otlpOutput bool, stderr io.Writer) error {
-	if g.URL != "" && len(contexts) > 0 {
+// Complete loads the settings and resolves the OTLP export from the configuration file, the
+// environment and --otlp-output.
+func (o *WatchOptions) Complete(cmd *cobra.Command, _ []string) error {
+	o.IO = cmdutil.StreamsOf(cmd)
+	cfg, eff, err := cmdutil.LoadSettings(o.Factory)
+	o.Settings, o.settingsErr, o.otlpErr = eff, err, nil
+	if err != nil {
+		return nil
+	}
+	o.OTLP, o.otlpErr = cmdutil.OTLPSettings(cfg, o.OTLPOutput)
+	return nil
+}
+
+// Validate refuses (exit 2) --url with --context, settings that cannot be read, an OTLP export
+// that cannot be resolved, and --otlp-output without an endpoint.
+func (o *WatchOptions) Validate() error {
+	if o.Factory.URL != "" && len(o.Contexts) > 0 {
 		return &cmdutil.ExitError{Code: cmdutil.ExitUsage, Err: errors.New("watch: give --url or --context, not both")}
 	}
-	cfg, eff, err := cmdutil.LoadSettings(g)
-	if err != nil {
-		return err
+	if o.settingsErr != nil {
+		return o.settingsErr
 	}
-	var file otlpexport.Settings
-	if o := cfg.OTLP; o != nil {
-		file = otlpexport.Settings{Endpoint: o.Endpoint, TracesEndpoint: o.TracesEndpoint, LogsEndpoint: o.LogsEndpoint,
-			Headers: o.Headers, ServiceName: o.ServiceName, Output: o.Output}
+	if o.otlpErr != nil {
+		return &cmdutil.ExitError{Code: cmdutil.ExitUsage, Err: o.otlpErr}
 	}
-	file.Output = file.Output || otlpOutput
-	otlp, err := otlpexport.Resolve(file, os.LookupEnv)
-	if err != nil {
-		return &cmdutil.ExitError{Code: cmdutil.ExitUsage, Err: err}
-	}
-	if otlpOutput && !otlp.Enabled {
+	if o.OTLPOutput && !o.OTLP.Enabled {
 		return &cmdutil.ExitError{Code: cmdutil.ExitUsage, Err: errors.New("watch: --otlp-output needs an OTLP endpoint (OTEL_EXPORTER_OTLP_ENDPOINT or otlp.endpoint in the configuration file)")}
 	}
+	return nil
+}
 
-	names := contexts
+// Run watches every bridge until SIGINT or SIGTERM (or ctx) ends it.
+func (o *WatchOptions) Run(ctx context.Context) error {
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	g, stderr, otlp := o.Factory, o.IO.ErrOut, o.OTLP
+	names := o.Contexts
 	if len(names) == 0 {
 		names = []string{""} // the bridge the global flags and configuration choose
 	}
@@ -89,7 +130,7 @@ func runWatch(ctx context.Context, g *cmdutil.Factory, contexts []string, asJSON
 		}
 	}()
 	for _, name := range names {
-		gc := &cmdutil.Factory{URL: g.URL, TokenFile: g.TokenFile, Context: name}
+		gc := &cmdutil.Factory{URL: g.URL, TokenFile: g.TokenFile, Context: name, OpenDriver: g.OpenDriver}
 		t, err := watchTarget(ctx, gc, otlp, stderr)
 		if err != nil {
 			if name != "" {
@@ -106,8 +147,8 @@ func runWatch(ctx context.Context, g *cmdutil.Factory, contexts []string, asJSON
 		fmt.Fprintf(stderr, "sandscope: exporting to %s\n", otlp.Describe())
 	}
 	budget := record.DefaultWatchBudget
-	budget.Fast, budget.Slow = eff.PollFast, eff.PollSlow
-	return watch.Run(ctx, targets, watch.Options{JSON: asJSON, Budget: budget}, stderr)
+	budget.Fast, budget.Slow = o.Settings.PollFast, o.Settings.PollSlow
+	return watch.Run(ctx, targets, watch.Options{JSON: o.JSON, Budget: budget}, stderr)
 }
 
 // watchTarget resolves one bridge as every command does: its client, its record (named by asking
@@ -124,7 +165,11 @@ func watchTarget(ctx context.Context, g *cmdutil.Factory, otlp otlpexport.Resolv
 	if rec == nil {
 		return watch.Target{}, &cmdutil.ExitError{Code: cmdutil.ExitFailure, Err: fmt.Errorf("the bridge at %s does not answer, so it has no record to keep yet", c.BaseURL())}
 	}
-	d, err := driver.Open(ctx, c, driver.Options{Record: rec, Notices: stderr})
+	open := g.OpenDriver
+	if open == nil {
+		open = driver.Open
+	}
+	d, err := open(ctx, c, driver.Options{Record: rec, Notices: stderr})
 	if err != nil {
 		_ = rec.Close()
 		return watch.Target{}, cmdutil.BridgeExit("", err, cmdutil.ExitFailure)
