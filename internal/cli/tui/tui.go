@@ -23,7 +23,6 @@ import (
 	"github.com/muesli/termenv"
 	"github.com/spf13/cobra"
 
-	"sandscope/attach"
 	"sandscope/client"
 	"sandscope/config"
 	"sandscope/demo"
@@ -60,26 +59,11 @@ func RegisterTUIFlags(root *cobra.Command) {
 	}
 }
 
-// RunTUI opens the terminal UI: on a remote bridge when one is configured (--url, --context,
-// SANDSCOPE_URL), else on a local bridge started in this process with a fresh random token. The
-// embedded bridge is shut down on exit, which ends every process and terminal it started.
-func RunTUI(cmd *cobra.Command, g *cmdutil.Factory) error {
-	cfg, eff, err := cmdutil.LoadSettings(g)
-	if err != nil {
-		return err
-	}
-	wantDemo := false
-	if f := cmd.Flags().Lookup("demo"); f != nil {
-		wantDemo = f.Value.String() == "true"
-	}
+// Run opens the terminal UI with the options Complete and Validate made.
+func (o *TUIOptions) Run(parent context.Context) error {
+	cfg, eff, otlp, wantDemo := o.Config, o.Effective, o.OTLP, o.Demo
+	var err error
 	stateDir := localbridge.DefaultStateDir()
-	if _, err := attach.ParseDetachKey(eff.DetachKey); err != nil {
-		return &cmdutil.ExitError{Code: 2, Err: fmt.Errorf("detachKey (%s): %w", eff.DetachKeySource, err)}
-	}
-	otlp, err := cmdutil.OTLPSettings(cfg, false)
-	if err != nil {
-		return &cmdutil.ExitError{Code: cmdutil.ExitUsage, Err: err}
-	}
 	opts := ui.Options{
 		OTLP:         otlp,
 		StateDir:     stateDir,
@@ -93,16 +77,10 @@ func RunTUI(cmd *cobra.Command, g *cmdutil.Factory) error {
 		DetachKey:    eff.DetachKey,
 		Version:      cmdutil.Version,
 	}
-	emb := &embedded{stateDir: stateDir, dialect: localbridge.DialectPreview}
-	if f := cmd.Flags().Lookup("dialect"); f != nil {
-		emb.dialect = f.Value.String()
-	}
-	if emb.dialect != localbridge.DialectPreview && emb.dialect != localbridge.DialectStable {
-		return &cmdutil.ExitError{Code: 2, Err: fmt.Errorf("--dialect %q: want %s or %s", emb.dialect, localbridge.DialectPreview, localbridge.DialectStable)}
-	}
+	emb := &embedded{stateDir: stateDir, dialect: o.Dialect}
 	defer emb.close()
 	if !eff.Local() {
-		t, err := remoteTarget(cmd.Context(), eff)
+		t, err := remoteTarget(parent, eff)
 		if err != nil {
 			return &cmdutil.ExitError{Code: 2, Err: err}
 		}
@@ -138,7 +116,7 @@ func RunTUI(cmd *cobra.Command, g *cmdutil.Factory) error {
 	marker := filepath.Join(stateDir, firstRunFile)
 	_, statErr := os.Stat(marker)
 	firstRun := errors.Is(statErr, fs.ErrNotExist)
-	if wantDemo || (embeddedRun && firstRun && demoFits(cmd.Context(), opts.Client)) {
+	if wantDemo || (embeddedRun && firstRun && demoFits(parent, opts.Client)) {
 		c, local := opts.Client, opts.Local
 		d := &ui.DemoOptions{Offer: !wantDemo, Sandbox: demo.DefaultSandbox}
 		d.Start = func(ctx context.Context) error {
@@ -174,16 +152,16 @@ func RunTUI(cmd *cobra.Command, g *cmdutil.Factory) error {
 	defer m.Close()
 	// Closing the terminal window (SIGHUP) or a SIGTERM ends the TUI like quitting does: the program
 	// stops, and the deferred close of the embedded bridge ends every process and terminal it started.
-	ctx, stop, caught := endOnSignal(cmd.Context(), syscall.SIGHUP, syscall.SIGTERM)
+	ctx, stop, caught := endOnSignal(parent, syscall.SIGHUP, syscall.SIGTERM)
 	defer stop()
-	watchdog := endAfterSignal(ctx, cmd.Context(), emb.close)
+	watchdog := endAfterSignal(ctx, parent, emb.close)
 	defer watchdog()
 	p := tea.NewProgram(m, tea.WithAltScreen(), tea.WithMouseCellMotion(), tea.WithContext(ctx), tea.WithOutput(term))
 	if embeddedRun {
 		go emb.notifyIsolation(p.Send)
 	}
 	_, err = p.Run()
-	if sig := caught(); sig != nil && cmd.Context().Err() == nil {
+	if sig := caught(); sig != nil && parent.Err() == nil {
 		// the program was stopped by the signal: that, not "program was killed", is the news
 		return &cmdutil.ExitError{Code: 1, Err: errors.New(signalEnding(sig, embeddedRun))}
 	}
