@@ -1,6 +1,7 @@
 package client
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -47,7 +48,10 @@ type PTYConn struct {
 	lastRecv   time.Time
 	lastProbe  time.Time
 	hadOutput  bool // some output arrived on an earlier connection
-	wmu        sync.Mutex
+	// tail is the last bytes of output received: a reconnect whose replay lacks them replays
+	// another shell's buffer (a new shell may print its prompt before sandscope reconnects).
+	tail []byte
+	wmu  sync.Mutex
 }
 
 // ConnectPTY opens the sandbox's PTY (GET /v1/sandbox/{id}/pty: starts the container when none
@@ -125,6 +129,17 @@ func (p *PTYConn) Close() error {
 	}
 	<-p.done
 	return nil
+}
+
+// ptyTail is how much of the last output a reconnect looks for in the replay.
+const ptyTail = 32
+
+// keepTail keeps the last ptyTail bytes of output (p.mu held).
+func (p *PTYConn) keepTail(b []byte) {
+	p.tail = append(p.tail, b...)
+	if n := len(p.tail); n > ptyTail {
+		p.tail = append(p.tail[:0], p.tail[n-ptyTail:]...)
+	}
 }
 
 func (p *PTYConn) send(ws *websocket.Conn, kind int, data []byte) error {
@@ -283,6 +298,7 @@ func (p *PTYConn) serve(ws *websocket.Conn, attempt int) (ended bool, code int, 
 			}
 			p.mu.Lock()
 			p.hadOutput = true
+			p.keepTail(data)
 			p.mu.Unlock()
 			if !p.emit(TermEvent{Kind: TermOutput, Data: append([]byte(nil), data...)}) {
 				return false, 0, "", nil
@@ -306,9 +322,13 @@ func (p *PTYConn) serve(ws *websocket.Conn, attempt int) (ended bool, code int, 
 					ev.Kind = TermResumed
 				}
 				p.mu.Lock()
-				fresh := attempt > 0 && len(replay) == 0 && p.hadOutput
+				// A new shell: nothing replayed where output was seen before, or a replay without
+				// the last output seen (the new shell's prompt came first).
+				fresh := attempt > 0 && p.hadOutput && (len(replay) == 0 || len(p.tail) > 0 && !bytes.Contains(replay, p.tail))
 				if len(replay) > 0 {
 					p.hadOutput = true
+					p.tail = p.tail[:0]
+					p.keepTail(replay)
 				}
 				p.mu.Unlock()
 				if len(replay) > 0 {
