@@ -182,16 +182,22 @@ func TestHelpMatchesHandledKeys(t *testing.T) {
 				go func(n string) {
 					defer func() { <-sem; wg.Done() }()
 					// a listed key that did nothing gets two more fresh screens (a busy machine
-					// can leave a fixture short of its rows); one that does nothing stays so
+					// can leave a fixture short of its rows); one that does nothing stays so;
+					// and a key the help does not list that seemed to act gets two more: a screen
+					// drawn by a goroutine of its own (the terminal pane) can change between two
+					// views by itself, so only a key that acts every time acts
 					_, inHelp := listed[n]
 					did := false
-					for try := 0; try < 3 && !did && (try == 0 || inHelp); try++ {
+					for try := 0; try < 3; try++ {
 						fresh := build(t, sc.record, sc.setup)
 						before := fresh.View()
 						_, cmd := fresh.Update(msgs[n])
 						did = cmd != nil || fresh.View() != before
 						if did && fresh.View() == before && unsupportedOnly(cmd) {
 							did = false // a key of what this bridge cannot do: not listed, it only says so
+						}
+						if did == inHelp {
+							break // as the help says
 						}
 					}
 					mu.Lock()
