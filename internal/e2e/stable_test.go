@@ -49,7 +49,9 @@ func TestStableCommandLine(t *testing.T) {
 	if m == nil {
 		t.Fatalf("no run ID in %q", r.Stderr)
 	}
-	r = run("logs", "-f", "box", m[1][:18])
+	// named as the screens show it (the random tail): a prefix of the launch time can match
+	// another run started in the same second
+	r = run("logs", "-f", "box", client.ShortID(m[1]))
 	if r.Code != 0 || string(r.Stdout) != "begin\nend\n" {
 		t.Errorf("logs -f: code %d stdout %q stderr %q", r.Code, r.Stdout, r.Stderr)
 	}
