@@ -30,6 +30,10 @@ type Line struct {
 	// Verbatim says Text is exactly the input bytes (without the LF): nothing was removed, shown,
 	// expanded or cut. Callers that keep the raw bytes anyway need not store Text twice.
 	Verbatim bool
+	// Carry is the colour state the line began with (Stream.Carry at its first byte): a Stream
+	// Reset to it and fed the line's bytes gives this Line again, so a caller that keeps the raw
+	// bytes can rebuild any line later instead of keeping its text.
+	Carry string
 }
 
 // String sanitises s for one screen line: an LF inside it is shown as "^J".
@@ -70,6 +74,37 @@ type Stream struct {
 	carried int64 // input bytes of the current partial line seen in earlier chunks
 }
 
+// Carry returns the colour state carried into the next line: the SGR sequences still active, in
+// order, or "" when none is. Only SGR state crosses an LF, so at a line start it is all the state a
+// Stream has: Reset(Carry()) on another Stream makes it continue exactly like this one.
+func (s *Stream) Carry() string { return s.m.carryString() }
+
+// Reset makes s start a line with carry (a value of Carry) as its colour state, forgetting any
+// pending input.
+func (s *Stream) Reset(carry string) {
+	m := &s.m
+	m.carry = m.carry[:0]
+	for len(carry) > 0 {
+		n := 1
+		for n < len(carry) && carry[n] != esc {
+			n++
+		}
+		m.carry = append(m.carry, []byte(carry[:n]))
+		carry = carry[n:]
+	}
+	m.carryOK = false
+	m.state = stGround
+	m.seq = m.seq[:0]
+	m.seqOver, m.strEsc, m.cr = false, false, false
+	m.utfN = 0
+	m.newLine()
+	s.carried = 0
+}
+
+// Capped says the pending line reached the cap: further bytes cannot change its text, only how
+// many bytes it spans and the colour state after it.
+func (s *Stream) Capped() bool { return s.m.capped }
+
 // NewStream returns a Stream that sanitises with o.
 func NewStream(o Options) *Stream {
 	s := &Stream{}
@@ -80,14 +115,26 @@ func NewStream(o Options) *Stream {
 // Feed sanitises the chunk p and appends every line it completes to dst, returning the extended
 // slice. Bytes after the last LF stay pending (see Pending and Flush).
 func (s *Stream) Feed(dst []Line, p []byte) []Line {
+	return s.feed(dst, p, false)
+}
+
+// Skim is Feed without the text of the lines it completes (their Text is ""; everything else is as
+// Feed gives it): for a caller that keeps the raw bytes and rebuilds the lines it shows from them and
+// their Carry. The pending line is kept in full, as by Feed.
+func (s *Stream) Skim(dst []Line, p []byte) []Line {
+	return s.feed(dst, p, true)
+}
+
+func (s *Stream) feed(dst []Line, p []byte, skim bool) []Line {
 	m := &s.m
-	m.emit = func(l Line) { dst = append(dst, l) }
+	m.dst, m.emitting, m.skim = dst, true, skim
 	m.pos = 0
 	m.lineStart = 0
 	m.carried = s.carried
 	m.feed(p)
 	s.carried = m.carried + int64(len(p)-m.lineStart)
-	m.emit = nil
+	dst = m.dst
+	m.dst, m.emitting, m.skim = nil, false, false
 	return dst
 }
 
@@ -102,7 +149,7 @@ func (s *Stream) Pending() (l Line, ok bool) {
 	if m.openStyle {
 		text += sgrReset
 	}
-	return Line{Text: text, Capped: m.capped, Raw: s.carried, Verbatim: m.verb && m.state == stGround && m.utfN == 0 && !m.cr}, true
+	return Line{Text: text, Capped: m.capped, Raw: s.carried, Verbatim: m.verb && m.state == stGround && m.utfN == 0 && !m.cr, Carry: m.lineCarry}, true
 }
 
 // Flush ends the partial line as if the input ended there: an open escape sequence is shown, an
@@ -114,7 +161,7 @@ func (s *Stream) Flush() (l Line, ok bool) {
 	}
 	m := &s.m
 	m.finish()
-	l = Line{Text: m.take(), Capped: m.capped, Raw: s.carried, Verbatim: m.verb}
+	l = Line{Text: m.take(), Capped: m.capped, Raw: s.carried, Verbatim: m.verb, Carry: m.lineCarry}
 	m.newLine()
 	s.carried = 0
 	return l, true
@@ -164,12 +211,17 @@ type machine struct {
 	utf  [utf8.UTFMax]byte // incomplete UTF-8 character carried between chunks
 	utfN int
 
-	carry [][]byte // SGR sequences active since the last reset
+	carry     [][]byte // SGR sequences active since the last reset
+	carryStr  string   // carry joined, valid when carryOK
+	carryOK   bool
+	lineCarry string // carry when the current line began (Stream only)
 
 	// Stream bookkeeping.
-	emit      func(Line)
-	pos       int // index in the current chunk
-	lineStart int // index in the current chunk where the current line began
+	dst       []Line // lines completed by the current Feed
+	emitting  bool   // in Feed: LF appends a Line to dst
+	skim      bool   // in Skim: completed lines get no Text
+	pos       int    // index in the current chunk
+	lineStart int    // index in the current chunk where the current line began
 	carried   int64
 }
 
@@ -191,8 +243,30 @@ func (m *machine) take() string {
 	return string(m.out)
 }
 
+// carryString is the carry joined (kept until the carry changes: most lines share it).
+func (m *machine) carryString() string {
+	if len(m.carry) == 0 {
+		return ""
+	}
+	if !m.carryOK {
+		n := 0
+		for _, c := range m.carry {
+			n += len(c)
+		}
+		b := make([]byte, 0, n)
+		for _, c := range m.carry {
+			b = append(b, c...)
+		}
+		m.carryStr, m.carryOK = string(b), true
+	}
+	return m.carryStr
+}
+
 // newLine resets per-line state; colour state carries over.
 func (m *machine) newLine() {
+	if m.lines {
+		m.lineCarry = m.carryString()
+	}
 	m.out = m.out[:0]
 	m.col = 0
 	m.capped = false
@@ -541,9 +615,15 @@ func (m *machine) style() {
 
 func (m *machine) endLine() {
 	m.state = stGround
-	if m.emit != nil {
+	if m.emitting {
 		end := m.pos
-		m.emit(Line{Text: m.take(), Capped: m.capped, Raw: m.carried + int64(end-m.lineStart), EOL: true, Verbatim: m.verb})
+		var text string
+		if m.skim {
+			m.openStyle = false
+		} else {
+			text = m.take()
+		}
+		m.dst = append(m.dst, Line{Text: text, Capped: m.capped, Raw: m.carried + int64(end-m.lineStart), EOL: true, Verbatim: m.verb, Carry: m.lineCarry})
 		m.lineStart = end
 		m.carried = 0
 	}
@@ -627,6 +707,9 @@ func (m *machine) sgr(p []byte) {
 		seq = append(seq, 'm')
 	} else {
 		return // only conceal: nothing to do
+	}
+	if reset || len(kept) > 0 {
+		m.carryOK = false
 	}
 	if reset {
 		m.carry = m.carry[:0]

@@ -2,6 +2,7 @@ package sanitize
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -350,5 +351,65 @@ func TestVerbatim(t *testing.T) {
 	ls = streamAll(Options{}, []byte("\x1b[31mred\nplain\n"))
 	if ls[1].Verbatim {
 		t.Errorf("carried colour counted as verbatim: %q", ls[1].Text)
+	}
+}
+
+// TestResumeRebuildsLines checks what lazy callers rely on: any line a Stream emits (or flushes) is
+// given again by a Stream Reset to the line's Carry and fed only that line's bytes, in any chunks;
+// and Skim gives the same lines as Feed without their text.
+func TestResumeRebuildsLines(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	alphabet := [][]byte{[]byte("ab"), []byte(" "), []byte("\t"), []byte("\n"), []byte("\r"), []byte("\x1b[31m"),
+		[]byte("\x1b[1;4m"), []byte("\x1b[0m"), []byte("\x1b[38;5;200m"), []byte("\x1b]0;t\x07"), []byte("\x1b["),
+		[]byte("\x1b"), []byte("\xc3\xa9"), []byte("\xc3"), []byte("\xff"), []byte("\xe2\x80\xae"), []byte("\x9b"),
+		[]byte("\x1b[8m"), []byte("xyzxyzxyz"), []byte("\x1bP"), []byte("\x1b\\")}
+	for _, o := range []Options{{MaxRunes: 12}, {}, {StripSGR: true, MaxRunes: 5}, {ShowEscapes: true, MaxRunes: 30}} {
+		for round := 0; round < 200; round++ {
+			var in []byte
+			for n := r.IntN(80); n > 0; n-- {
+				in = append(in, alphabet[r.IntN(len(alphabet))]...)
+			}
+			s, sk := NewStream(o), NewStream(o)
+			var lines, skimmed []Line
+			for p := in; len(p) > 0; {
+				n := min(len(p), 1+r.IntN(7))
+				lines = s.Feed(lines, p[:n])
+				skimmed = sk.Skim(skimmed, p[:n])
+				if sl, _ := s.Pending(); sl != func() Line { l, _ := sk.Pending(); return l }() {
+					t.Fatalf("%+v: Skim's pending line differs from Feed's", o)
+				}
+				p = p[n:]
+			}
+			if len(skimmed) != len(lines) {
+				t.Fatalf("%+v: Skim completed %d lines, Feed %d", o, len(skimmed), len(lines))
+			}
+			for i, l := range lines {
+				l.Text = ""
+				if skimmed[i] != l {
+					t.Fatalf("%+v: skimmed %+v, fed %+v", o, skimmed[i], l)
+				}
+			}
+			if l, ok := s.Flush(); ok {
+				lines = append(lines, l)
+			}
+			off := int64(0)
+			again := NewStream(o)
+			for _, l := range lines {
+				raw := in[off : off+l.Raw]
+				off += l.Raw
+				again.Reset(l.Carry)
+				got := again.Feed(nil, raw)
+				if !l.EOL {
+					f, _ := again.Flush()
+					got = append(got, f)
+				}
+				if len(got) != 1 || got[0] != l {
+					t.Fatalf("%+v: line %q rebuilt as %+v, want %+v", o, raw, got, l)
+				}
+			}
+			if off != int64(len(in)) {
+				t.Fatalf("lines span %d of %d bytes", off, len(in))
+			}
+		}
 	}
 }

@@ -99,7 +99,7 @@ func BenchmarkFrame(b *testing.B) {
 		start := time.Now()
 		frameSmall = fill(b, 1000)
 		frameBig = fill(b, 1000000)
-		b.Logf("setup: %v (1M lines, %d spilled)", time.Since(start), frameBig.memBase)
+		b.Logf("setup: %v (1M lines, %d bytes on disk)", time.Since(start), frameBig.raws[0].disk)
 	})
 	const h, w = 48, 160
 	var sb strings.Builder

@@ -13,32 +13,41 @@
 // turns client.LogEvents into entries and skips Quiet and Reconnecting (status-line states, not
 // history); use AddMarker to place them anyway.
 //
-// Memory. The most recent Options.MemLines entries live in memory. Older ones are encoded in pages of
-// 64 and appended to a file in a private directory under Options.Dir; a sparse index of page offsets
-// (8 bytes per 64 lines) and an LRU of decoded pages make Line(i) read one page at most. A line whose
-// display text is its raw bytes unchanged (sanitize's Verbatim) is not stored twice: its text is read
-// back from the raw file, so history costs little more disk than the output itself. The raw bytes of
-// every Data event are appended to one file per source and stream, with a compact run list recording
-// arrival order, so SaveRaw reproduces all output from the first byte, stdout and stderr of all sources
-// interleaved in arrival order, and SaveRawStream reproduces one source's stdout or stderr exactly.
-// LineBytes returns the full bytes of one line, also when its display text was capped. Close removes
-// the directory; New removes directories left behind by processes that died without closing theirs
-// (each directory records its owner's pid). Disk errors are reported by Err and never drop entries:
-// if spilling fails, entries stay in memory from then on; if writing raw bytes fails, SaveRaw and
-// SaveRawStream still write what they have and return an error saying the save is incomplete.
+// Storage. Every byte is kept once: the raw bytes of every Data event are appended to one file per
+// source and stream (the last two 128 KiB blocks of each also stay in memory, so the rows drawn while
+// following are read without a system call), with a compact run list recording arrival order, so
+// SaveRaw reproduces all output from the first byte, stdout and stderr of all sources interleaved in
+// arrival order, and SaveRawStream reproduces one source's stdout or stderr exactly. A final line is
+// not a string but an offset into its raw file: entries are kept as segments (a run of lines of one
+// source, consecutive in its raw file, at most 32 KiB, with one cursor, one time after the first line
+// and one colour state at each line's start; or one marker, kept whole): memory grows by about 100
+// bytes per chunk received or 32 KiB of output, not per line. Line(i) finds the segment, reads its bytes and sanitises that one line; the rows built
+// most recently stay cached (Options.MemLines of them). LineBytes returns the full bytes of one line,
+// also when its display text was capped. Close removes the directory; New removes directories left
+// behind by processes that died without closing theirs (each directory records its owner's pid).
+// Disk errors are reported by Err and never drop entries: bytes a raw file cannot take stay in
+// memory from then on, and saves still write every byte.
 //
-// Display text is sanitised at ingest with package sanitize (SGR colour kept unless the options strip
-// it; each line self-contained, ending with a reset when coloured; capped at 4,096 runes by default,
-// Capped set). Plain removes the SGR for a colourless view; Search and Filter match the text with SGR
-// removed.
+// Display text is sanitised with package sanitize (SGR colour kept unless the options strip it; each
+// line self-contained, ending with a reset when coloured; capped at 4,096 runes by default, Capped
+// set), and is exactly what one sanitize.Stream per source and stream, fed every chunk as it came,
+// would give. Only SGR state crosses an LF (sanitize.Stream.Carry), so ingest needs the sanitiser only
+// where that state may change or a line is open: the line a chunk completes, lines holding ESC and the
+// partial line at the end, and even there it makes no text (sanitize.Stream.Skim); the other lines are
+// counted with bytes.Count. Building a line later resets a sanitiser to the line's carried state and
+// feeds it the line's bytes (a line longer than a segment is read in pieces, only until its text is
+// capped). TestLazyMatchesEager compares every field of every entry, LineBytes and both saves with
+// the eager model (every line sanitised at ingest) on random streams. Plain removes the SGR for a
+// colourless view; Search and Filter match the text with SGR removed.
 //
 // Concurrency: all methods of Buffer and Filter are safe for concurrent use (one mutex each); Search
-// and Filter.Update read spilled pages without holding them, so a long search or filter scan on its own
-// goroutine does not stall appends or frames.
+// and Filter.Update build 64 entries at a time and release the lock between them, so a long search or
+// filter scan on its own goroutine does not stall appends or frames.
 //
 // The long memory check is a program, not a test: `go run ./ui/logbuf/internal/soak` appends 1 GiB of
 // realistic output and reports peak RSS (VmHWM) and whether Line(0) and SaveRaw still reach the first
-// byte. The frame-cost benchmark is `go test -run ^$ -bench Frame ./ui/logbuf/`.
+// byte. The frame-cost benchmark is `go test -run ^$ -bench Frame ./ui/logbuf/`; ingest's is
+// `-bench Ingest`.
 //
 // This package must never drop history silently, never show a byte it did not sanitise, never import
 // Bubble Tea, and never leave its files behind after Close.

@@ -1,7 +1,7 @@
 package logbuf
 
 import (
-	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -111,8 +111,7 @@ type Line struct {
 	// NoEOL says the line was ended without LF, by a marker that broke the stream.
 	NoEOL bool
 
-	raw      rawRef
-	verbatim bool // Text is the raw bytes unchanged (without the LF): spilled pages store it once
+	raw rawRef
 }
 
 // IsMarker says the entry is a marker, not output.
@@ -130,12 +129,11 @@ type Options struct {
 	// Dir is where the buffer makes its private directory; "" means the user cache directory
 	// (sandscope/logs), or the system temporary directory when there is none.
 	Dir string
-	// MemLines is how many recent entries stay in memory; 0 means 50,000. The minimum is 64.
+	// MemLines is how many built entries stay cached in memory (the rows drawn most recently); 0
+	// means 4,096. The minimum is 64. History itself is the raw bytes on disk.
 	MemLines int
 	// Sanitize is how output is made safe; MaxRunes 0 means 4,096 here (negative: no cap).
 	Sanitize sanitize.Options
-	// PageCache is how many pages of 64 spilled entries stay decoded; 0 means 64.
-	PageCache int
 }
 
 const pageSize = 64
@@ -149,34 +147,23 @@ type Buffer struct {
 	opt    Options
 	dir    string
 	err    error // first disk error
-	rawErr error // first error writing raw bytes: saves are incomplete
 	closed bool
 
-	mem       ring // final entries memBase..committed-1
-	memBase   int
+	segs      []seg  // final entries, in order
+	marks     []Line // the markers' entries (seg.mark indexes it)
 	committed int
 	markers   []int // indices of final markers, ascending
 
 	partials []*source // sources with a partial line, by arrival of its first byte
 	sources  map[sourceKey]*source
-	names    map[string]uint32 // interned source names for page encoding
-	nameList []string
 
-	// spilled entries
-	lines    *os.File
-	lw       *bufio.Writer
-	written  int64   // bytes handed to lw
-	flushed  int64   // bytes known to be in the file
-	pageOff  []int64 // offset of each spilled page
-	spillOff bool    // spilling stopped after an error
-	cache    pageCache
-
-	// raw bytes
 	raws []*rawFile
 	runs []run
 
+	cache   lineCache
+	render  *sanitize.Stream // rebuilds lines from their raw bytes
 	scratch []sanitize.Line
-	enc     []byte // page encoding scratch
+	rbuf    []byte // raw bytes being rebuilt
 }
 
 type sourceKey struct {
@@ -189,16 +176,10 @@ type source struct {
 	sourceKey
 	st        *sanitize.Stream
 	file      int32 // raw file index + 1
-	lineStart int64 // raw offset where the partial line began
+	lineStart int64 // raw offset where the next (or partial) line begins
 	partial   bool
 	pTime     time.Time
 	pCursor   string
-}
-
-type rawFile struct {
-	f    *os.File
-	w    *bufio.Writer
-	size int64
 }
 
 // run is a stretch of arrival order: n bytes at off in raw file file (index + 1).
@@ -211,13 +192,10 @@ type run struct {
 // New makes an empty Buffer with its private directory.
 func New(o Options) (*Buffer, error) {
 	if o.MemLines == 0 {
-		o.MemLines = 50000
+		o.MemLines = 4096
 	}
 	if o.MemLines < pageSize {
 		o.MemLines = pageSize
-	}
-	if o.PageCache <= 0 {
-		o.PageCache = 64
 	}
 	switch {
 	case o.Sanitize.MaxRunes == 0:
@@ -249,17 +227,17 @@ func New(o Options) (*Buffer, error) {
 		opt:     o,
 		dir:     dir,
 		sources: map[sourceKey]*source{},
-		names:   map[string]uint32{},
+		render:  sanitize.NewStream(o.Sanitize),
 	}
-	b.mem.init(o.MemLines + pageSize)
-	b.cache.init(o.PageCache)
+	b.cache.init(o.MemLines)
 	return b, nil
 }
 
 // Dir is the buffer's private directory (removed by Close).
 func (b *Buffer) Dir() string { return b.dir }
 
-// Err is the first disk error the buffer met (nil when none); after one, older entries stay in memory.
+// Err is the first disk error the buffer met (nil when none); after one, the bytes that could not be
+// written stay in memory.
 func (b *Buffer) Err() error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -288,6 +266,12 @@ func (b *Buffer) Append(source string, evs ...client.LogEvent) {
 }
 
 // AddData adds output bytes from one source and stream, with the chunk's cursor and time.
+//
+// Lines are not built here: each is a range of the raw bytes plus the colour state it began with,
+// and Line builds it when asked. Only SGR state crosses an LF (see sanitize.Stream.Carry), so the
+// sanitiser runs at ingest (without making text) only where that state may change or a line is
+// open: the line a chunk completes, lines holding ESC, and the partial line after the chunk's last
+// LF. The other lines are counted, not sanitised.
 func (b *Buffer) AddData(name string, stream client.Stream, data []byte, cursor string, t time.Time) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -300,7 +284,49 @@ func (b *Buffer) AddData(name string, stream client.Stream, data []byte, cursor 
 	}
 	s := b.source(name, stream)
 	b.writeRaw(s, data)
-	lines := s.st.Feed(b.scratch[:0], data)
+	p := data
+	if s.partial {
+		nl := bytes.IndexByte(p, '\n')
+		if nl < 0 {
+			b.feed(s, p, cursor, t)
+			return
+		}
+		b.feed(s, p[:nl+1], cursor, t)
+		p = p[nl+1:]
+	}
+	for {
+		e := bytes.IndexByte(p, 0x1b)
+		if e < 0 {
+			break
+		}
+		// The lines before the one holding the ESC begin with the carry of now; that line goes
+		// through the sanitiser (no escape sequence spans an LF).
+		if ls := bytes.LastIndexByte(p[:e], '\n') + 1; ls > 0 {
+			b.addLines(s, p[:ls], cursor, t, s.st.Carry())
+			p, e = p[ls:], e-ls
+		}
+		le := bytes.IndexByte(p[e:], '\n')
+		if le < 0 {
+			b.feed(s, p, cursor, t)
+			return
+		}
+		b.feed(s, p[:e+le+1], cursor, t)
+		p = p[e+le+1:]
+	}
+	// At a line start with no ESC ahead: every whole line begins with the carry of now.
+	whole := bytes.LastIndexByte(p, '\n') + 1
+	if whole > 0 {
+		b.addLines(s, p[:whole], cursor, t, s.st.Carry())
+		p = p[whole:]
+	}
+	if len(p) > 0 {
+		b.feed(s, p, cursor, t)
+	}
+}
+
+// feed runs p through the source's sanitiser: lines it completes are committed by reference.
+func (b *Buffer) feed(s *source, p []byte, cursor string, t time.Time) {
+	lines := s.st.Skim(b.scratch[:0], p)
 	for i := range lines {
 		l := &lines[i]
 		began := t
@@ -308,10 +334,8 @@ func (b *Buffer) AddData(name string, stream client.Stream, data []byte, cursor 
 			began = s.pTime
 			b.dropPartial(s)
 		}
-		b.commit(Line{
-			Kind: Output, Text: l.Text, Source: name, Stream: stream, Cursor: cursor, Time: began,
-			Capped: l.Capped, raw: rawRef{file: s.file, off: s.lineStart, n: l.Raw}, verbatim: l.Verbatim,
-		})
+		b.appendSeg(seg{file: s.file, off: s.lineStart, end: s.lineStart + l.Raw, n: 1,
+			t0: unixNano(began), t: unixNano(t), cursor: cursor, carry: l.Carry})
 		s.lineStart += l.Raw
 	}
 	clear(lines)
@@ -325,6 +349,25 @@ func (b *Buffer) AddData(name string, stream client.Stream, data []byte, cursor 
 		s.pCursor = cursor
 	}
 }
+
+// addLines commits the whole lines in p (it ends with LF), all beginning with carry, in segments of
+// at most segBytes bytes (a longer line is a segment alone). Lines are counted, not visited.
+func (b *Buffer) addLines(s *source, p []byte, cursor string, t time.Time, carry string) {
+	tn := unixNano(t)
+	for len(p) > 0 {
+		i := bytes.LastIndexByte(p[:min(len(p), segBytes)], '\n') + 1
+		if i == 0 {
+			i = bytes.IndexByte(p, '\n') + 1
+		}
+		n := bytes.Count(p[:i], newline)
+		b.appendSeg(seg{file: s.file, off: s.lineStart, end: s.lineStart + int64(i), n: int32(n),
+			t0: tn, t: tn, cursor: cursor, carry: carry})
+		s.lineStart += int64(i)
+		p = p[i:]
+	}
+}
+
+var newline = []byte{'\n'}
 
 // AddMarker adds a marker for a source. Text is sanitised. A marker that breaks the stream (Gap,
 // Ended, Lost, Failed) first ends the source's partial lines.
@@ -348,7 +391,9 @@ func (b *Buffer) AddMarker(name string, k Kind, text, cursor string, t time.Time
 	o := b.opt.Sanitize
 	o.StripSGR = true
 	txt, _ := sanitize.Text([]byte(text), o)
-	b.commit(Line{Kind: k, Text: txt, Source: name, Cursor: cursor, Time: t})
+	b.markers = append(b.markers, b.committed)
+	b.marks = append(b.marks, Line{Kind: k, Text: txt, Source: name, Cursor: cursor, Time: t})
+	b.appendSeg(seg{n: 1, mark: int32(len(b.marks) - 1)})
 }
 
 // EndPartial ends every partial line (as when a view stops following): each becomes final with
@@ -367,10 +412,8 @@ func (b *Buffer) endPartial(s *source) {
 	if !ok {
 		return
 	}
-	b.commit(Line{
-		Kind: Output, Text: l.Text, Source: s.name, Stream: s.stream, Cursor: s.pCursor, Time: s.pTime,
-		Capped: l.Capped, NoEOL: true, raw: rawRef{file: s.file, off: s.lineStart, n: l.Raw}, verbatim: l.Verbatim,
-	})
+	b.appendSeg(seg{file: s.file, off: s.lineStart, end: s.lineStart + l.Raw, n: 1, noEOL: true,
+		t0: unixNano(s.pTime), t: unixNano(s.pTime), cursor: s.pCursor, carry: l.Carry})
 	s.lineStart += l.Raw
 }
 
@@ -389,57 +432,27 @@ func (b *Buffer) source(name string, stream client.Stream) *source {
 	if s := b.sources[k]; s != nil {
 		return s
 	}
-	if _, ok := b.names[name]; !ok {
-		b.names[name] = uint32(len(b.nameList))
-		b.nameList = append(b.nameList, name)
-	}
 	s := &source{sourceKey: k, st: sanitize.NewStream(b.opt.Sanitize)}
 	f, err := os.OpenFile(filepath.Join(b.dir, fmt.Sprintf("raw-%d", len(b.raws))), os.O_CREATE|os.O_RDWR|os.O_EXCL, 0o600)
 	if err != nil {
 		b.fail(fmt.Errorf("log buffer raw file: %w", err))
+		f = nil
 	}
-	b.raws = append(b.raws, &rawFile{f: f, w: bufio.NewWriterSize(fileOrDiscard(f), 64<<10)})
+	b.raws = append(b.raws, &rawFile{f: f, key: k})
 	s.file = int32(len(b.raws))
 	b.sources[k] = s
 	return s
 }
 
-func fileOrDiscard(f *os.File) io.Writer {
-	if f == nil {
-		return io.Discard
-	}
-	return f
-}
-
 func (b *Buffer) writeRaw(s *source, data []byte) {
 	rf := b.raws[s.file-1]
-	if _, err := rf.w.Write(data); err != nil {
-		err = fmt.Errorf("log buffer raw write: %w", err)
-		b.fail(err)
-		if b.rawErr == nil {
-			b.rawErr = err
-		}
-	}
 	if n := len(b.runs); n > 0 && b.runs[n-1].file == s.file && b.runs[n-1].off+b.runs[n-1].n == rf.size {
 		b.runs[n-1].n += int64(len(data))
 	} else {
 		b.runs = append(b.runs, run{file: s.file, off: rf.size, n: int64(len(data))})
 	}
-	rf.size += int64(len(data))
-}
-
-// commit appends a final entry and spills the oldest page when memory is full.
-func (b *Buffer) commit(l Line) {
-	if l.Kind != Output {
-		b.markers = append(b.markers, b.committed)
-	}
-	if b.mem.n == len(b.mem.buf) { // spilling failed earlier: grow instead of dropping
-		b.mem.grow()
-	}
-	b.mem.push(l)
-	b.committed++
-	if b.mem.n >= b.opt.MemLines+pageSize && !b.spillOff {
-		b.spill()
+	if err := rf.write(data); err != nil {
+		b.fail(fmt.Errorf("log buffer raw write: %w", err))
 	}
 }
 
@@ -480,8 +493,21 @@ func (b *Buffer) Lines(from, n int) []Line {
 	n = min(n, total-from)
 	out := make([]Line, 0, n)
 	for i := from; i < from+n; i++ {
-		l, _ := b.line(i)
-		out = append(out, l)
+		if l, ok := b.cache.get(i); ok || i >= b.committed {
+			if !ok {
+				l, _ = b.line(i)
+			}
+			out = append(out, l)
+			continue
+		}
+		// Build the rest of the final rows in one pass over their segments.
+		to := min(from+n, b.committed)
+		k := len(out)
+		out = b.buildRange(i, to, out)
+		for j := k; j < len(out); j++ {
+			b.cache.put(i+j-k, out[j])
+		}
+		i = to - 1
 	}
 	return out
 }
@@ -492,15 +518,13 @@ func (b *Buffer) line(i int) (Line, bool) {
 		return Line{}, false
 	case i >= b.committed:
 		return b.partialLine(b.partials[i-b.committed]), true
-	case i >= b.memBase:
-		return b.mem.at(i - b.memBase), true
 	}
-	p, err := b.page(i / pageSize)
-	if err != nil {
-		b.fail(err)
-		return Line{Kind: Note, Text: sanitize.String("unreadable: "+err.Error(), sanitize.Options{StripSGR: true})}, true
+	if l, ok := b.cache.get(i); ok {
+		return l, true
 	}
-	return p[i%pageSize], true
+	l := b.build(i)
+	b.cache.put(i, l)
+	return l, true
 }
 
 func (b *Buffer) partialLine(s *source) Line {
@@ -559,29 +583,32 @@ func (b *Buffer) NextMarker(from int, dir Direction) int {
 // ended it. Markers have none.
 func (b *Buffer) LineBytes(i int) ([]byte, error) {
 	b.mu.Lock()
-	l, ok := b.line(i)
-	if !ok {
-		b.mu.Unlock()
+	defer b.mu.Unlock()
+	var ref rawRef
+	eol := false
+	switch {
+	case i < 0 || i >= b.committed+len(b.partials):
 		return nil, fmt.Errorf("line %d: out of range", i)
+	case i >= b.committed:
+		l := b.partialLine(b.partials[i-b.committed])
+		ref = l.raw
+	default:
+		sg := &b.segs[b.segAt(i)]
+		if sg.file == 0 {
+			return nil, nil
+		}
+		off, end, err := b.lineRange(sg, i-sg.first)
+		if err != nil {
+			return nil, fmt.Errorf("line %d: %w", i, err)
+		}
+		ref, eol = rawRef{file: sg.file, off: off, n: end - off}, !sg.noEOL
 	}
-	if l.raw.file == 0 {
-		b.mu.Unlock()
-		return nil, nil
-	}
-	rf := b.raws[l.raw.file-1]
-	if err := rf.w.Flush(); err != nil {
+	buf := make([]byte, ref.n)
+	if err := b.raws[ref.file-1].readAt(buf, ref.off); err != nil {
 		b.fail(err)
-	}
-	f := rf.f
-	b.mu.Unlock()
-	if f == nil {
-		return nil, fmt.Errorf("line %d: raw file unavailable", i)
-	}
-	buf := make([]byte, l.raw.n)
-	if _, err := f.ReadAt(buf, l.raw.off); err != nil {
 		return nil, fmt.Errorf("line %d: read raw: %w", i, err)
 	}
-	if !l.Partial && !l.NoEOL && len(buf) > 0 && buf[len(buf)-1] == '\n' {
+	if eol && len(buf) > 0 && buf[len(buf)-1] == '\n' {
 		buf = buf[:len(buf)-1]
 	}
 	return buf, nil
@@ -595,24 +622,13 @@ func (b *Buffer) SaveRaw(w io.Writer) error {
 		b.mu.Unlock()
 		return ErrClosed
 	}
-	files, err := b.flushRaw()
+	views := b.rawViews()
 	runs := b.runs[:len(b.runs):len(b.runs)]
-	rawErr := b.rawErr
 	b.mu.Unlock()
-	if err != nil {
-		return fmt.Errorf("save raw: %w", err)
-	}
 	for _, r := range runs {
-		f := files[r.file-1]
-		if f == nil {
-			return errors.New("save raw: raw file unavailable")
-		}
-		if _, err := io.Copy(w, io.NewSectionReader(f, r.off, r.n)); err != nil {
+		if err := views[r.file-1].copyTo(w, r.off, r.off+r.n); err != nil {
 			return fmt.Errorf("save raw: %w", err)
 		}
-	}
-	if rawErr != nil {
-		return fmt.Errorf("save raw: incomplete: %w", rawErr)
 	}
 	return nil
 }
@@ -629,36 +645,12 @@ func (b *Buffer) SaveRawStream(w io.Writer, name string, stream client.Stream) e
 		b.mu.Unlock()
 		return nil
 	}
-	files, err := b.flushRaw()
-	size := b.raws[s.file-1].size
-	rawErr := b.rawErr
+	v := b.rawViews()[s.file-1]
 	b.mu.Unlock()
-	if err != nil {
+	if err := v.copyTo(w, 0, v.size); err != nil {
 		return fmt.Errorf("save raw %s %s: %w", name, stream, err)
-	}
-	f := files[s.file-1]
-	if f == nil {
-		return fmt.Errorf("save raw %s %s: raw file unavailable", name, stream)
-	}
-	if _, err := io.Copy(w, io.NewSectionReader(f, 0, size)); err != nil {
-		return fmt.Errorf("save raw %s %s: %w", name, stream, err)
-	}
-	if rawErr != nil {
-		return fmt.Errorf("save raw %s %s: incomplete: %w", name, stream, rawErr)
 	}
 	return nil
-}
-
-func (b *Buffer) flushRaw() ([]*os.File, error) {
-	files := make([]*os.File, len(b.raws))
-	for i, rf := range b.raws {
-		if err := rf.w.Flush(); err != nil {
-			b.fail(err)
-			return nil, err
-		}
-		files[i] = rf.f
-	}
-	return files, nil
 }
 
 // Close removes the buffer's files. The Buffer must not be used afterwards.
@@ -674,49 +666,11 @@ func (b *Buffer) Close() error {
 			rf.f.Close()
 		}
 	}
-	if b.lines != nil {
-		b.lines.Close()
-	}
 	// Forget the entries so late readers see an empty buffer instead of reading closed files.
-	b.mem = ring{buf: make([]Line, 1)}
-	b.memBase, b.committed, b.markers, b.partials, b.pageOff = 0, 0, nil, nil, nil
+	b.segs, b.marks, b.committed, b.markers, b.partials = nil, nil, 0, nil, nil
 	b.cache.init(1)
 	if err := os.RemoveAll(b.dir); err != nil {
 		return fmt.Errorf("log buffer close: %w", err)
 	}
 	return nil
-}
-
-// ring is a fixed-capacity queue of entries.
-type ring struct {
-	buf  []Line
-	head int
-	n    int
-}
-
-func (r *ring) init(c int) { r.buf = make([]Line, c) }
-
-func (r *ring) push(l Line) {
-	r.buf[(r.head+r.n)%len(r.buf)] = l
-	r.n++
-}
-
-func (r *ring) at(i int) Line { return r.buf[(r.head+i)%len(r.buf)] }
-
-func (r *ring) ref(i int) *Line { return &r.buf[(r.head+i)%len(r.buf)] }
-
-func (r *ring) drop(k int) {
-	for i := 0; i < k; i++ {
-		r.buf[(r.head+i)%len(r.buf)] = Line{}
-	}
-	r.head = (r.head + k) % len(r.buf)
-	r.n -= k
-}
-
-func (r *ring) grow() {
-	nb := make([]Line, 2*len(r.buf))
-	for i := 0; i < r.n; i++ {
-		nb[i] = r.at(i)
-	}
-	r.buf, r.head = nb, 0
 }

@@ -95,33 +95,17 @@ func Plain(s string) string {
 	return sb.String()
 }
 
-// chunk returns the entries of page p (indices p*64…) that exist now, partial lines excluded, reading
-// spilled pages without holding the lock (and without disturbing the page cache).
+// chunk returns the entries of page p (indices p*64…) that exist now, partial lines excluded. It
+// builds them under the lock (one page at a time, so appends and frames go on between pages) without
+// disturbing the cache of drawn rows.
 func (b *Buffer) chunk(p int) ([]Line, error) {
 	b.mu.Lock()
-	if p < b.memBase/pageSize {
-		if l, ok := b.cache.get(p); ok {
-			b.mu.Unlock()
-			return l, nil
-		}
-		f, off, end, raws, err := b.pageRange(p)
-		names := b.nameList
-		b.mu.Unlock()
-		if err != nil {
-			return nil, err
-		}
-		return readPage(f, off, end, names, raws)
-	}
 	defer b.mu.Unlock()
 	from, to := p*pageSize, min((p+1)*pageSize, b.committed)
 	if from >= to {
 		return nil, nil
 	}
-	out := make([]Line, 0, to-from)
-	for i := from; i < to; i++ {
-		out = append(out, b.mem.at(i-b.memBase))
-	}
-	return out, nil
+	return b.buildRange(from, to, make([]Line, 0, to-from)), nil
 }
 
 // Search returns the index of the first entry at or after from (Forward), or at or before from

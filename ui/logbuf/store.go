@@ -1,0 +1,374 @@
+package logbuf
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"sort"
+	"time"
+
+	"sandscope/sanitize"
+)
+
+// A segment bounds what Line reads to build one entry: segBytes bytes at most (a line longer than
+// that is a segment alone).
+const segBytes = 32 << 10
+
+// seg is a run of final entries: n output lines of one source and stream, consecutive in its raw
+// file, with one cursor, one colour state at each line's start and one time after the first; or one
+// marker (file 0).
+type seg struct {
+	first  int   // entry index of the first line
+	off    int64 // raw offset of the first line
+	end    int64 // raw offset after the last line (its LF included)
+	t0, t  int64 // time the first line began, and the others (unixNano)
+	cursor string
+	carry  string // sanitize.Stream.Carry at each line's start
+	file   int32  // raw file index + 1; 0 for a marker
+	n      int32
+	mark   int32 // the marker's index in Buffer.marks
+	noEOL  bool  // one line ended without LF by a marker or EndPartial
+}
+
+// noTime stands for the zero time.Time.
+const noTime = math.MinInt64
+
+func unixNano(t time.Time) int64 {
+	if t.IsZero() {
+		return noTime
+	}
+	return t.UnixNano()
+}
+
+func fromUnixNano(n int64) time.Time {
+	if n == noTime {
+		return time.Time{}
+	}
+	return time.Unix(0, n)
+}
+
+// appendSeg commits the entries of g, extending the last segment when g continues it.
+func (b *Buffer) appendSeg(g seg) {
+	g.first = b.committed
+	b.committed += int(g.n)
+	if k := len(b.segs); k > 0 {
+		l := &b.segs[k-1]
+		if l.file == g.file && g.file != 0 && !l.noEOL && !g.noEOL && l.end == g.off &&
+			l.first+int(l.n) == g.first && l.t == g.t0 && l.t == g.t && l.cursor == g.cursor &&
+			l.carry == g.carry && g.end-l.off <= segBytes {
+			l.end = g.end
+			l.n += g.n
+			return
+		}
+	}
+	b.segs = append(b.segs, g)
+}
+
+// segAt is the index of the segment holding final entry i.
+func (b *Buffer) segAt(i int) int {
+	return sort.Search(len(b.segs), func(k int) bool { return b.segs[k].first > i }) - 1
+}
+
+// lineRange is where line k of segment g lies in its raw file (its LF included).
+func (b *Buffer) lineRange(g *seg, k int) (off, end int64, err error) {
+	if g.n == 1 {
+		return g.off, g.end, nil
+	}
+	p, err := b.segBytes(g)
+	if err != nil {
+		return 0, 0, err
+	}
+	i := 0
+	for ; k > 0; k-- {
+		i += bytes.IndexByte(p[i:], '\n') + 1
+	}
+	j := i + bytes.IndexByte(p[i:], '\n') + 1
+	return g.off + int64(i), g.off + int64(j), nil
+}
+
+// segBytes reads the raw bytes of a segment of several lines (at most segBytes) into b.rbuf.
+func (b *Buffer) segBytes(g *seg) ([]byte, error) {
+	n := int(g.end - g.off)
+	if cap(b.rbuf) < n {
+		b.rbuf = make([]byte, n)
+	}
+	p := b.rbuf[:n]
+	if err := b.raws[g.file-1].readAt(p, g.off); err != nil {
+		return nil, err
+	}
+	if bytes.Count(p, newline) != int(g.n) {
+		return nil, errCorrupt
+	}
+	return p, nil
+}
+
+var errCorrupt = errors.New("raw bytes do not match the line index")
+
+// build makes final entry i from its segment. Called with b.mu held.
+func (b *Buffer) build(i int) Line {
+	out := b.buildRange(i, i+1, nil)
+	return out[0]
+}
+
+// buildRange appends final entries from..to-1 to out, reading each segment's bytes once.
+func (b *Buffer) buildRange(from, to int, out []Line) []Line {
+	for k := b.segAt(from); from < to; k++ {
+		g := &b.segs[k]
+		if g.file == 0 {
+			out = append(out, b.marks[g.mark])
+			from++
+			continue
+		}
+		last := min(to, g.first+int(g.n))
+		if g.n == 1 {
+			out = append(out, b.buildLong(g))
+			from = last
+			continue
+		}
+		p, err := b.segBytes(g)
+		if err != nil {
+			for ; from < last; from++ {
+				out = append(out, b.unreadable(err))
+			}
+			continue
+		}
+		i := 0
+		for j := g.first; j < from; j++ {
+			i += bytes.IndexByte(p[i:], '\n') + 1
+		}
+		for ; from < last; from++ {
+			e := i + bytes.IndexByte(p[i:], '\n') + 1
+			t := g.t
+			if from == g.first {
+				t = g.t0
+			}
+			out = append(out, b.buildLine(g, p[i:e], g.off+int64(i), t))
+			i = e
+		}
+	}
+	return out
+}
+
+func (b *Buffer) unreadable(err error) Line {
+	b.fail(err)
+	return Line{Kind: Note, Text: sanitize.String("unreadable: "+err.Error(), sanitize.Options{StripSGR: true})}
+}
+
+// buildLine sanitises one line's raw bytes p (at off) as the stream did when it arrived.
+func (b *Buffer) buildLine(g *seg, p []byte, off int64, t int64) Line {
+	st := b.render
+	st.Reset(g.carry)
+	var l Line
+	if g.noEOL {
+		b.scratch = st.Feed(b.scratch[:0], p)
+		f, _ := st.Flush()
+		l = b.lineOf(g, f.Text, f.Capped)
+	} else {
+		b.scratch = st.Feed(b.scratch[:0], p)
+		if len(b.scratch) != 1 {
+			return b.unreadable(errCorrupt)
+		}
+		f := b.scratch[0]
+		clear(b.scratch)
+		l = b.lineOf(g, f.Text, f.Capped)
+	}
+	l.raw = rawRef{file: g.file, off: off, n: int64(len(p))}
+	l.Time = fromUnixNano(t)
+	return l
+}
+
+func (b *Buffer) lineOf(g *seg, text string, capped bool) Line {
+	k := b.raws[g.file-1].key
+	return Line{Kind: Output, Text: text, Source: k.name, Stream: k.stream, Cursor: g.cursor,
+		Capped: capped, NoEOL: g.noEOL}
+}
+
+// buildLong builds the one line of a segment, reading it in pieces and stopping once its text is
+// capped: a line of many megabytes costs a frame no more than its first screenful.
+func (b *Buffer) buildLong(g *seg) Line {
+	n := g.end - g.off
+	if n <= segBytes {
+		if cap(b.rbuf) < int(n) {
+			b.rbuf = make([]byte, n)
+		}
+		p := b.rbuf[:n]
+		if err := b.raws[g.file-1].readAt(p, g.off); err != nil {
+			return b.unreadable(err)
+		}
+		return b.buildLine(g, p, g.off, g.t0)
+	}
+	st := b.render
+	st.Reset(g.carry)
+	if cap(b.rbuf) < segBytes {
+		b.rbuf = make([]byte, segBytes)
+	}
+	var got []sanitize.Line
+	for off := g.off; off < g.end; {
+		p := b.rbuf[:min(segBytes, g.end-off)]
+		if err := b.raws[g.file-1].readAt(p, off); err != nil {
+			return b.unreadable(err)
+		}
+		off += int64(len(p))
+		if st.Capped() && off < g.end {
+			continue // the text is final: only its end is left to find
+		}
+		got = st.Feed(got[:0], p)
+	}
+	var f Line
+	switch {
+	case len(got) == 1:
+		f = b.lineOf(g, got[0].Text, got[0].Capped)
+	case st.Capped() || g.noEOL:
+		l, _ := st.Flush()
+		f = b.lineOf(g, l.Text, l.Capped)
+	default:
+		return b.unreadable(errCorrupt)
+	}
+	f.raw = rawRef{file: g.file, off: g.off, n: n}
+	f.Time = fromUnixNano(g.t0)
+	return f
+}
+
+// rawBlock is the size of the writes to a raw file; the last two blocks stay in memory, so the lines
+// a frame draws while following are read without a system call.
+// (A variable so that tests can make it small.)
+var rawBlock = 128 << 10
+
+// rawFile holds the raw bytes of one source and stream: [0, disk) in f, [disk-len(prev), disk) also
+// in prev, [disk, size) in cur. If f cannot be written, bytes stay in cur from then on.
+type rawFile struct {
+	f      *os.File
+	key    sourceKey
+	size   int64
+	disk   int64
+	cur    []byte
+	prev   []byte
+	failed bool
+}
+
+func (rf *rawFile) write(data []byte) error {
+	rf.cur = append(rf.cur, data...)
+	rf.size += int64(len(data))
+	if len(rf.cur) >= rawBlock {
+		return rf.flush()
+	}
+	return nil
+}
+
+// flush writes cur to the file; it becomes prev.
+func (rf *rawFile) flush() error {
+	if rf.failed || len(rf.cur) == 0 {
+		return nil
+	}
+	if rf.f == nil {
+		rf.failed = true
+		return errors.New("raw file unavailable: output kept in memory")
+	}
+	if _, err := rf.f.WriteAt(rf.cur, rf.disk); err != nil {
+		rf.failed = true
+		return fmt.Errorf("%w (output kept in memory from here)", err)
+	}
+	rf.disk += int64(len(rf.cur))
+	if cap(rf.cur) > 2*rawBlock { // a huge chunk: do not keep it
+		rf.prev, rf.cur = rf.cur[:0:0], nil
+		return nil
+	}
+	rf.prev, rf.cur = rf.cur, rf.prev[:0]
+	return nil
+}
+
+// readAt fills p with the bytes at off, from memory when they are still there.
+func (rf *rawFile) readAt(p []byte, off int64) error {
+	end := off + int64(len(p))
+	if end > rf.size || off < 0 {
+		return errCorrupt
+	}
+	memOff := rf.disk - int64(len(rf.prev))
+	if off < memOff {
+		if rf.f == nil {
+			return errors.New("raw file unavailable")
+		}
+		n := min(end, rf.disk) - off
+		if _, err := rf.f.ReadAt(p[:n], off); err != nil {
+			return fmt.Errorf("read raw: %w", err)
+		}
+		p, off = p[n:], off+n
+	}
+	if len(p) > 0 && off < rf.disk {
+		n := copy(p, rf.prev[off-memOff:])
+		p, off = p[n:], off+int64(n)
+	}
+	if len(p) > 0 {
+		copy(p, rf.cur[off-rf.disk:])
+	}
+	return nil
+}
+
+// rawView is what a save reads without the buffer's lock: the file up to disk, then a copy of the
+// bytes only memory holds.
+type rawView struct {
+	f    *os.File
+	disk int64
+	mem  []byte
+	size int64
+}
+
+// rawViews flushes every raw file and returns what a save reads. Called with b.mu held.
+func (b *Buffer) rawViews() []rawView {
+	out := make([]rawView, len(b.raws))
+	for i, rf := range b.raws {
+		if err := rf.flush(); err != nil {
+			b.fail(fmt.Errorf("log buffer raw write: %w", err))
+		}
+		out[i] = rawView{f: rf.f, disk: rf.disk, mem: bytes.Clone(rf.cur), size: rf.size}
+	}
+	return out
+}
+
+func (v rawView) copyTo(w io.Writer, off, end int64) error {
+	if off < v.disk {
+		if v.f == nil {
+			return errors.New("raw file unavailable")
+		}
+		n := min(end, v.disk) - off
+		if _, err := io.Copy(w, io.NewSectionReader(v.f, off, n)); err != nil {
+			return err
+		}
+		off += n
+	}
+	if off < end {
+		if _, err := w.Write(v.mem[off-v.disk : end-v.disk]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// lineCache keeps built entries by index (direct-mapped: the rows of a frame are consecutive).
+type lineCache struct {
+	slots []cached
+}
+
+type cached struct {
+	i int
+	l Line
+}
+
+func (c *lineCache) init(n int) {
+	c.slots = make([]cached, n)
+	for k := range c.slots {
+		c.slots[k].i = -1
+	}
+}
+
+func (c *lineCache) get(i int) (Line, bool) {
+	s := &c.slots[i%len(c.slots)]
+	return s.l, s.i == i
+}
+
+func (c *lineCache) put(i int, l Line) {
+	c.slots[i%len(c.slots)] = cached{i: i, l: l}
+}
