@@ -234,8 +234,11 @@ func (b *Buffer) buildLong(g *seg) Line {
 
 // rawBlock is the size of the writes to a raw file; the last two blocks stay in memory, so the lines
 // a frame draws while following are read without a system call.
-// (A variable so that tests can make it small.)
+// (A variable so that tests can make it small.) Of a chunk written without a copy, the last rawTail
+// bytes stay in memory.
 var rawBlock = 128 << 10
+
+const rawTail = 64 << 10
 
 // rawFile holds the raw bytes of one source and stream: [0, disk) in f, [disk-len(prev), disk) also
 // in prev, [disk, size) in cur. If f cannot be written, bytes stay in cur from then on.
@@ -250,6 +253,27 @@ type rawFile struct {
 }
 
 func (rf *rawFile) write(data []byte) error {
+	if len(data) >= rawBlock/2 && !rf.failed {
+		// A large chunk goes to the file as it is (copying it first would double its cost); only its
+		// end stays in memory, for the frames.
+		err := rf.flush()
+		if err == nil && rf.f == nil {
+			err = errors.New("raw file unavailable")
+		}
+		if err == nil {
+			_, err = rf.f.WriteAt(data, rf.disk)
+		}
+		if err == nil {
+			rf.disk += int64(len(data))
+			rf.size += int64(len(data))
+			rf.prev = append(rf.prev[:0], data[len(data)-min(len(data), rawTail):]...)
+			return nil
+		}
+		rf.failed = true
+		rf.cur = append(rf.cur, data...)
+		rf.size += int64(len(data))
+		return fmt.Errorf("%w (output kept in memory from here)", err)
+	}
 	rf.cur = append(rf.cur, data...)
 	rf.size += int64(len(data))
 	if len(rf.cur) >= rawBlock {
