@@ -163,7 +163,8 @@ type Buffer struct {
 	cache   lineCache
 	render  *sanitize.Stream // rebuilds lines from their raw bytes
 	scratch []sanitize.Line
-	rbuf    []byte // raw bytes being rebuilt
+	rbuf    []byte   // raw bytes of a long line being rebuilt
+	seg     segCache // raw bytes of the last segment read
 }
 
 type sourceKey struct {

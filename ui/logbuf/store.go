@@ -81,28 +81,54 @@ func (b *Buffer) lineRange(g *seg, k int) (off, end int64, err error) {
 	if err != nil {
 		return 0, 0, err
 	}
-	i := 0
-	for ; k > 0; k-- {
-		i += bytes.IndexByte(p[i:], '\n') + 1
-	}
+	i := b.skip(p, k)
 	j := i + bytes.IndexByte(p[i:], '\n') + 1
 	return g.off + int64(i), g.off + int64(j), nil
 }
 
-// segBytes reads the raw bytes of a segment of several lines (at most segBytes) into b.rbuf.
+// segBytes reads the raw bytes of a segment of several lines (at most segBytes), or returns them
+// from the last read: a search asks for each segment a page at a time.
 func (b *Buffer) segBytes(g *seg) ([]byte, error) {
-	n := int(g.end - g.off)
-	if cap(b.rbuf) < n {
-		b.rbuf = make([]byte, n)
+	sc := &b.seg
+	if sc.file == g.file && sc.off == g.off && sc.end == g.end {
+		return sc.buf, nil
 	}
-	p := b.rbuf[:n]
-	if err := b.raws[g.file-1].readAt(p, g.off); err != nil {
+	n := int(g.end - g.off)
+	if cap(sc.buf) < n {
+		sc.buf = make([]byte, n)
+	}
+	sc.file, sc.buf = 0, sc.buf[:n]
+	if err := b.raws[g.file-1].readAt(sc.buf, g.off); err != nil {
 		return nil, err
 	}
-	if bytes.Count(p, newline) != int(g.n) {
+	if bytes.Count(sc.buf, newline) != int(g.n) {
 		return nil, errCorrupt
 	}
-	return p, nil
+	sc.file, sc.off, sc.end, sc.line, sc.pos = g.file, g.off, g.end, 0, 0
+	return sc.buf, nil
+}
+
+// skip returns where line k of the segment whose bytes segBytes returned (p) begins, starting
+// from the last line found when it is not past k.
+func (b *Buffer) skip(p []byte, k int) int {
+	sc := &b.seg
+	line, i := 0, 0
+	if sc.line <= k {
+		line, i = sc.line, sc.pos
+	}
+	for ; line < k; line++ {
+		i += bytes.IndexByte(p[i:], '\n') + 1
+	}
+	sc.line, sc.pos = k, i
+	return i
+}
+
+// segCache is the last segment read.
+type segCache struct {
+	file      int32
+	off, end  int64
+	buf       []byte
+	line, pos int // a line of it and where it begins
 }
 
 var errCorrupt = errors.New("raw bytes do not match the line index")
@@ -135,10 +161,7 @@ func (b *Buffer) buildRange(from, to int, out []Line) []Line {
 			}
 			continue
 		}
-		i := 0
-		for j := g.first; j < from; j++ {
-			i += bytes.IndexByte(p[i:], '\n') + 1
-		}
+		i := b.skip(p, from-g.first)
 		for ; from < last; from++ {
 			e := i + bytes.IndexByte(p[i:], '\n') + 1
 			t := g.t
@@ -148,6 +171,7 @@ func (b *Buffer) buildRange(from, to int, out []Line) []Line {
 			out = append(out, b.buildLine(g, p[i:e], g.off+int64(i), t))
 			i = e
 		}
+		b.seg.line, b.seg.pos = last-g.first, i
 	}
 	return out
 }
@@ -159,6 +183,11 @@ func (b *Buffer) unreadable(err error) Line {
 
 // buildLine sanitises one line's raw bytes p (at off) as the stream did when it arrived.
 func (b *Buffer) buildLine(g *seg, p []byte, off int64, t int64) Line {
+	if l, ok := b.buildPlain(g, p); ok {
+		l.raw = rawRef{file: g.file, off: off, n: int64(len(p))}
+		l.Time = fromUnixNano(t)
+		return l
+	}
 	st := b.render
 	st.Reset(g.carry)
 	var l Line
@@ -178,6 +207,27 @@ func (b *Buffer) buildLine(g *seg, p []byte, off int64, t int64) Line {
 	l.raw = rawRef{file: g.file, off: off, n: int64(len(p))}
 	l.Time = fromUnixNano(t)
 	return l
+}
+
+// buildPlain builds a line of printable ASCII with no colour carried into it without the sanitiser:
+// its text is its bytes, cut at the cap (what the sanitiser gives for such a line).
+func (b *Buffer) buildPlain(g *seg, p []byte) (Line, bool) {
+	if g.carry != "" {
+		return Line{}, false
+	}
+	if !g.noEOL {
+		p = p[:len(p)-1] // the LF
+	}
+	for _, c := range p {
+		if c < 0x20 || c > 0x7e {
+			return Line{}, false
+		}
+	}
+	capped := false
+	if max := b.opt.Sanitize.MaxRunes; max > 0 && len(p) > max {
+		p, capped = p[:max], true
+	}
+	return b.lineOf(g, string(p), capped), true
 }
 
 func (b *Buffer) lineOf(g *seg, text string, capped bool) Line {
