@@ -315,3 +315,29 @@ func compareAll(t *testing.T, name string, b *Buffer, ref *eager) {
 		t.Fatalf("%s: %v", name, b.Err())
 	}
 }
+
+// FuzzLazyMatchesEager: `go test -fuzz FuzzLazyMatchesEager ./ui/logbuf/` feeds arbitrary bytes in
+// chunks of arbitrary size, alternating two sources, and compares the lazy Buffer with the eager
+// reference.
+func FuzzLazyMatchesEager(f *testing.F) {
+	f.Add([]byte("plain\n\x1b[31mred\ncarried\x1b[0m\nx\r\ny\xc3"), uint8(3), uint8(5))
+	f.Add([]byte(strings.Repeat("long ", 2000)+"\n\x1b]0;t\x07\x1b[1mb\n"), uint8(200), uint8(0))
+	f.Fuzz(func(t *testing.T, data []byte, size, maxRunes uint8) {
+		o := sanitize.Options{MaxRunes: int(maxRunes)}
+		b := newBuf(t, Options{Sanitize: o})
+		ref := newEager(b.opt.Sanitize)
+		n := int(size)%61 + 1
+		for i := 0; len(data) > 0; i++ {
+			k := min(len(data), n+i%3)
+			name := []string{"a", "b"}[i%2]
+			b.AddData(name, client.Stdout, data[:k], "c", time.Unix(int64(i), 0))
+			ref.addData(name, client.Stdout, data[:k], "c", time.Unix(int64(i), 0))
+			data = data[k:]
+			if i%11 == 10 {
+				b.AddMarker(name, Gap, "gap", "c", time.Unix(int64(i), 0))
+				ref.addMarker(name, Gap, "gap", "c", time.Unix(int64(i), 0))
+			}
+		}
+		compareAll(t, "fuzz", b, ref)
+	})
+}
