@@ -101,6 +101,9 @@ func Plain(s string) string {
 func (b *Buffer) chunk(p int) ([]Line, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if b.closed {
+		return nil, ErrClosed
+	}
 	from, to := p*pageSize, min((p+1)*pageSize, b.committed)
 	if from >= to {
 		return nil, nil
