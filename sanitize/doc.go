@@ -25,7 +25,9 @@
 // Output is valid UTF-8, holds no C0 or C1 control, and holds ESC only inside complete SGR sequences.
 // Lines are capped at Options.MaxRunes visible runes for display; the caller keeps the full bytes.
 // Stream carries SGR state across lines: each emitted line starts with the colours still active and ends
-// with a reset, so every line can be drawn on its own.
+// with a reset, so every line can be drawn on its own. Nothing else crosses an LF, so a line can be
+// rebuilt later from its bytes alone: Line.Carry is the state it began with, Stream.Reset restores it,
+// and Stream.Skim follows a stream without making the text of the lines it completes.
 //
 // Tests: table tests per sequence family, and `go test -fuzz FuzzSanitize ./sanitize/` (seed corpus in
 // testdata/fuzz) checks the output invariants and that chunking never changes the result.

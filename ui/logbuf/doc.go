@@ -1,6 +1,6 @@
 // Package logbuf is the log buffer behind sandscope's log view: process output split into sanitised
 // lines, interleaved in arrival order with markers (gap, interrupted, resumed, suspect end, ended, lost,
-// failed, notes), with bounded memory and no lost history.
+// failed, notes), with history on disk, little memory per line and no lost history.
 //
 // Model. A Buffer holds entries 0..Len()-1. Entries below Len()-Partials() are final and never change.
 // The last Partials() entries are partial lines — output of a source and stream not ended by LF yet —
@@ -14,19 +14,21 @@
 // history); use AddMarker to place them anyway.
 //
 // Storage. Every byte is kept once: the raw bytes of every Data event are appended to one file per
-// source and stream (the last two 128 KiB blocks of each also stay in memory, so the rows drawn while
-// following are read without a system call), with a compact run list recording arrival order, so
-// SaveRaw reproduces all output from the first byte, stdout and stderr of all sources interleaved in
-// arrival order, and SaveRawStream reproduces one source's stdout or stderr exactly. A final line is
-// not a string but an offset into its raw file: entries are kept as segments (a run of lines of one
-// source, consecutive in its raw file, at most 32 KiB, with one cursor, one time after the first line
-// and one colour state at each line's start; or one marker, kept whole): memory grows by about 100
-// bytes per chunk received or 32 KiB of output, not per line. Line(i) finds the segment, reads its bytes and sanitises that one line; the rows built
-// most recently stay cached (Options.MemLines of them). LineBytes returns the full bytes of one line,
-// also when its display text was capped. Close removes the directory; New removes directories left
-// behind by processes that died without closing theirs (each directory records its owner's pid).
-// Disk errors are reported by Err and never drop entries: bytes a raw file cannot take stay in
-// memory from then on, and saves still write every byte.
+// source and stream, with a compact run list recording arrival order, so SaveRaw reproduces all output
+// from the first byte, stdout and stderr of all sources interleaved in arrival order, and
+// SaveRawStream reproduces one source's stdout or stderr exactly. Small chunks are gathered into
+// 128 KiB writes; a chunk of 64 KiB or more is written as it is. The last bytes written (up to two
+// blocks, or a large chunk's last 64 KiB) stay in memory, so the rows drawn while following are read
+// without a system call. A final line is not a string but an offset into its raw file: entries are
+// kept as segments (a run of lines of one source, consecutive in its raw file, at most 32 KiB, with
+// one cursor, one time after the first line and one colour state at each line's start; or one marker,
+// kept whole), so memory grows by about 100 bytes per chunk received or 32 KiB of output, not per
+// line. Line(i) finds the segment, reads its bytes and builds that one line (times come back from
+// Unix nanoseconds); the rows built most recently stay cached (Options.MemLines of them). LineBytes
+// returns the full bytes of one line, also when its display text was capped. Close removes the
+// directory; New removes directories left behind by processes that died without closing theirs (each
+// directory records its owner's pid). Disk errors are reported by Err and never drop entries: bytes a
+// raw file cannot take stay in memory from then on, and saves still write every byte.
 //
 // Display text is sanitised with package sanitize (SGR colour kept unless the options strip it; each
 // line self-contained, ending with a reset when coloured; capped at 4,096 runes by default, Capped
@@ -36,9 +38,10 @@
 // partial line at the end, and even there it makes no text (sanitize.Stream.Skim); the other lines are
 // counted with bytes.Count. Building a line later resets a sanitiser to the line's carried state and
 // feeds it the line's bytes (a line longer than a segment is read in pieces, only until its text is
-// capped). TestLazyMatchesEager compares every field of every entry, LineBytes and both saves with
-// the eager model (every line sanitised at ingest) on random streams. Plain removes the SGR for a
-// colourless view; Search and Filter match the text with SGR removed.
+// capped); a line of printable ASCII with no colour carried in is its own text, cut at the cap.
+// TestLazyMatchesEager (and FuzzLazyMatchesEager) compare every field of every entry, LineBytes,
+// markers and both saves with the eager model (every line sanitised at ingest) on random streams.
+// Plain removes the SGR for a colourless view; Search and Filter match the text with SGR removed.
 //
 // Concurrency: all methods of Buffer and Filter are safe for concurrent use (one mutex each); Search
 // and Filter.Update build 64 entries at a time and release the lock between them, so a long search or
