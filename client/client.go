@@ -9,7 +9,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -131,11 +130,20 @@ var defaultTransport = &http.Transport{
 // BaseURL is the bridge URL the client talks to.
 func (c *Client) BaseURL() string { return c.base }
 
-var sandboxIDPattern = regexp.MustCompile(`^[a-z2-7]{1,128}$`)
-
 // ValidSandboxID reports whether id has the bridge's sandbox ID format (lowercase base32 alphabet,
-// 1–128 characters).
-func ValidSandboxID(id string) bool { return sandboxIDPattern.MatchString(id) }
+// 1–128 characters). A loop, not a regular expression: `{1,128}` compiles to 128 copies of the
+// class, about 0.5 ms at every start of every command.
+func ValidSandboxID(id string) bool {
+	if len(id) < 1 || len(id) > 128 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		if c := id[i]; !(c >= 'a' && c <= 'z' || c >= '2' && c <= '7') {
+			return false
+		}
+	}
+	return true
+}
 
 func checkSandbox(id string) error {
 	if !ValidSandboxID(id) {
