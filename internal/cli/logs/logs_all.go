@@ -199,7 +199,10 @@ func (o *allOut) followOne(ctx context.Context, d driver.Driver, sandbox string,
 	}
 	events := d.Follow(ctx, sandbox, p.ID, driver.FollowOptions{FollowOptions: fopts})
 	observe := o.opts.rec.Observe(sandbox, p.ID)
-	var outBuf, errBuf lineBuffer
+	// a batch holds up to allBatch bytes plus one piece's prefixed lines: sized once, not grown
+	// through every power of two for each of 20 processes
+	outBuf := lineBuffer{batch: make([]byte, 0, 3*allBatch)}
+	var errBuf lineBuffer
 	// writeOut writes the batched whole lines of both streams (one write each, under the lock).
 	writeOut := func() {
 		for _, s := range []struct {
