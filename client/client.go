@@ -9,7 +9,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -122,18 +121,29 @@ var defaultTransport = &http.Transport{
 	TLSHandshakeTimeout:   10 * time.Second,
 	ResponseHeaderTimeout: 0,
 	ForceAttemptHTTP2:     true,
-	// Log streams are bulk transfers: read the socket in large pieces.
-	ReadBufferSize: 256 << 10,
+	// Log streams read the socket straight into their own large buffers: net/http's reader
+	// buffer only holds chunk headers and small answers. A large one took whole chunks of a
+	// stream in, to be copied out again (7% of logs -f's CPU on a fast replay).
+	ReadBufferSize: 16 << 10,
 }
 
 // BaseURL is the bridge URL the client talks to.
 func (c *Client) BaseURL() string { return c.base }
 
-var sandboxIDPattern = regexp.MustCompile(`^[a-z2-7]{1,128}$`)
-
 // ValidSandboxID reports whether id has the bridge's sandbox ID format (lowercase base32 alphabet,
-// 1–128 characters).
-func ValidSandboxID(id string) bool { return sandboxIDPattern.MatchString(id) }
+// 1–128 characters). A loop, not a regular expression: `{1,128}` compiles to 128 copies of the
+// class, about 0.5 ms at every start of every command.
+func ValidSandboxID(id string) bool {
+	if len(id) < 1 || len(id) > 128 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		if c := id[i]; !(c >= 'a' && c <= 'z' || c >= '2' && c <= '7') {
+			return false
+		}
+	}
+	return true
+}
 
 func checkSandbox(id string) error {
 	if !ValidSandboxID(id) {

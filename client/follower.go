@@ -347,7 +347,9 @@ func (r *follower) stream() action {
 	ahead := streamItemsBuffer
 	if r.ring != nil {
 		ls.alloc = r.ring.get
-		ahead = reuseItemsBuffer // fewer buffers in rotation stay in cache
+		// fewer buffers in rotation stay in cache; a consumer that keeps a short queue (logs
+		// --all follows 20 streams at once) keeps the reader's short too
+		ahead = min(reuseItemsBuffer, r.opts.Buffer)
 	}
 	items := make(chan streamItem, ahead)
 	sctx, stop := context.WithCancel(r.ctx)

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -79,12 +78,18 @@ func (s *Stable) request(ctx context.Context, method, path string, body io.Reade
 	return req, nil
 }
 
-var stableSessionPattern = regexp.MustCompile(`^[a-zA-Z0-9._-]{1,128}$`)
-
 // ValidSessionID reports whether id passes the stable bridge's Session-Id rule (1–128 of
 // [a-zA-Z0-9._-], no "..").
 func ValidSessionID(id string) bool {
-	return stableSessionPattern.MatchString(id) && !strings.Contains(id, "..")
+	if len(id) < 1 || len(id) > 128 || strings.Contains(id, "..") {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		if c := id[i]; !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
 }
 
 // ExecOptions is one stable /exec call.

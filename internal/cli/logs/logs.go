@@ -203,7 +203,9 @@ func runLogs(ctx context.Context, d driver.Driver, rec *cmdutil.CommandRecord, s
 	rec.LookedUpProcess(sandbox, found, "the process list")
 	fctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	opts := client.FollowOptions{Since: since, NoFollow: !follow, ReuseData: true, Buffer: 8}
+	// found is the status of a lookup just made: the follower opens the stream at once instead of
+	// asking again (one round trip less before the first byte), as logs --all does.
+	opts := client.FollowOptions{Since: since, NoFollow: !follow, ReuseData: true, Buffer: 2, Status: found}
 	if follow {
 		opts = cmdutil.FollowOptions(opts)
 	} else {

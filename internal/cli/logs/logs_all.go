@@ -92,6 +92,26 @@ func (o *allOut) plain(format string, a ...any) {
 	_, _ = io.WriteString(o.stderr, line)
 }
 
+// allBatch is how many bytes of prefixed lines logs --all gathers before it writes them: a pipe's
+// capacity.
+const allBatch = 64 << 10
+
+// pieceEnd is where the first piece of data that logs --all frames at once ends: after the last
+// newline within allBatch bytes, or after the first one beyond (a piece never ends inside a line,
+// so the lines are the same as if the data were framed whole).
+func pieceEnd(data []byte) int {
+	if len(data) <= allBatch {
+		return len(data)
+	}
+	if i := bytes.LastIndexByte(data[:allBatch], '\n'); i >= 0 {
+		return i + 1
+	}
+	if i := bytes.IndexByte(data[allBatch:], '\n'); i >= 0 {
+		return allBatch + i + 1
+	}
+	return len(data)
+}
+
 // maxPartial is how long a line without newline may grow before it is written as a line of its own.
 const maxPartial = 64 << 10
 
@@ -171,7 +191,7 @@ func (o *allOut) followOne(ctx context.Context, d driver.Driver, sandbox string,
 	pe := o.prefix(o.opts.colorErr, name, p.ID)
 	// p is the status of a lookup just made (the list, or the watcher's last poll): the follower
 	// opens the stream at once instead of asking again.
-	fopts := client.FollowOptions{NoFollow: !o.opts.follow, ReuseData: true, Buffer: 8, Status: &p}
+	fopts := client.FollowOptions{NoFollow: !o.opts.follow, ReuseData: true, Buffer: 1, Status: &p}
 	if o.opts.follow {
 		fopts = cmdutil.FollowOptions(fopts)
 	} else {
@@ -179,7 +199,10 @@ func (o *allOut) followOne(ctx context.Context, d driver.Driver, sandbox string,
 	}
 	events := d.Follow(ctx, sandbox, p.ID, driver.FollowOptions{FollowOptions: fopts})
 	observe := o.opts.rec.Observe(sandbox, p.ID)
-	var outBuf, errBuf lineBuffer
+	// a batch holds up to allBatch bytes plus one piece's prefixed lines: sized once, not grown
+	// through every power of two for each of 20 processes
+	outBuf := lineBuffer{batch: make([]byte, 0, 3*allBatch)}
+	var errBuf lineBuffer
 	// writeOut writes the batched whole lines of both streams (one write each, under the lock).
 	writeOut := func() {
 		for _, s := range []struct {
@@ -207,14 +230,23 @@ func (o *allOut) followOne(ctx context.Context, d driver.Driver, sandbox string,
 		}
 		switch ev.Kind {
 		case client.Data:
+			lb, prefix, clean := &outBuf, po, o.opts.cleanOut
 			if ev.Stream == client.Stderr {
-				errBuf.feed(ev.Data, pe, o.opts.cleanErr, o.opts.noSGR, false)
-			} else {
-				outBuf.feed(ev.Data, po, o.opts.cleanOut, o.opts.noSGR, false)
+				lb, prefix, clean = &errBuf, pe, o.opts.cleanErr
 			}
 			// Write when a batch is large or nothing more is queued: fewer, larger writes on a
-			// fast log, no delay on a slow one.
-			if len(events) == 0 || len(outBuf.batch)+len(errBuf.batch) >= 128<<10 {
+			// fast log, no delay on a slow one. A large event is cut in batch-sized pieces, so
+			// the batches stay small and warm (20 processes' batches grown to a whole event each
+			// were a tenth of logs --all's page faults).
+			for data := ev.Data; len(data) > 0; {
+				n := pieceEnd(data)
+				lb.feed(data[:n], prefix, clean, o.opts.noSGR, false)
+				data = data[n:]
+				if len(outBuf.batch)+len(errBuf.batch) >= allBatch {
+					writeOut()
+				}
+			}
+			if len(events) == 0 {
 				writeOut()
 			}
 		case client.Gap:
@@ -291,6 +323,7 @@ func runLogsAll(ctx context.Context, d driver.Driver, sandbox string, opts allOp
 		opts.settle = time.Second
 	}
 	out := &allOut{stdout: stdout, stderr: stderr, opts: &opts}
+	growPipe(stdout, 1<<20)
 	fctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	defer func() { cancel(); wg.Wait() }()

@@ -1,7 +1,9 @@
 package logs
 
 import (
+	"bytes"
 	"errors"
+	"math/rand/v2"
 	"sandscope/client"
 	"sandscope/followall"
 	"sandscope/internal/cli/cmdutil"
@@ -107,6 +109,44 @@ func TestProcessNameAndFilters(t *testing.T) {
 		var ee *cmdutil.ExitError
 		if code := 0; (err == nil && c.code != 0) || (err != nil && (!errors.As(err, &ee) || ee.Code != c.code)) {
 			t.Errorf("%v: got %v want %d", c.counts, err, c.code+code)
+		}
+	}
+}
+
+// logs --all frames a large event in pieces (pieceEnd); the lines must be the same as if it
+// were framed whole, whatever the line lengths (lines longer than a piece included).
+func TestPiecesFrameLikeWhole(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for round := 0; round < 200; round++ {
+		var data []byte
+		for len(data) < 3*allBatch {
+			n := rng.IntN(100)
+			switch rng.IntN(20) {
+			case 0:
+				n = rng.IntN(3 * allBatch) // longer than a piece, often longer than maxPartial
+			case 1:
+				n = 0
+			}
+			data = append(data, bytes.Repeat([]byte{byte('a' + rng.IntN(26))}, n)...)
+			if rng.IntN(50) != 0 {
+				data = append(data, '\n')
+			}
+		}
+		var whole, pieces lineBuffer
+		whole.feed(data, "p | ", false, false, false)
+		want := append([]byte(nil), whole.take()...)
+		var got []byte
+		for rest := data; len(rest) > 0; {
+			n := pieceEnd(rest)
+			if n <= 0 || n > len(rest) {
+				t.Fatalf("pieceEnd %d of %d", n, len(rest))
+			}
+			pieces.feed(rest[:n], "p | ", false, false, false)
+			got = append(got, pieces.take()...)
+			rest = rest[n:]
+		}
+		if !bytes.Equal(got, want) || !bytes.Equal(whole.partial, pieces.partial) {
+			t.Fatalf("round %d: pieces framed %d bytes, whole %d", round, len(got), len(want))
 		}
 	}
 }
