@@ -2,7 +2,6 @@ package localbridge_test
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -20,56 +19,12 @@ import (
 // hc is the test HTTP client; every call has a deadline.
 var hc = &http.Client{Timeout: 60 * time.Second}
 
-type resp struct {
-	Status int
-	Type   string
-	Body   []byte
-	Header http.Header
-}
-
-func (r resp) String() string { return fmt.Sprintf("%d %s %q", r.Status, r.Type, r.Body) }
+type resp = bridgetest.Response
 
 // call performs one request. hdr holds extra headers; auth adds the bridge's bearer token.
 func call(t testing.TB, b *bridgetest.Bridge, method, path string, body any, auth bool, hdr ...string) resp {
 	t.Helper()
-	var rd io.Reader
-	switch v := body.(type) {
-	case nil:
-	case string:
-		rd = strings.NewReader(v)
-	case []byte:
-		rd = bytes.NewReader(v)
-	default:
-		j, err := json.Marshal(v)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rd = bytes.NewReader(j)
-	}
-	req, err := http.NewRequest(method, b.URL+path, rd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if auth {
-		req.Header.Set("Authorization", "Bearer "+b.Token)
-	}
-	for i := 0; i+1 < len(hdr); i += 2 {
-		if strings.EqualFold(hdr[i], "Host") {
-			req.Host = hdr[i+1]
-			continue
-		}
-		req.Header.Set(hdr[i], hdr[i+1])
-	}
-	res, err := hc.Do(req)
-	if err != nil {
-		t.Fatalf("%s %s: %v", method, path, err)
-	}
-	defer res.Body.Close()
-	data, err := io.ReadAll(res.Body)
-	if err != nil {
-		t.Fatalf("%s %s: read: %v", method, path, err)
-	}
-	return resp{Status: res.StatusCode, Type: res.Header.Get("Content-Type"), Body: data, Header: res.Header}
+	return b.Call(t, method, path, body, auth, hdr...)
 }
 
 type procStatus struct {
@@ -116,19 +71,11 @@ func getProc(t testing.TB, b *bridgetest.Bridge, sb, id string) (procStatus, int
 // waitExit polls until the process is no longer running.
 func waitExit(t testing.TB, b *bridgetest.Bridge, sb, id string) procStatus {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		st, code := getProc(t, b, sb, id)
-		if code != 200 {
-			t.Fatalf("get %s: status %d", id, code)
-		}
-		if st.State != "running" {
-			return st
-		}
-		time.Sleep(10 * time.Millisecond)
+	var st procStatus
+	if err := json.Unmarshal(b.WaitExit(t, sb, id).Body, &st); err != nil {
+		t.Fatal(err)
 	}
-	t.Fatalf("process %s did not end", id)
-	return procStatus{}
+	return st
 }
 
 type sseEvent struct {
