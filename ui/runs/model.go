@@ -373,14 +373,17 @@ func minTime(a, b time.Time) time.Time {
 	return a
 }
 
-// cellWidth is a plain cell's width in terminal cells (printable ASCII: its length).
+// cellWidth is a plain cell's width in terminal cells: one a rune for printable ASCII and Latin-1
+// (the rows' "·" included), ansi.StringWidth for anything else.
 func cellWidth(s string) int {
-	for i := 0; i < len(s); i++ {
-		if s[i] < 0x20 || s[i] > 0x7e {
+	n := 0
+	for _, r := range s {
+		if r < 0x20 || (r >= 0x7f && r < 0xa0) || r == 0xad || r > 0xff {
 			return ansi.StringWidth(s)
 		}
+		n++
 	}
-	return len(s)
+	return n
 }
 
 // naturalOf is components.Natural of the rows' cells, from the widths kept with them.
