@@ -12,7 +12,8 @@ import (
 
 // TestOutputsOfMatchesOutputOf: the bulk answer is OutputOf's, process by process, for captures
 // of every shape (none, begun without output, output, ended, earlier bytes gone), whether they
-// are in memory (this run) or read from the file (a later run), and OutputOf agrees afterwards.
+// are in memory (this run) or read from the file (a later run); the bulk read keeps nothing in
+// memory, and OutputsHeld gives what OutputOf keeps.
 func TestOutputsOfMatchesOutputOf(t *testing.T) {
 	dir := t.TempDir()
 	rng := rand.New(rand.NewSource(22))
@@ -78,6 +79,9 @@ func TestOutputsOfMatchesOutputOf(t *testing.T) {
 	}
 	defer bulk.Close()
 	got := bulk.OutputsOf("sb1", procs)
+	if held := bulk.OutputsHeld("sb1", procs); len(held) != 0 {
+		t.Fatalf("OutputsOf kept %d answers in memory", len(held))
+	}
 	found := 0
 	for _, p := range procs {
 		if got[p] != want[p] {
@@ -91,6 +95,16 @@ func TestOutputsOfMatchesOutputOf(t *testing.T) {
 		t.Fatal("no capture found: the test proves nothing")
 	}
 	compare("later run, after the bulk read", bulk)
+	// what OutputOf read is held now, and OutputsHeld gives it as OutputOf does
+	held := bulk.OutputsHeld("sb1", procs)
+	if len(held) != len(procs) {
+		t.Fatalf("held %d of %d", len(held), len(procs))
+	}
+	for p, o := range held {
+		if o != want[p] {
+			t.Errorf("held %s: %+v, OutputOf %+v", p, o, want[p])
+		}
+	}
 }
 
 // TestOutputsOfUsesTheKey: the captures of one sandbox are read through the primary key, not by
