@@ -50,6 +50,11 @@ func TestKeptCellsAreWhatTheRowShowsNow(t *testing.T) {
 		m.Update(tickMsg{owner: m, gen: m.gen})
 		var fresh [][]string
 		for _, r := range m.rows {
+			if r.e.Kind == record.Process {
+				if o := rec.OutputOf(r.sandbox, r.e.ID); r.out != o {
+					t.Fatalf("step %d, %s: output %+v, the record says %+v", step, r.e.ID, r.out, o)
+				}
+			}
 			want := m.cells(r, clock)
 			fresh = append(fresh, want)
 			if !slices.Equal(r.cells, want) {

@@ -53,9 +53,12 @@ type Model struct {
 	known     []string
 	states    map[string]*record.State // what the record knows of each sandbox listed
 	bySandbox map[string][]*row        // each listed sandbox's runs, oldest first
-	all       []*row                   // every run
-	rows      []*row                   // the rows the list sees (all, or those needing attention)
-	natural   []components.Column      // the columns sized by the cells of rows
+	// outputs are what the file said was captured of each listed sandbox's processes, read once:
+	// what moves is held by the record in memory (OutputsHeld)
+	outputs   map[string]map[string]record.Output
+	all       []*row              // every run
+	rows      []*row              // the rows the list sees (all, or those needing attention)
+	natural   []components.Column // the columns sized by the cells of rows
 	list      *components.List
 	attention bool // narrowed to the runs that need attention
 
@@ -67,7 +70,7 @@ type Model struct {
 
 // New makes the screen. Init subscribes to the record's changes.
 func New(ctx *common.Context) *Model {
-	m := &Model{ctx: ctx, states: map[string]*record.State{}, bySandbox: map[string][]*row{}}
+	m := &Model{ctx: ctx, states: map[string]*record.State{}, bySandbox: map[string][]*row{}, outputs: map[string]map[string]record.Output{}}
 	m.list = components.NewList(ctx.Keys).SetSorts([]components.Sort{
 		{Name: "state", Less: func(a, b int) bool {
 			ra, rb := rank(m.rows[a]), rank(m.rows[b])
@@ -188,6 +191,7 @@ func (m *Model) drop(keep map[string]bool) bool {
 		if !keep[sb] {
 			delete(m.states, sb)
 			delete(m.bySandbox, sb)
+			delete(m.outputs, sb)
 			dropped = true
 		}
 	}
@@ -221,7 +225,7 @@ func (m *Model) load(sb string, now time.Time) {
 	for _, e := range st.Processes {
 		ids = append(ids, e.ID)
 	}
-	outs := m.ctx.Record.OutputsOf(sb, ids)
+	outs := m.outputsOf(sb, ids)
 	var before map[string]*row
 	if old := m.bySandbox[sb]; len(old) > 0 {
 		before = make(map[string]*row, len(old))
@@ -243,6 +247,31 @@ func (m *Model) load(sb string, now time.Time) {
 	}
 	sort.SliceStable(rows, func(i, j int) bool { return rows[i].started.Before(rows[j].started) })
 	m.bySandbox[sb] = rows
+}
+
+// outputsOf is what was captured of the processes named: the file's answers read once (again when
+// a process is new to the screen), with what the record holds in memory in their place.
+func (m *Model) outputsOf(sb string, ids []string) map[string]record.Output {
+	file := m.outputs[sb]
+	for _, id := range ids {
+		if _, ok := file[id]; !ok {
+			file = m.ctx.Record.OutputsOf(sb, ids)
+			m.outputs[sb] = file
+			return file
+		}
+	}
+	held := m.ctx.Record.OutputsHeld(sb, ids)
+	if len(held) == 0 {
+		return file
+	}
+	outs := make(map[string]record.Output, len(file))
+	for id, o := range file {
+		outs[id] = o
+	}
+	for id, o := range held {
+		outs[id] = o
+	}
+	return outs
 }
 
 // sameShown reports whether two rows of one run show the same cells at the same time: every
