@@ -88,7 +88,8 @@ func measureRunsScreen(dir string, wantRuns int) error {
 		BridgeLabel: scaleBridge, BridgeURL: scaleBridge, StateDir: state, CacheDir: filepath.Join(state, "cache"),
 		Ctx: ctx, Record: rec, Watch: mgr}
 
-	// SANDSCOPE_SCALE_PROFILE=FILE: a CPU profile of the screen's part (open, frames, keys)
+	// SANDSCOPE_SCALE_PROFILE=FILE: a CPU profile of the screen's part (open, frames, keys; only
+	// the open with SANDSCOPE_SCALE_PROFILE_OPEN=1)
 	if f := os.Getenv("SANDSCOPE_SCALE_PROFILE"); f != "" {
 		if out, err := os.Create(f); err == nil && pprof.StartCPUProfile(out) == nil {
 			defer pprof.StopCPUProfile()
@@ -100,6 +101,9 @@ func measureRunsScreen(dir string, wantRuns int) error {
 	_ = m.Init() // its commands wait for changes and ticks: nothing the first frame needs
 	v := m.View()
 	open := time.Since(t)
+	if os.Getenv("SANDSCOPE_SCALE_PROFILE_OPEN") != "" {
+		pprof.StopCPUProfile()
+	}
 	defer m.Close()
 	if want := fmt.Sprintf("All runs (%d)", wantRuns); !strings.Contains(v, want) {
 		return fmt.Errorf("the all-runs screen's first frame has no %q:\n%s", want, v)
@@ -227,8 +231,9 @@ func (e *env) measureWatchRate(b *bridge, n int, window time.Duration) (watchRat
 	defer cancel()
 	ids := make([]string, n)
 	for i := range ids {
-		ids[i] = fmt.Sprintf("watch%03dof%03d", i, n)
-		if _, err := b.c.ListProcesses(ctx, ids[i]); err != nil { // makes the sandbox exist
+		// sandbox IDs are a-z and 2-7; listing its processes makes the sandbox exist
+		ids[i] = fmt.Sprintf("watch%sof%s", letters(i), letters(n))
+		if _, err := b.c.ListProcesses(ctx, ids[i]); err != nil {
 			return watchRate{}, fmt.Errorf("sandbox %s: %w", ids[i], err)
 		}
 	}
@@ -266,6 +271,15 @@ func (e *env) measureWatchRate(b *bridge, n int, window time.Duration) (watchRat
 	mgr.Focus(ids[0])
 	time.Sleep(window)
 	return p.rate(n, window), nil
+}
+
+// letters writes n in the letters a to j.
+func letters(n int) string {
+	b := []byte(fmt.Sprintf("%03d", n))
+	for i := range b {
+		b[i] += 'a' - '0'
+	}
+	return string(b)
 }
 
 // watchRateRows measures 20 and 200 known sandboxes at once (each on its own proxy) over one slow
