@@ -163,6 +163,9 @@ func figScale(e *env) ([]row, error) {
 		if _, ok := res[1][0].ms[c.step+"-p99"]; ok {
 			value = fmt.Sprintf("%.2f ms (p99 %.2f)", b, med(1, c.step+"-p99"))
 		}
+		if _, ok := res[1][0].ms[c.step+"-cpu"]; ok {
+			value = fmt.Sprintf("%.1f ms (CPU %.1f ms; 1,000 runs %.1f)", b, med(1, c.step+"-cpu"), med(0, c.step+"-cpu"))
+		}
 		rows = append(rows, row{fig: c.fig, name: c.name + ", " + label(big),
 			value: value, baseline: fmt.Sprintf("%d runs %.2f ms", small, s),
 			ratio: f2(r) + "×", budget: budget, result: verdict(ok)})
