@@ -496,6 +496,11 @@ func (s *State) applyStream(ev Event) {
 	if e == nil {
 		return
 	}
+	s.markStream(e, ev)
+}
+
+// markStream is what a stream event does to its entry e.
+func (s *State) markStream(e *Entry, ev Event) {
 	if ev.Cursor != "" {
 		e.Cursor = ev.Cursor
 	}

@@ -755,11 +755,7 @@ func (r *Record) stateLocked(sandbox string) *State {
 		return st
 	}
 	st := NewState(sandbox)
-	if evs, err := r.query("sandbox = ?", sandbox); err == nil {
-		for _, ev := range evs {
-			st.Apply(ev)
-		}
-	} else {
+	if err := r.fold(st, sandbox); err != nil {
 		r.notices = append(r.notices, fmt.Sprintf("reading the record of %s: %v", sandbox, err))
 	}
 	r.states[sandbox] = st

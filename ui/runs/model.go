@@ -2,6 +2,7 @@ package runs
 
 import (
 	"context"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/ansi"
 
 	"sandscope/record"
 	"sandscope/themes"
@@ -16,8 +18,8 @@ import (
 	"sandscope/ui/components"
 )
 
-// refreshEvery re-reads the record for ages and last output times (no bridge call: the record's
-// background watcher is what polls).
+// refreshEvery re-reads the record for ages, last output times and the sandboxes listed (no
+// bridge call: the record's background watcher is what polls).
 const refreshEvery = time.Second
 
 // row is one process or terminal of one sandbox.
@@ -32,6 +34,13 @@ type row struct {
 	capturing bool
 	out       record.Output
 	started   time.Time
+
+	// What the row shows as of its last refresh: the column widths and the filter read these, so
+	// a frame formats only the rows on screen and a keystroke formats none.
+	cells  []string
+	widths []int     // the cells' widths
+	text   string    // the filter's text, lower-cased
+	next   time.Time // when a time the row shows (its age, its last output) reads differently
 }
 
 // Model is the all-runs screen.
@@ -43,8 +52,13 @@ type Model struct {
 	// known are the sandboxes the record knows, when no background watcher lists them (loadKnown)
 	known     []string
 	states    map[string]*record.State // what the record knows of each sandbox listed
-	all       []*row                   // every run
-	rows      []*row                   // the rows the list sees (all, or those needing attention)
+	bySandbox map[string][]*row        // each listed sandbox's runs, oldest first
+	// outputs are what the file said was captured of each listed sandbox's processes, read once:
+	// what moves is held by the record in memory (OutputsHeld)
+	outputs   map[string]map[string]record.Output
+	all       []*row              // every run
+	rows      []*row              // the rows the list sees (all, or those needing attention)
+	natural   []components.Column // the columns sized by the cells of rows
 	list      *components.List
 	attention bool // narrowed to the runs that need attention
 
@@ -56,7 +70,7 @@ type Model struct {
 
 // New makes the screen. Init subscribes to the record's changes.
 func New(ctx *common.Context) *Model {
-	m := &Model{ctx: ctx, states: map[string]*record.State{}}
+	m := &Model{ctx: ctx, states: map[string]*record.State{}, bySandbox: map[string][]*row{}, outputs: map[string]map[string]record.Output{}}
 	m.list = components.NewList(ctx.Keys).SetSorts([]components.Sort{
 		{Name: "state", Less: func(a, b int) bool {
 			ra, rb := rank(m.rows[a]), rank(m.rows[b])
@@ -73,7 +87,7 @@ func New(ctx *common.Context) *Model {
 			return m.rows[a].started.Before(m.rows[b].started)
 		}},
 	})
-	m.reload()
+	m.rebuild()
 	return m
 }
 
@@ -95,7 +109,8 @@ func rank(r *row) int {
 	return 4
 }
 
-// Init subscribes to the record's change notices and starts the refresh tick.
+// Init subscribes to the record's change notices, reads the listed sandboxes' states and starts
+// the refresh tick.
 func (m *Model) Init() tea.Cmd {
 	if m.closed {
 		return nil
@@ -104,7 +119,6 @@ func (m *Model) Init() tea.Cmd {
 	if m.cancel != nil {
 		m.cancel()
 	}
-	m.reload()
 	if m.ctx.Record == nil {
 		return nil
 	}
@@ -116,6 +130,7 @@ func (m *Model) Init() tea.Cmd {
 		unsubscribe()
 	}()
 	m.changes = ch
+	m.reload() // after subscribing: a change made meanwhile is read again, not missed
 	return tea.Batch(waitForChange(m, ch, m.gen), m.tick(), m.loadKnown())
 }
 
@@ -152,22 +167,35 @@ func (m *Model) loadKnown() tea.Cmd {
 	}
 }
 
-// reload re-reads every listed sandbox's state from the record.
+// reload re-reads every listed sandbox's state from the record (at Init and at every refresh
+// tick: a sandbox added or forgotten elsewhere, what was captured, a change notice dropped). A run
+// that reads as it did keeps its formatted cells.
 func (m *Model) reload() {
 	if m.ctx.Record == nil {
 		return
 	}
+	now := m.ctx.Clock()
 	keep := map[string]bool{}
 	for _, sb := range m.sandboxes() {
 		keep[sb] = true
-		m.states[sb] = m.ctx.Record.State(sb)
+		m.load(sb, now)
 	}
+	m.drop(keep)
+	m.rebuild()
+}
+
+// drop forgets the sandboxes no longer listed; it reports whether there were any.
+func (m *Model) drop(keep map[string]bool) bool {
+	dropped := false
 	for sb := range m.states {
 		if !keep[sb] {
 			delete(m.states, sb)
+			delete(m.bySandbox, sb)
+			delete(m.outputs, sb)
+			dropped = true
 		}
 	}
-	m.rebuild()
+	return dropped
 }
 
 // refresh re-reads the states of the sandboxes named (when they are listed).
@@ -179,58 +207,118 @@ func (m *Model) refresh(sbs map[string]bool) {
 	for _, sb := range m.sandboxes() {
 		watched[sb] = true
 	}
+	now := m.ctx.Clock()
 	for sb := range sbs {
 		if watched[sb] {
-			m.states[sb] = m.ctx.Record.State(sb)
+			m.load(sb, now)
 		}
 	}
 	m.rebuild()
 }
 
-// rebuild turns the states into rows and gives them to the list.
+// load reads one sandbox's state and makes its rows (what was captured of its processes read in
+// one query); a run that reads as its row did keeps that row's formatted cells.
+func (m *Model) load(sb string, now time.Time) {
+	st := m.ctx.Record.State(sb)
+	m.states[sb] = st
+	ids := make([]string, 0, len(st.Processes))
+	for _, e := range st.Processes {
+		ids = append(ids, e.ID)
+	}
+	outs := m.outputsOf(sb, ids)
+	var before map[string]*row
+	if old := m.bySandbox[sb]; len(old) > 0 {
+		before = make(map[string]*row, len(old))
+		for _, r := range old {
+			before[rowKey(r)] = r
+		}
+	}
+	rows := make([]*row, 0, len(st.Processes)+len(st.Terminals))
+	for _, list := range [][]*record.Entry{st.Processes, st.Terminals} {
+		for _, e := range list {
+			r := m.makeRow(st, e, outs[e.ID], now)
+			if old := before[rowKey(r)]; old != nil && now.Before(old.next) && sameShown(old, r) {
+				r.cells, r.widths, r.text, r.next = old.cells, old.widths, old.text, old.next
+			} else {
+				m.setCells(r, now)
+			}
+			rows = append(rows, r)
+		}
+	}
+	sort.SliceStable(rows, func(i, j int) bool { return rows[i].started.Before(rows[j].started) })
+	m.bySandbox[sb] = rows
+}
+
+// outputsOf is what was captured of the processes named: the file's answers read once (again when
+// a process is new to the screen), with what the record holds in memory in their place.
+func (m *Model) outputsOf(sb string, ids []string) map[string]record.Output {
+	file := m.outputs[sb]
+	for _, id := range ids {
+		if _, ok := file[id]; !ok {
+			file = m.ctx.Record.OutputsOf(sb, ids)
+			m.outputs[sb] = file
+			return file
+		}
+	}
+	held := m.ctx.Record.OutputsHeld(sb, ids)
+	if len(held) == 0 {
+		return file
+	}
+	outs := make(map[string]record.Output, len(file))
+	for id, o := range file {
+		outs[id] = o
+	}
+	for id, o := range held {
+		outs[id] = o
+	}
+	return outs
+}
+
+// sameShown reports whether two rows of one run show the same cells at the same time: every
+// input of cells but the clock.
+func sameShown(a, b *row) bool {
+	ea, eb := a.e, b.e
+	return a.label == b.label && a.badge == b.badge && a.cond == b.cond && a.suspect == b.suspect &&
+		a.capturing == b.capturing && a.out == b.out && a.started.Equal(b.started) && a.sandbox == b.sandbox &&
+		ea.Kind == eb.Kind && ea.ID == eb.ID && ea.Incarnation == eb.Incarnation && ea.Inferred == eb.Inferred &&
+		ea.Stream == eb.Stream && ea.Lost == eb.Lost && ea.Gaps == eb.Gaps && ea.Interruptions == eb.Interruptions &&
+		ea.State() == eb.State() && slices.Equal(ea.Command(), eb.Command())
+}
+
+// rebuild lists the rows of every sandbox, by sandbox then start, and gives them to the list.
 func (m *Model) rebuild() {
-	now := m.ctx.Clock()
-	names := make([]string, 0, len(m.states))
-	for sb := range m.states {
+	names := make([]string, 0, len(m.bySandbox))
+	for sb := range m.bySandbox {
 		names = append(names, sb)
 	}
 	sort.Strings(names)
 	m.all = m.all[:0]
 	for _, sb := range names {
-		st := m.states[sb]
-		for _, list := range [][]*record.Entry{st.Processes, st.Terminals} {
-			for _, e := range list {
-				m.all = append(m.all, m.makeRow(st, e, now))
-			}
-		}
+		m.all = append(m.all, m.bySandbox[sb]...)
 	}
-	sort.SliceStable(m.all, func(i, j int) bool {
-		if m.all[i].sandbox != m.all[j].sandbox {
-			return m.all[i].sandbox < m.all[j].sandbox
-		}
-		return m.all[i].started.Before(m.all[j].started)
-	})
 	m.rows = m.rows[:0]
 	for _, r := range m.all {
 		if !m.attention || r.attention {
 			m.rows = append(m.rows, r)
 		}
 	}
+	m.natural = naturalOf(m.rows)
+	m.setRows()
+}
+
+func (m *Model) setRows() {
 	m.list.SetRows(components.Rows{N: len(m.rows),
-		Key: func(i int) string { return rowKey(m.rows[i]) },
-		Text: func(i int) string {
-			// what the row shows (the whole ID, not its first 8 characters), and its kind
-			r := m.rows[i]
-			return strings.Join(m.cells(r, m.ctx.Clock()), " ") + " " + string(r.e.Kind) + " " + r.e.ID
-		}})
+		Key:  func(i int) string { return rowKey(m.rows[i]) },
+		Text: func(i int) string { return m.rows[i].text }, Lower: true})
 }
 
 func rowKey(r *row) string {
 	return r.sandbox + "\x00" + string(r.e.Kind) + "\x00" + r.e.ID + "\x00" + strconv.Itoa(r.e.Incarnation)
 }
 
-// makeRow classifies one entry in the vocabulary of the other screens.
-func (m *Model) makeRow(st *record.State, e *record.Entry, now time.Time) *row {
+// makeRow classifies one entry in the vocabulary of the other screens; out is what was captured
+// of it (a process).
+func (m *Model) makeRow(st *record.State, e *record.Entry, out record.Output, now time.Time) *row {
 	r := &row{sandbox: st.Sandbox, e: e, started: e.FirstSeen}
 	state := e.State()
 	switch {
@@ -245,22 +333,110 @@ func (m *Model) makeRow(st *record.State, e *record.Entry, now time.Time) *row {
 		if !e.Process.StartedAt.IsZero() {
 			r.started = e.Process.StartedAt
 		}
-		r.badge, r.label = common.ProcessBadge(state, e.Process.Exit, e.Process.Error, r.cond, e.Incarnation, e.LastSeen, now)
-		if m.ctx.Record != nil {
-			r.out = m.ctx.Record.OutputOf(st.Sandbox, e.ID)
-		}
+		r.out = out
 		if m.ctx.Watch != nil {
 			r.capturing = m.ctx.Watch.Capturing(st.Sandbox, e.ID)
 		}
-	} else {
-		r.badge, r.label = common.ProcessBadge(state, e.Terminal.Exit, e.Terminal.Error, r.cond, e.Incarnation, e.LastSeen, now)
 	}
+	m.label(r, now)
 	if r.cond == common.Current && state == "running" && e.Stream == "suspect end" {
 		r.suspect = true
 		r.badge, r.label = themes.BadgeSuspectEnd, "SUSPECT END"
 	}
 	r.attention = r.cond == common.Lost || r.cond == common.Stale || r.suspect
 	return r
+}
+
+// label is the row's state word (an UNKNOWN one says when the state was last confirmed).
+func (m *Model) label(r *row, now time.Time) {
+	e := r.e
+	if e.Kind == record.Process {
+		r.badge, r.label = common.ProcessBadge(e.State(), e.Process.Exit, e.Process.Error, r.cond, e.Incarnation, e.LastSeen, now)
+		return
+	}
+	r.badge, r.label = common.ProcessBadge(e.State(), e.Terminal.Exit, e.Terminal.Error, r.cond, e.Incarnation, e.LastSeen, now)
+}
+
+// setCells formats the row as of now: its cells, their widths, the filter's text, and when a time
+// among them next reads differently.
+func (m *Model) setCells(r *row, now time.Time) {
+	r.cells = m.cells(r, now)
+	r.widths = r.widths[:0]
+	for _, c := range r.cells {
+		r.widths = append(r.widths, cellWidth(c))
+	}
+	// what the row shows (the whole ID, not its first 8 characters), and its kind
+	r.text = strings.ToLower(strings.Join(r.cells, " ") + " " + string(r.e.Kind) + " " + r.e.ID)
+	r.next = changesAt(now, r.started)
+	if !r.out.Last.IsZero() {
+		r.next = minTime(r.next, changesAt(now, r.out.Last))
+	}
+	if r.cond == common.Unknown {
+		r.next = minTime(r.next, changesAt(now, r.e.LastSeen))
+	}
+}
+
+// changesAt is when common.Age of the time since t next reads differently (seconds shown under an
+// hour, minutes under two days, then days). A zero t never changes.
+func changesAt(now, t time.Time) time.Time {
+	if t.IsZero() {
+		return time.Unix(1<<62, 0)
+	}
+	d := now.Sub(t)
+	unit := 24 * time.Hour
+	switch {
+	case d < 0:
+		return t.Add(time.Second) // "0s" until then
+	case d < time.Hour:
+		unit = time.Second
+	case d < 48*time.Hour:
+		unit = time.Minute
+	}
+	return now.Add(unit - d%unit)
+}
+
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
+}
+
+// cellWidth is a plain cell's width in terminal cells: one a rune for printable ASCII and Latin-1
+// (the rows' "·" included), ansi.StringWidth for anything else.
+func cellWidth(s string) int {
+	n := 0
+	for _, r := range s {
+		if r < 0x20 || (r >= 0x7f && r < 0xa0) || r == 0xad || r > 0xff {
+			return ansi.StringWidth(s)
+		}
+		n++
+	}
+	return n
+}
+
+// naturalOf is components.Natural of the rows' cells, from the widths kept with them.
+func naturalOf(rows []*row) []components.Column {
+	widest := make([]int, len(columns))
+	for _, r := range rows {
+		for c, w := range r.widths {
+			if c < len(widest) {
+				widest[c] = max(widest[c], w)
+			}
+		}
+	}
+	out := append([]components.Column(nil), columns...)
+	for c := range out {
+		if out[c].Flex {
+			continue
+		}
+		w := max(ansi.StringWidth(out[c].Title), widest[c])
+		if out[c].Want > 0 {
+			w = min(w, out[c].Want)
+		}
+		out[c].Want = max(w, out[c].Min)
+	}
+	return out
 }
 
 // Close ends the subscription.
@@ -306,7 +482,7 @@ func (m *Model) Back() bool {
 
 func (m *Model) setAttention(on bool) {
 	m.attention = on
-	m.rebuild()
+	m.rebuild() // the rows are kept: only the list changes
 }
 
 // Attention reports whether the screen shows only the runs that need attention.

@@ -60,11 +60,7 @@ func (m *Model) View() string {
 	}
 	b.WriteString(common.Fit(title, w) + "\n")
 
-	cells := make([][]string, len(m.rows))
-	for i, r := range m.rows {
-		cells[i] = m.cells(r, now)
-	}
-	cols := components.Layout(components.Natural(columns, cells), max(w-2, 1))
+	cols := components.Layout(m.natural, max(w-2, 1))
 	head := make([]string, len(columns))
 	for i, c := range columns {
 		head[i] = c.Title
