@@ -68,8 +68,11 @@ type Model struct {
 
 	tab   Tab   // the active tab
 	kinds []Tab // the tabs shown, in order (the driver's: tabsFor)
-	tabs  *components.Tabs
-	lists [tabCount]*components.List // cursor, paging, filter, sort (and the processes' selection) per tab
+	// hidden: another screen is on top (SetFocus(false)); acting on the sandbox does not focus
+	// its watcher then
+	hidden bool
+	tabs   *components.Tabs
+	lists  [tabCount]*components.List // cursor, paging, filter, sort (and the processes' selection) per tab
 	// preview shows the selected process's details and the tail of its output beside the list
 	preview *preview
 	// st is what the record knows of the sandbox (a copy, refreshed when the record changes);
@@ -247,6 +250,7 @@ func (m *Model) Close() {
 
 // SetFocus switches the watcher between its fast (shown) and slow (hidden) rate.
 func (m *Model) SetFocus(focused bool) {
+	m.hidden = !focused
 	if w := m.ctx.Watch; w != nil && m.changes != nil {
 		if focused {
 			w.Focus(m.id)
@@ -257,6 +261,21 @@ func (m *Model) SetFocus(focused bool) {
 	}
 	if m.watch.SetFocused != nil {
 		m.watch.SetFocused(focused)
+	}
+}
+
+// stir says the user acted on the sandbox: its watcher, slowed while nothing changed, polls at
+// its fast rate again (see client.WatchOptions).
+func (m *Model) stir() {
+	if m.closed || m.hidden {
+		return
+	}
+	if w := m.ctx.Watch; w != nil && m.changes != nil {
+		w.Nudge(m.id)
+		return
+	}
+	if m.watch.SetFocused != nil {
+		m.watch.SetFocused(true)
 	}
 }
 

@@ -209,7 +209,9 @@ func (m *Model) sandboxState(now time.Time) string {
 		if every <= 0 {
 			every = time.Second
 		}
-		return st.Badge(themes.BadgeRunning).Render("RUNNING") + st.Faint.Render(inc+" · states polled every "+every.String())
+		// fast right after a change, slower while nothing changes (client.WatchOptions)
+		settled := client.SettledInterval(every, m.ctx.WatchSlow)
+		return st.Badge(themes.BadgeRunning).Render("RUNNING") + st.Faint.Render(inc+" · states polled every "+every.String()+"–"+settled.String())
 	}
 	return st.Badge(themes.BadgeStopped).Render("STOPPED") + st.Faint.Render(inc+" · nothing runs until something is started")
 }
