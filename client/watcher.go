@@ -10,15 +10,15 @@ import (
 
 // WatchOptions tunes a Watcher.
 //
-// A focused watcher polls adaptively: FastInterval after a poll that saw a change, after
-// gaining focus and after SetFocused(true) again (someone acted on the sandbox, or a followed
-// stream saw a process end); each poll that sees nothing new doubles the wait, up to
-// SettledInterval. An unfocused watcher polls every SlowInterval.
+// With SettledInterval set, a focused watcher polls adaptively: FastInterval after a poll that
+// saw a change, after gaining focus and after SetFocused(true) again (someone acted on the
+// sandbox, or a followed stream saw a process end); each poll that sees nothing new doubles the
+// wait, up to SettledInterval. An unfocused watcher polls every SlowInterval.
 type WatchOptions struct {
 	FastInterval time.Duration // while focused, right after a change (default 1s): the fastest rate
 	SlowInterval time.Duration // otherwise (default 10s)
 	// SettledInterval is the focused wait once nothing has changed for a while (default
-	// SettledInterval(FastInterval, SlowInterval)).
+	// FastInterval: no stretching; the TUI's watchers use SettledInterval(fast, slow)).
 	SettledInterval time.Duration
 	MaxBackoff      time.Duration // on errors (default 30s)
 	Buffer          int           // capacity of the Events channel (default 64)
@@ -30,7 +30,7 @@ type WatchOptions struct {
 	timer func(time.Duration) watchTimer // tests: a clock of their own
 }
 
-// SettledInterval is the default slowest wait of a focused watcher: 4 × fast, not above slow
+// SettledInterval is the slowest wait of a focused watcher on screen: 4 × fast, not above slow
 // (and never below fast). With the defaults, 1 s right after a change, then 2 s, then 4 s.
 func SettledInterval(fast, slow time.Duration) time.Duration {
 	if fast <= 0 {
@@ -113,9 +113,6 @@ func (c *Client) Watch(ctx context.Context, sandbox string, opts WatchOptions) *
 	}
 	if opts.SlowInterval <= 0 {
 		opts.SlowInterval = 10 * time.Second
-	}
-	if opts.SettledInterval <= 0 {
-		opts.SettledInterval = SettledInterval(opts.FastInterval, opts.SlowInterval)
 	}
 	opts.SettledInterval = max(opts.SettledInterval, opts.FastInterval)
 	if opts.MaxBackoff <= 0 {

@@ -294,7 +294,7 @@ func TestWatchAdaptiveInterval(t *testing.T) {
 	defer cancel()
 	ft := &fakeWatchTimer{c: make(chan time.Time), asked: make(chan time.Duration, 16)}
 	const s = time.Second
-	w := c.Watch(ctx, "sbx", WatchOptions{FastInterval: s, SlowInterval: 10 * s, timer: ft.new})
+	w := c.Watch(ctx, "sbx", WatchOptions{FastInterval: s, SlowInterval: 10 * s, SettledInterval: SettledInterval(s, 10*s), timer: ft.new})
 	go func() {
 		for range w.Events() {
 		}
@@ -357,6 +357,28 @@ func TestSettledInterval(t *testing.T) {
 	} {
 		if got := SettledInterval(c.fast, c.slow); got != c.want {
 			t.Errorf("SettledInterval(%v, %v) = %v, want %v", c.fast, c.slow, got, c.want)
+		}
+	}
+}
+
+// Without SettledInterval a focused watcher keeps its fast interval (`logs --all -f`).
+func TestWatchFixedIntervalByDefault(t *testing.T) {
+	fb := newFakeBridge(t)
+	c := fb.client(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ft := &fakeWatchTimer{c: make(chan time.Time), asked: make(chan time.Duration, 16)}
+	w := c.Watch(ctx, "sbx", WatchOptions{FastInterval: time.Second, timer: ft.new})
+	go func() {
+		for range w.Events() {
+		}
+	}()
+	for i := 0; i < 4; i++ {
+		if i > 0 {
+			ft.c <- time.Now()
+		}
+		if got := <-ft.asked; got != time.Second {
+			t.Fatalf("wait %d: %v", i, got)
 		}
 	}
 }

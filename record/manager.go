@@ -148,7 +148,8 @@ func (m *Manager) Track(sandboxes ...string) {
 		}
 		added = true
 		ctx, cancel := context.WithCancel(m.ctx)
-		opts := client.WatchOptions{FastInterval: m.budget.Fast, SlowInterval: m.budget.SlowInterval(len(m.watchers) + 1), Resume: m.rec.State(sb).Resume()}
+		opts := client.WatchOptions{FastInterval: m.budget.Fast, SlowInterval: m.budget.SlowInterval(len(m.watchers) + 1),
+			SettledInterval: client.SettledInterval(m.budget.Fast, m.budget.Slow), Resume: m.rec.State(sb).Resume()}
 		events, focus, setSlow := m.src.Watch(ctx, sb, opts)
 		w := &watched{cancel: cancel, focus: focus, setSlow: setSlow}
 		if focus != nil {

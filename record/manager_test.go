@@ -318,7 +318,11 @@ type focusBridge struct {
 }
 
 func (b *focusBridge) Watch(ctx context.Context, sb string, o client.WatchOptions) (<-chan client.SandboxEvent, func(bool), func(time.Duration)) {
-	return b.events, func(f bool) {
+	events := b.events // the test's events are sandbox a's
+	if sb != "a" {
+		events = make(chan client.SandboxEvent)
+	}
+	return events, func(f bool) {
 		b.fmu.Lock()
 		b.calls = append(b.calls, fmt.Sprintf("%s:%v", sb, f))
 		b.fmu.Unlock()

@@ -234,7 +234,8 @@ func (m *Model) Init() tea.Cmd {
 		m.st = m.ctx.Record.State(m.id)
 		return tea.Batch(waitForChange(ch, m.id, m.watchGen), m.loadSessions())
 	}
-	m.watch = m.ctx.Driver.Watch(ctx, m.id, client.WatchOptions{FastInterval: m.ctx.WatchFast, SlowInterval: m.ctx.WatchSlow})
+	m.watch = m.ctx.Driver.Watch(ctx, m.id, client.WatchOptions{FastInterval: m.ctx.WatchFast, SlowInterval: m.ctx.WatchSlow,
+		SettledInterval: client.SettledInterval(m.ctx.WatchFast, m.ctx.WatchSlow)})
 	m.SetFocus(true)
 	return tea.Batch(waitForWatch(m.watch.Events, m.id, m.watchGen), m.loadSessions())
 }
