@@ -195,8 +195,7 @@ func (m *Model) route(msg tea.Msg) tea.Cmd {
 		m.demoDone(msg)
 		return nil
 	case common.BackMsg:
-		m.pop()
-		return nil
+		return m.pop()
 	case common.StatusMsg:
 		// status text often quotes bridge answers and process IDs: untrusted
 		m.status, m.statusLevel, m.statusAt = common.SanitizeText(msg.Text), msg.Level, m.ctx.Clock()
@@ -340,7 +339,7 @@ func (m *Model) actions() components.KeyActions {
 	if len(m.stack) > 1 {
 		acts = append(acts, components.Act(k.Back, func() tea.Cmd {
 			if !m.top().Back() { // else the screen used esc itself (an active filter cleared)
-				m.pop()
+				return m.pop()
 			}
 			return nil
 		}))
@@ -427,9 +426,11 @@ func (m *Model) push(c common.Screen) tea.Cmd {
 	return c.Init()
 }
 
-func (m *Model) pop() {
+// pop closes the screen on top; the command is what the screen below needs to catch up (a
+// list that paused its refresh while hidden).
+func (m *Model) pop() tea.Cmd {
 	if len(m.stack) <= 1 {
-		return
+		return nil
 	}
 	top := m.top()
 	top.SetFocus(false)
@@ -446,7 +447,15 @@ func (m *Model) pop() {
 		// the watcher's errors no longer apply
 		m.connErr = nil
 	}
+	if r, ok := m.top().(resumer); ok {
+		return r.Resume()
+	}
+	return nil
 }
+
+// resumer is a screen that stops its own polling while hidden and resumes it, at once, when it
+// is on top again.
+type resumer interface{ Resume() tea.Cmd }
 
 func (m *Model) openTerminal(msg common.OpenTerminalMsg) tea.Cmd {
 	m.status = "connecting to terminal " + common.SanitizeText(msg.Terminal.ID) + "…"
@@ -497,10 +506,11 @@ func (m *Model) attachPane(msg termConnectedMsg) tea.Cmd {
 func (m *Model) openRuns() tea.Cmd {
 	for i, c := range m.stack {
 		if _, ok := c.(*runs.Model); ok {
+			var cmds []tea.Cmd
 			for len(m.stack) > i+1 {
-				m.pop()
+				cmds = append(cmds, m.pop())
 			}
-			return nil
+			return tea.Batch(cmds...)
 		}
 	}
 	return m.push(runs.New(m.ctx))
