@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
@@ -68,6 +69,8 @@ type Model struct {
 
 	tab   Tab   // the active tab
 	kinds []Tab // the tabs shown, in order (the driver's: tabsFor)
+	// ages are the live ages the last View drew (NextChange)
+	ages common.Ages
 	// hidden: another screen is on top (SetFocus(false)); acting on the sandbox does not focus
 	// its watcher then
 	hidden bool
@@ -264,6 +267,10 @@ func (m *Model) SetFocus(focused bool) {
 		m.watch.SetFocused(focused)
 	}
 }
+
+// NextChange is when the screen's text next changes with the clock alone (a running process's
+// duration, an age): zero when the last view drew none.
+func (m *Model) NextChange(now time.Time) time.Time { return m.ages.Next(now) }
 
 // stir says the user acted on the sandbox: its watcher, slowed while nothing changed, polls at
 // its fast rate again (see client.WatchOptions).
