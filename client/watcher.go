@@ -9,16 +9,52 @@ import (
 )
 
 // WatchOptions tunes a Watcher.
+//
+// With SettledInterval set, a focused watcher polls adaptively: FastInterval after a poll that
+// saw a change, after gaining focus and after SetFocused(true) again (someone acted on the
+// sandbox, or a followed stream saw a process end); each poll that sees nothing new doubles the
+// wait, up to SettledInterval. An unfocused watcher polls every SlowInterval.
 type WatchOptions struct {
-	FastInterval time.Duration // while focused (default 1s)
+	FastInterval time.Duration // while focused, right after a change (default 1s): the fastest rate
 	SlowInterval time.Duration // otherwise (default 10s)
-	MaxBackoff   time.Duration // on errors (default 30s)
-	Buffer       int           // capacity of the Events channel (default 64)
+	// SettledInterval is the focused wait once nothing has changed for a while (default
+	// FastInterval: no stretching; the TUI's watchers use SettledInterval(fast, slow)).
+	SettledInterval time.Duration
+	MaxBackoff      time.Duration // on errors (default 30s)
+	Buffer          int           // capacity of the Events channel (default 64)
 	// Resume, when set, is what an earlier watcher (or an earlier run) last knew of the sandbox:
 	// the first poll is compared with it instead of being reported as the initial state, so what
 	// changed in between (a vanished process, a new incarnation) is reported with its evidence.
 	Resume *WatchResume
+
+	timer func(time.Duration) watchTimer // tests: a clock of their own
 }
+
+// SettledInterval is the slowest wait of a focused watcher on screen: 4 × fast, not above slow
+// (and never below fast). With the defaults, 1 s right after a change, then 2 s, then 4 s.
+func SettledInterval(fast, slow time.Duration) time.Duration {
+	if fast <= 0 {
+		fast = time.Second
+	}
+	if slow <= 0 {
+		slow = 10 * time.Second
+	}
+	return max(min(4*fast, slow), fast)
+}
+
+// watchTimer is the watcher's one timer (a time.Timer outside tests).
+type watchTimer interface {
+	C() <-chan time.Time
+	Reset(time.Duration)
+	Stop()
+}
+
+type realTimer struct{ t *time.Timer }
+
+func (r realTimer) C() <-chan time.Time       { return r.t.C }
+func (r realTimer) Reset(d time.Duration)     { r.t.Reset(d) }
+func (r realTimer) Stop()                     { r.t.Stop() }
+func newRealTimer(d time.Duration) watchTimer { return realTimer{time.NewTimer(d)} }
 
 // WatchResume is an earlier view of a sandbox to continue from.
 type WatchResume struct {
@@ -33,8 +69,9 @@ type WatchResume struct {
 type Watcher struct {
 	events  chan SandboxEvent
 	focused atomic.Bool
-	slow    atomic.Int64 // the slow interval in nanoseconds
-	wake    chan struct{}
+	slow    atomic.Int64  // the slow interval in nanoseconds
+	wake    chan struct{} // focus gained: poll at once
+	hurry   chan struct{} // focused again: back to the fast interval
 }
 
 // SetSlowInterval changes the slow poll rate (a value <= 0 is ignored).
@@ -47,13 +84,24 @@ func (w *Watcher) SetSlowInterval(d time.Duration) {
 // Events is the stream of changes; the first poll reports the initial state.
 func (w *Watcher) Events() <-chan SandboxEvent { return w.events }
 
-// SetFocused switches between the fast and the slow poll rate; switching to focused polls at once.
+// SetFocused switches between the focused (adaptive) and the slow poll rate; switching to
+// focused polls at once. SetFocused(true) on a focused watcher says something may change soon
+// (the user acted, a followed stream ended): the next poll comes at most FastInterval after the
+// last one, and the waits start doubling from there again.
 func (w *Watcher) SetFocused(focused bool) {
-	if w.focused.Swap(focused) != focused && focused {
-		select {
-		case w.wake <- struct{}{}:
-		default:
-		}
+	was := w.focused.Swap(focused)
+	switch {
+	case focused && !was:
+		signal(w.wake)
+	case focused:
+		signal(w.hurry)
+	}
+}
+
+func signal(ch chan struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
 	}
 }
 
@@ -66,13 +114,17 @@ func (c *Client) Watch(ctx context.Context, sandbox string, opts WatchOptions) *
 	if opts.SlowInterval <= 0 {
 		opts.SlowInterval = 10 * time.Second
 	}
+	opts.SettledInterval = max(opts.SettledInterval, opts.FastInterval)
 	if opts.MaxBackoff <= 0 {
 		opts.MaxBackoff = 30 * time.Second
 	}
 	if opts.Buffer <= 0 {
 		opts.Buffer = 64
 	}
-	w := &Watcher{events: make(chan SandboxEvent, opts.Buffer), wake: make(chan struct{}, 1)}
+	if opts.timer == nil {
+		opts.timer = newRealTimer
+	}
+	w := &Watcher{events: make(chan SandboxEvent, opts.Buffer), wake: make(chan struct{}, 1), hurry: make(chan struct{}, 1)}
 	w.focused.Store(true)
 	w.slow.Store(int64(opts.SlowInterval))
 	st := &watchState{c: c, ctx: ctx, sandbox: sandbox, w: w}
@@ -116,23 +168,36 @@ type watchState struct {
 	stopped  bool // sandbox seen not running since the current incarnation began
 	maxPID   int  // highest PID seen in the current incarnation
 	failures int
+	emitted  int // events emitted so far: a poll that emitted none saw no change
 }
 
 func (s *watchState) run(opts WatchOptions) {
 	defer close(s.w.events)
-	for {
-		interval := time.Duration(s.w.slow.Load())
-		if s.w.focused.Load() {
-			interval = opts.FastInterval
+	fast := opts.FastInterval
+	// quiet counts the focused polls in a row that saw nothing new since the last change, focus
+	// or hurry (fresh): the focused wait is fast << quiet, up to SettledInterval.
+	quiet, fresh := 0, true
+	var t watchTimer
+	defer func() {
+		if t != nil {
+			t.Stop()
 		}
+	}()
+	for {
+		before := s.emitted
 		snap, err := s.poll()
 		if s.ctx.Err() != nil {
 			return
 		}
+		focused := s.w.focused.Load()
+		interval := time.Duration(s.w.slow.Load())
 		if err != nil {
 			s.failures++
 			if !s.emit(SandboxEvent{Kind: WatchError, Err: err, Evidence: []string{pollFailures(s.failures)}}) {
 				return
+			}
+			if focused {
+				interval = fast
 			}
 			interval = interval << min(s.failures, 6)
 			if interval > opts.MaxBackoff {
@@ -148,15 +213,44 @@ func (s *watchState) run(opts WatchOptions) {
 			if !s.diff(snap) {
 				return
 			}
+			if s.emitted != before || fresh {
+				quiet = 0
+			} else if fast<<quiet < opts.SettledInterval {
+				quiet++
+			}
+			if focused {
+				interval = min(fast<<quiet, opts.SettledInterval)
+			}
 		}
-		t := time.NewTimer(interval)
-		select {
-		case <-s.ctx.Done():
-			t.Stop()
-			return
-		case <-s.w.wake:
-			t.Stop()
-		case <-t.C:
+		fresh = false
+		polled := time.Now()
+		if t == nil {
+			t = opts.timer(interval)
+		} else {
+			t.Reset(interval)
+		}
+		due := polled.Add(interval)
+	wait:
+		for {
+			select {
+			case <-s.ctx.Done():
+				return
+			case <-s.w.wake:
+				// focus gained: poll now, and fast after it
+				t.Stop()
+				fresh = true
+				break wait
+			case <-s.w.hurry:
+				fresh = true
+				// at most one fast interval after the last poll (the on-screen budget), unless
+				// the bridge is failing: its back-off stands
+				if soon := polled.Add(fast); s.failures == 0 && soon.Before(due) {
+					due = soon
+					t.Reset(max(time.Until(soon), 0))
+				}
+			case <-t.C():
+				break wait
+			}
 		}
 	}
 }
@@ -201,6 +295,7 @@ func (s *watchState) emit(ev SandboxEvent) bool {
 	if ev.Incarnation == (Incarnation{}) {
 		ev.Incarnation = s.inc
 	}
+	s.emitted++
 	select {
 	case s.w.events <- ev:
 		return true

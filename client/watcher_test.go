@@ -273,3 +273,112 @@ func TestWatchLearnsStart(t *testing.T) {
 	for range w.Events() {
 	}
 }
+
+// fakeWatchTimer hands the watcher's waits to the test, which fires them: each wait asked
+// follows exactly one poll (or a hurry), so the sequence of waits is the poll schedule.
+type fakeWatchTimer struct {
+	c     chan time.Time
+	asked chan time.Duration
+}
+
+func (f *fakeWatchTimer) new(d time.Duration) watchTimer { f.asked <- d; return f }
+func (f *fakeWatchTimer) C() <-chan time.Time            { return f.c }
+func (f *fakeWatchTimer) Reset(d time.Duration)          { f.asked <- d }
+func (f *fakeWatchTimer) Stop()                          {}
+
+func TestWatchAdaptiveInterval(t *testing.T) {
+	fb := newFakeBridge(t)
+	fb.addProcess("p1")
+	c := fb.client(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ft := &fakeWatchTimer{c: make(chan time.Time), asked: make(chan time.Duration, 16)}
+	const s = time.Second
+	w := c.Watch(ctx, "sbx", WatchOptions{FastInterval: s, SlowInterval: 10 * s, SettledInterval: SettledInterval(s, 10*s), timer: ft.new})
+	go func() {
+		for range w.Events() {
+		}
+	}()
+	step := 0
+	expect := func(want time.Duration) {
+		t.Helper()
+		step++
+		if got := <-ft.asked; got != want {
+			t.Fatalf("wait %d: %v, want %v", step, got, want)
+		}
+	}
+	poll := func(want time.Duration) { // the timer fires: one poll, then the next wait
+		t.Helper()
+		ft.c <- time.Now()
+		expect(want)
+	}
+	expect(s) // the first poll reports the initial state: a change
+	poll(2 * s)
+	poll(4 * s)
+	poll(4 * s) // settled: nothing new, the wait stays at 4 × fast
+	fb.exit("p1", 0)
+	poll(s) // a change: fast again
+	poll(2 * s)
+	poll(4 * s)
+
+	// focused again (an action, a stream's ending): the pending 4 s wait ends at most one fast
+	// interval after the last poll, and the waits start over from fast
+	w.SetFocused(true)
+	step++
+	if got := <-ft.asked; got > s {
+		t.Fatalf("hurried wait %v, want at most %v", got, s)
+	}
+	poll(s)
+	poll(2 * s)
+
+	// unfocused: the slow interval; focus gained: a poll at once, fast after it
+	w.SetFocused(false)
+	poll(10 * s)
+	poll(10 * s)
+	w.SetFocused(true)
+	expect(s)
+	fb.addProcess("p2")
+	poll(s)
+	poll(2 * s)
+	select {
+	case d := <-ft.asked:
+		t.Fatalf("an extra wait %v: a poll nobody asked for", d)
+	default:
+	}
+}
+
+func TestSettledInterval(t *testing.T) {
+	for _, c := range []struct{ fast, slow, want time.Duration }{
+		{0, 0, 4 * time.Second},
+		{time.Second, 10 * time.Second, 4 * time.Second},
+		{2 * time.Second, 5 * time.Second, 5 * time.Second},
+		{3 * time.Second, 2 * time.Second, 3 * time.Second}, // never below fast
+		{100 * time.Millisecond, time.Hour, 400 * time.Millisecond},
+	} {
+		if got := SettledInterval(c.fast, c.slow); got != c.want {
+			t.Errorf("SettledInterval(%v, %v) = %v, want %v", c.fast, c.slow, got, c.want)
+		}
+	}
+}
+
+// Without SettledInterval a focused watcher keeps its fast interval (`logs --all -f`).
+func TestWatchFixedIntervalByDefault(t *testing.T) {
+	fb := newFakeBridge(t)
+	c := fb.client(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ft := &fakeWatchTimer{c: make(chan time.Time), asked: make(chan time.Duration, 16)}
+	w := c.Watch(ctx, "sbx", WatchOptions{FastInterval: time.Second, timer: ft.new})
+	go func() {
+		for range w.Events() {
+		}
+	}()
+	for i := 0; i < 4; i++ {
+		if i > 0 {
+			ft.c <- time.Now()
+		}
+		if got := <-ft.asked; got != time.Second {
+			t.Fatalf("wait %d: %v", i, got)
+		}
+	}
+}

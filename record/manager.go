@@ -23,7 +23,9 @@ type Bridge interface {
 // WatchBudget is the request budget of background watching. A poll of a sandbox costs
 // PollRequests requests (running, process list, terminal list).
 type WatchBudget struct {
-	Fast        time.Duration // poll interval of the sandbox on screen (default 1 s: 3 requests/s)
+	// Fast is the poll interval of the sandbox on screen right after a change (default 1 s: 3
+	// requests/s); while nothing changes its polls stretch to client.SettledInterval(Fast, Slow).
+	Fast        time.Duration
 	Slow        time.Duration // shortest poll interval of any other sandbox (default 10 s)
 	Background  float64       // requests per second for all other sandboxes together (default 5)
 	MaxCaptures int           // processes whose output is captured at once (default 8)
@@ -146,7 +148,8 @@ func (m *Manager) Track(sandboxes ...string) {
 		}
 		added = true
 		ctx, cancel := context.WithCancel(m.ctx)
-		opts := client.WatchOptions{FastInterval: m.budget.Fast, SlowInterval: m.budget.SlowInterval(len(m.watchers) + 1), Resume: m.rec.State(sb).Resume()}
+		opts := client.WatchOptions{FastInterval: m.budget.Fast, SlowInterval: m.budget.SlowInterval(len(m.watchers) + 1),
+			SettledInterval: client.SettledInterval(m.budget.Fast, m.budget.Slow), Resume: m.rec.State(sb).Resume()}
 		events, focus, setSlow := m.src.Watch(ctx, sb, opts)
 		w := &watched{cancel: cancel, focus: focus, setSlow: setSlow}
 		if focus != nil {
@@ -203,6 +206,20 @@ func (m *Manager) Focus(sandbox string) {
 		w.focus(true)
 	}
 	m.sortQueueLocked()
+}
+
+// Nudge says the sandbox may change soon (the user acted on it, a followed stream saw a process
+// end): if it is the one on screen, its next poll comes at most one fast interval after the last,
+// and its polls start over from the fast interval (client.WatchOptions).
+func (m *Manager) Nudge(sandbox string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if sandbox == "" || sandbox != m.focus {
+		return
+	}
+	if w := m.watchers[sandbox]; w != nil && w.focus != nil {
+		w.focus(true)
+	}
 }
 
 func (m *Manager) rebalanceLocked() {
@@ -372,8 +389,10 @@ func (m *Manager) capture(ctx context.Context, k capKey, queuedAt time.Time) {
 			continue // not worth a row: the status lookup says running
 		case client.Ended:
 			why = whyEnded
+			m.Nudge(k.sandbox) // the watcher confirms the ending (and what came after) soon
 		case client.Lost:
 			why = whyLost
+			m.Nudge(k.sandbox)
 		case client.Failed:
 			why = "capture failed: " + ev.Reason
 		}

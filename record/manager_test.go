@@ -309,3 +309,55 @@ func TestManagerNotFollowedLeavesNoCapture(t *testing.T) {
 		t.Errorf("output summary %+v: want none", o)
 	}
 }
+
+// focusBridge is the scripted bridge with each watcher's focus calls logged ("sb:true").
+type focusBridge struct {
+	scriptedBridge
+	fmu   sync.Mutex
+	calls []string
+}
+
+func (b *focusBridge) Watch(ctx context.Context, sb string, o client.WatchOptions) (<-chan client.SandboxEvent, func(bool), func(time.Duration)) {
+	events := b.events // the test's events are sandbox a's
+	if sb != "a" {
+		events = make(chan client.SandboxEvent)
+	}
+	return events, func(f bool) {
+		b.fmu.Lock()
+		b.calls = append(b.calls, fmt.Sprintf("%s:%v", sb, f))
+		b.fmu.Unlock()
+	}, func(time.Duration) {}
+}
+
+func (b *focusBridge) focusCalls() string {
+	b.fmu.Lock()
+	defer b.fmu.Unlock()
+	return strings.Join(b.calls, " ")
+}
+
+// Nudge brings the sandbox on screen back to its fast polls (focused again), and only that one;
+// a captured process of it ending nudges it too.
+func TestManagerNudgesTheSandboxOnScreen(t *testing.T) {
+	rec := open(t, t.TempDir())
+	defer rec.Close()
+	b := &focusBridge{scriptedBridge: scriptedBridge{events: make(chan client.SandboxEvent, 16), held: map[string]chan struct{}{"p1": make(chan struct{})}}}
+	m := NewManager(context.Background(), rec, b, WatchBudget{})
+	defer m.Close()
+	m.Track("a", "b")
+	m.Focus("a")
+	m.Nudge("b") // not on screen: nothing
+	m.Nudge("a")
+	m.Nudge("")
+	if got, want := b.focusCalls(), "a:false b:false a:true a:true"; got != want {
+		t.Fatalf("focus calls %q, want %q", got, want)
+	}
+	now := time.Now()
+	b.events <- client.SandboxEvent{Kind: client.ProcessAppeared, Sandbox: "a", Time: now,
+		Process: &client.Process{ID: "p1", State: "running", StartedAt: now}}
+	waitUntil(t, "the capture", func() bool { return m.Capturing("a", "p1") })
+	close(b.held["p1"]) // its stream ends
+	waitUntil(t, "the capture's end", func() bool { return !m.Capturing("a", "p1") })
+	if got, want := b.focusCalls(), "a:false b:false a:true a:true a:true"; got != want {
+		t.Fatalf("focus calls %q, want %q", got, want)
+	}
+}

@@ -36,9 +36,11 @@ type Model struct {
 	status      string
 	statusLevel common.Level
 	statusAt    time.Time
-	shownStatus string // the text the fade was armed for
-	statusGen   int    // bumps with each new text: only the latest fade clears
-	prompted    bool   // a dialog was open after the last message (opening one clears the status)
+	shownStatus string    // the text the fade was armed for
+	statusGen   int       // bumps with each new text: only the latest fade clears
+	ageDue      time.Time // when the pending age tick fires (zero: none pending)
+	ageGen      int       // the pending age tick's generation
+	prompted    bool      // a dialog was open after the last message (opening one clears the status)
 
 	connErr  error
 	retryAt  time.Time

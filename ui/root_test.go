@@ -291,3 +291,59 @@ func TestLongStatusWraps(t *testing.T) {
 		t.Fatalf("body height %d after the message went", h)
 	}
 }
+
+// timedStub is a screen whose text changes with the clock at next (zero: never).
+type timedStub struct {
+	common.Screen
+	next time.Time
+}
+
+func (s *timedStub) NextChange(time.Time) time.Time { return s.next }
+func (s *timedStub) Close()                         {}
+func (s *timedStub) SetFocus(bool)                  {}
+
+// The age tick: one pending at a time, at the moment the screen's text changes but not sooner
+// than ageEvery, and none at all once the screen shows nothing that moves with the clock.
+func TestAgeTicksOnlyWhileTextMoves(t *testing.T) {
+	m := newRoot(t, uitest.NewBridge())
+	now := uitest.T0
+	m.ctx.Now = func() time.Time { return now }
+	type other struct{}
+	if m.scheduleAges(other{}) != nil {
+		t.Fatal("a screen without ages armed a tick")
+	}
+	stub := &timedStub{}
+	m.stack = append(m.stack, stub)
+	fire := func() tea.Cmd { return m.scheduleAges(ageTickMsg{gen: m.ageGen}) }
+
+	if m.scheduleAges(other{}) == nil || !m.ageDue.Equal(now.Add(ageEvery)) {
+		t.Fatalf("a message on a timed screen: due %v", m.ageDue)
+	}
+	if m.scheduleAges(other{}) != nil {
+		t.Fatal("a second tick while one is due")
+	}
+	now = now.Add(ageEvery)
+	if fire() != nil || !m.ageDue.IsZero() {
+		t.Fatal("nothing moves on screen, yet the ticks go on")
+	}
+
+	m.scheduleAges(other{})
+	stub.next = now.Add(time.Second) // an age in seconds
+	now = now.Add(ageEvery)
+	if fire() == nil || !m.ageDue.Equal(now.Add(ageEvery)) {
+		t.Fatalf("seconds: due %v, want %v", m.ageDue.Sub(now), ageEvery)
+	}
+	stub.next = now.Add(5 * ageEvery).Add(time.Minute) // only ages in minutes
+	now = now.Add(ageEvery)
+	if fire() == nil || !m.ageDue.Equal(stub.next) {
+		t.Fatalf("minutes: due %v, want the change at %v", m.ageDue.Sub(now), stub.next.Sub(now))
+	}
+	stale := m.ageGen
+	m.scheduleAges(other{}) // a message: a tick sooner than the minute's supersedes it
+	if m.scheduleAges(ageTickMsg{gen: stale}) != nil {
+		t.Fatal("a superseded tick armed another")
+	}
+	if !m.ageDue.Equal(now.Add(ageEvery)) {
+		t.Fatalf("after a message: due %v", m.ageDue.Sub(now))
+	}
+}

@@ -63,6 +63,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.resize()
 		}
 	}()
+	if _, ok := msg.(ageTickMsg); ok {
+		return m, m.scheduleAges(msg) // no screen takes it: the frame after it is the point
+	}
 	var cmd tea.Cmd
 	if e, ok := msg.(statusExpiredMsg); ok {
 		if e.gen != m.statusGen {
@@ -95,7 +98,58 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			cmd = tea.Batch(cmd, tea.Tick(life, func(time.Time) tea.Msg { return statusExpiredMsg{gen} }))
 		}
 	}
-	return m, cmd
+	return m, tea.Batch(cmd, m.scheduleAges(msg))
+}
+
+// ageEvery is the shortest time between two redraws for ages alone: a duration under an hour
+// reads differently every second, and redrawing a screen costs about as much CPU as a second of
+// everything else an idle sandscope does.
+const ageEvery = 5 * time.Second
+
+// ageTickMsg redraws the screen for its ages (the generation of the tick the root waits for).
+type ageTickMsg struct{ gen int }
+
+// scheduleAges keeps one age tick pending while the screen on top shows text that changes with
+// the clock alone (common.Timed, asked about the frame on screen when a tick fires): the next
+// tick comes when that text changes, but not sooner than ageEvery. Any other message arms a tick
+// ageEvery away unless one is due sooner (the frame after it may hold a new age); a tick that
+// finds nothing timed on screen arms no other, so an idle screen without ages wakes nobody.
+func (m *Model) scheduleAges(msg tea.Msg) tea.Cmd {
+	if len(m.stack) == 0 {
+		return nil
+	}
+	timed, ok := m.top().(common.Timed)
+	now := m.ctx.Clock()
+	var due time.Time
+	if t, fired := msg.(ageTickMsg); fired {
+		if t.gen != m.ageGen {
+			return nil // superseded
+		}
+		m.ageDue = time.Time{}
+		if !ok {
+			return nil
+		}
+		if due = timed.NextChange(now); due.IsZero() {
+			return nil
+		}
+		due = later(due, now.Add(ageEvery))
+	} else {
+		if !ok || (!m.ageDue.IsZero() && !m.ageDue.After(now.Add(ageEvery))) {
+			return nil
+		}
+		due = now.Add(ageEvery)
+	}
+	m.ageDue = due
+	m.ageGen++
+	gen := m.ageGen
+	return tea.Tick(due.Sub(now), func(time.Time) tea.Msg { return ageTickMsg{gen} })
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 // prompting reports a dialog open: the root's own (a confirmation, a pick) or the top screen's.
@@ -195,8 +249,7 @@ func (m *Model) route(msg tea.Msg) tea.Cmd {
 		m.demoDone(msg)
 		return nil
 	case common.BackMsg:
-		m.pop()
-		return nil
+		return m.pop()
 	case common.StatusMsg:
 		// status text often quotes bridge answers and process IDs: untrusted
 		m.status, m.statusLevel, m.statusAt = common.SanitizeText(msg.Text), msg.Level, m.ctx.Clock()
@@ -340,7 +393,7 @@ func (m *Model) actions() components.KeyActions {
 	if len(m.stack) > 1 {
 		acts = append(acts, components.Act(k.Back, func() tea.Cmd {
 			if !m.top().Back() { // else the screen used esc itself (an active filter cleared)
-				m.pop()
+				return m.pop()
 			}
 			return nil
 		}))
@@ -427,9 +480,11 @@ func (m *Model) push(c common.Screen) tea.Cmd {
 	return c.Init()
 }
 
-func (m *Model) pop() {
+// pop closes the screen on top; the command is what the screen below needs to catch up (a
+// list that paused its refresh while hidden).
+func (m *Model) pop() tea.Cmd {
 	if len(m.stack) <= 1 {
-		return
+		return nil
 	}
 	top := m.top()
 	top.SetFocus(false)
@@ -446,7 +501,15 @@ func (m *Model) pop() {
 		// the watcher's errors no longer apply
 		m.connErr = nil
 	}
+	if r, ok := m.top().(resumer); ok {
+		return r.Resume()
+	}
+	return nil
 }
+
+// resumer is a screen that stops its own polling while hidden and resumes it, at once, when it
+// is on top again.
+type resumer interface{ Resume() tea.Cmd }
 
 func (m *Model) openTerminal(msg common.OpenTerminalMsg) tea.Cmd {
 	m.status = "connecting to terminal " + common.SanitizeText(msg.Terminal.ID) + "…"
@@ -497,10 +560,11 @@ func (m *Model) attachPane(msg termConnectedMsg) tea.Cmd {
 func (m *Model) openRuns() tea.Cmd {
 	for i, c := range m.stack {
 		if _, ok := c.(*runs.Model); ok {
+			var cmds []tea.Cmd
 			for len(m.stack) > i+1 {
-				m.pop()
+				cmds = append(cmds, m.pop())
 			}
-			return nil
+			return tea.Batch(cmds...)
 		}
 	}
 	return m.push(runs.New(m.ctx))

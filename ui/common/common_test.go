@@ -98,3 +98,38 @@ func TestDescribeSaysItOnce(t *testing.T) {
 		t.Fatalf("Describe repeats itself: %q (from %q)", got, err)
 	}
 }
+
+// AgeChange is exactly when the text changes: compared with Age over a sweep of instants.
+func TestAgeChangeMatchesAge(t *testing.T) {
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 123456789, time.UTC)
+	for _, d := range []time.Duration{-1500 * time.Millisecond, 0, 300 * time.Millisecond, 59 * time.Second,
+		59*time.Minute + 59*time.Second + 700*time.Millisecond, 2*time.Hour + 30*time.Second, 47*time.Hour + 59*time.Minute + 59*time.Second, 50 * time.Hour} {
+		now := t0.Add(d)
+		next := AgeChange(now, t0)
+		if !next.After(now) {
+			t.Fatalf("d=%v: next %v not after now", d, next.Sub(t0))
+		}
+		shown := Age(now.Sub(t0))
+		if got := Age(next.Sub(t0)); got == shown {
+			t.Errorf("d=%v: at the change %v still reads %q", d, next.Sub(t0), got)
+		}
+		if got := Age(next.Add(-time.Nanosecond).Sub(t0)); got != shown {
+			t.Errorf("d=%v: just before the change %v reads %q, want %q", d, next.Sub(t0), got, shown)
+		}
+	}
+	var a Ages
+	now := t0.Add(3 * time.Hour)
+	a.Since(now, time.Time{}) // "never" never changes
+	if !a.Next(now).IsZero() {
+		t.Fatal("never has a next change")
+	}
+	a.Age(now, t0)                        // 3h00m: the next minute
+	a.Since(now, now.Add(-2*time.Second)) // 2s: the next second
+	if got := a.Next(now); !got.Equal(now.Add(time.Second)) {
+		t.Fatalf("next %v", got.Sub(now))
+	}
+	a.Reset()
+	if !a.Next(now).IsZero() {
+		t.Fatal("reset kept ages")
+	}
+}

@@ -250,3 +250,59 @@ func DisplayArgv(argv []string) []string {
 	}
 	return argv
 }
+
+// AgeChange is the first moment after now at which Age of the time since t reads differently:
+// the next whole second under an hour, the next whole minute under two days, the next day after.
+func AgeChange(now, t time.Time) time.Time {
+	d := now.Sub(t)
+	if d < 0 {
+		return t.Add(time.Second)
+	}
+	unit := time.Second
+	switch {
+	case d >= 48*time.Hour:
+		unit = 24 * time.Hour
+	case d >= time.Hour:
+		unit = time.Minute
+	}
+	return t.Add((d/unit + 1) * unit)
+}
+
+// Timed is a screen whose text changes with the clock alone (ages, durations of what runs): the
+// root redraws it when NextChange comes (zero: nothing on it changes by itself).
+type Timed interface {
+	NextChange(now time.Time) time.Time
+}
+
+// Ages notes the times a view drew live ages from (the Since and Age texts that move with the
+// clock), so that the screen can say when its text next changes.
+type Ages struct{ since []time.Time }
+
+// Reset forgets the last view's ages (at the start of View).
+func (a *Ages) Reset() { a.since = a.since[:0] }
+
+// Since is common.Since, noted.
+func (a *Ages) Since(now, t time.Time) string {
+	if !t.IsZero() {
+		a.since = append(a.since, t)
+	}
+	return Since(now, t)
+}
+
+// Age is Age(now − start), noted.
+func (a *Ages) Age(now, start time.Time) string {
+	a.since = append(a.since, start)
+	return Age(now.Sub(start))
+}
+
+// Next is the first moment after now at which one of the noted ages reads differently (zero:
+// none was drawn).
+func (a *Ages) Next(now time.Time) time.Time {
+	var next time.Time
+	for _, t := range a.since {
+		if c := AgeChange(now, t); next.IsZero() || c.Before(next) {
+			next = c
+		}
+	}
+	return next
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
@@ -68,8 +69,13 @@ type Model struct {
 
 	tab   Tab   // the active tab
 	kinds []Tab // the tabs shown, in order (the driver's: tabsFor)
-	tabs  *components.Tabs
-	lists [tabCount]*components.List // cursor, paging, filter, sort (and the processes' selection) per tab
+	// ages are the live ages the last View drew (NextChange)
+	ages common.Ages
+	// hidden: another screen is on top (SetFocus(false)); acting on the sandbox does not focus
+	// its watcher then
+	hidden bool
+	tabs   *components.Tabs
+	lists  [tabCount]*components.List // cursor, paging, filter, sort (and the processes' selection) per tab
 	// preview shows the selected process's details and the tail of its output beside the list
 	preview *preview
 	// st is what the record knows of the sandbox (a copy, refreshed when the record changes);
@@ -231,7 +237,8 @@ func (m *Model) Init() tea.Cmd {
 		m.st = m.ctx.Record.State(m.id)
 		return tea.Batch(waitForChange(ch, m.id, m.watchGen), m.loadSessions())
 	}
-	m.watch = m.ctx.Driver.Watch(ctx, m.id, client.WatchOptions{FastInterval: m.ctx.WatchFast, SlowInterval: m.ctx.WatchSlow})
+	m.watch = m.ctx.Driver.Watch(ctx, m.id, client.WatchOptions{FastInterval: m.ctx.WatchFast, SlowInterval: m.ctx.WatchSlow,
+		SettledInterval: client.SettledInterval(m.ctx.WatchFast, m.ctx.WatchSlow)})
 	m.SetFocus(true)
 	return tea.Batch(waitForWatch(m.watch.Events, m.id, m.watchGen), m.loadSessions())
 }
@@ -247,6 +254,7 @@ func (m *Model) Close() {
 
 // SetFocus switches the watcher between its fast (shown) and slow (hidden) rate.
 func (m *Model) SetFocus(focused bool) {
+	m.hidden = !focused
 	if w := m.ctx.Watch; w != nil && m.changes != nil {
 		if focused {
 			w.Focus(m.id)
@@ -257,6 +265,25 @@ func (m *Model) SetFocus(focused bool) {
 	}
 	if m.watch.SetFocused != nil {
 		m.watch.SetFocused(focused)
+	}
+}
+
+// NextChange is when the screen's text next changes with the clock alone (a running process's
+// duration, an age): zero when the last view drew none.
+func (m *Model) NextChange(now time.Time) time.Time { return m.ages.Next(now) }
+
+// stir says the user acted on the sandbox: its watcher, slowed while nothing changed, polls at
+// its fast rate again (see client.WatchOptions).
+func (m *Model) stir() {
+	if m.closed || m.hidden {
+		return
+	}
+	if w := m.ctx.Watch; w != nil && m.changes != nil {
+		w.Nudge(m.id)
+		return
+	}
+	if m.watch.SetFocused != nil {
+		m.watch.SetFocused(true)
 	}
 }
 

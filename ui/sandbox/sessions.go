@@ -201,7 +201,7 @@ func (m *Model) sessionCells(i int, now time.Time) []string {
 	if s.ID == m.session {
 		mark = "← exec and shell use it"
 	}
-	return []string{common.SanitizeText(s.ID), created, common.Since(now, s.Seen), mark}
+	return []string{common.SanitizeText(s.ID), created, m.ages.Since(now, s.Seen), mark}
 }
 
 var sessionCols = []components.Column{

@@ -48,12 +48,17 @@ func (m *Model) Update(msg tea.Msg) (common.Component, tea.Cmd) {
 		m.applySessions(msg)
 		return m, nil
 	case sessionMsg:
+		if msg.owner == m {
+			m.stir()
+		}
 		return m, m.applySession(msg)
 	case wakeMsg:
 		return m, m.applyWake(msg)
 	case execMsg:
+		m.stir()
 		return m, tea.Batch(m.applyExec(msg), m.previewFollow())
 	case termMsg:
+		m.stir()
 		m.note(record.Event{Source: record.FromAction, Kind: "terminal", Action: &record.Action{Kind: "terminal",
 			Detail: common.Argv(msg.req.Argv), Outcome: outcome(msg.err), Result: msg.t.ID}})
 		if msg.err != nil {
@@ -65,6 +70,7 @@ func (m *Model) Update(msg tea.Msg) (common.Component, tea.Cmd) {
 		m.selectLast(TerminalsTab)
 		return m, common.Send(common.OpenTerminalMsg{Sandbox: m.id, Terminal: msg.t})
 	case killMsg:
+		m.stir()
 		m.note(record.Event{Source: record.FromAction, Kind: "kill", Entity: record.Process, EntityID: msg.process,
 			Action: &record.Action{Kind: "kill", Detail: common.SignalName(msg.signal), Outcome: outcome(msg.err)}})
 		if msg.err != nil {

@@ -70,6 +70,7 @@ func (m *Model) View() string {
 	st := m.ctx.Styles
 	w := m.width
 	now := m.ctx.Clock()
+	m.ages.Reset()
 	m.syncLists()
 	lh := m.listHeight()
 	for _, l := range m.lists {
@@ -195,7 +196,7 @@ func (m *Model) sandboxState(now time.Time) string {
 	switch {
 	case m.st.WatchErr != "":
 		return st.Badge(themes.BadgeUnknown).Render("UNKNOWN") + st.Faint.Render(inc+" · "+common.ConnProblem(m.st.WatchCause)+" since "+
-			common.Since(now, m.st.ErrSince)+"; last answer "+common.Since(now, m.st.LastOK))
+			m.ages.Since(now, m.st.ErrSince)+"; last answer "+m.ages.Since(now, m.st.LastOK))
 	case m.st.Running == nil && !m.ctx.Driver.Features().NonWakingLookups:
 		// asking would start the container: say what sandscope knows instead of waiting
 		return st.Badge(themes.BadgeUnknown).Render("UNKNOWN") + st.Faint.Render(inc+" · not asked: every request to this sandbox starts its container; sandscope sends one only when you act")
@@ -209,7 +210,9 @@ func (m *Model) sandboxState(now time.Time) string {
 		if every <= 0 {
 			every = time.Second
 		}
-		return st.Badge(themes.BadgeRunning).Render("RUNNING") + st.Faint.Render(inc+" · states polled every "+every.String())
+		// fast right after a change, slower while nothing changes (client.WatchOptions)
+		settled := client.SettledInterval(every, m.ctx.WatchSlow)
+		return st.Badge(themes.BadgeRunning).Render("RUNNING") + st.Faint.Render(inc+" · states polled every "+every.String()+"–"+settled.String())
 	}
 	return st.Badge(themes.BadgeStopped).Render("STOPPED") + st.Faint.Render(inc+" · nothing runs until something is started")
 }
@@ -242,7 +245,7 @@ func incLabel(n int, inferred bool) string {
 	return fmt.Sprintf("#%d", n)
 }
 
-func duration(start time.Time, end *time.Time, running bool, now time.Time) string {
+func (m *Model) duration(start time.Time, end *time.Time, running bool, now time.Time) string {
 	if start.IsZero() {
 		return "-"
 	}
@@ -250,7 +253,7 @@ func duration(start time.Time, end *time.Time, running bool, now time.Time) stri
 		return common.Age(end.Sub(start))
 	}
 	if running {
-		return common.Age(now.Sub(start))
+		return m.ages.Age(now, start)
 	}
 	return "-"
 }
@@ -392,7 +395,7 @@ func (m *Model) procCells(e *procEntry, word common.StateWord, now time.Time) []
 		common.Argv(e.Process.Command),
 		common.SanitizeText(e.Process.Cwd),
 		common.Clock(e.Process.StartedAt),
-		duration(e.Process.StartedAt, e.Process.EndedAt, e.Process.State == "running" && m.procCond(e) == common.Current, now),
+		m.duration(e.Process.StartedAt, e.Process.EndedAt, e.Process.State == "running" && m.procCond(e) == common.Current, now),
 	}
 }
 
@@ -442,7 +445,7 @@ func (m *Model) procDetailNow(e *procEntry) string {
 		return fmt.Sprintf("%s belongs to incarnation #%d (now #%d): last known state kept; actions refused; %s relaunches it here",
 			e.Process.ID, e.Incarnation, m.st.Current.Number, m.ctx.Keys.Relaunch.Help().Key)
 	case common.Unknown:
-		return fmt.Sprintf("%s: bridge not answering; last confirmed RUNNING %s", e.Process.ID, common.Since(m.ctx.Clock(), e.LastSeen))
+		return fmt.Sprintf("%s: bridge not answering; last confirmed RUNNING %s", e.Process.ID, m.ages.Since(m.ctx.Clock(), e.LastSeen))
 	}
 	if e.Process.Error != nil {
 		return fmt.Sprintf("%s: %s", common.SanitizeText(e.Process.Error.Code), common.SanitizeText(e.Process.Error.Message))
@@ -559,7 +562,7 @@ func (m *Model) incRows(now time.Time) (string, []string, string) {
 	detail := "A boundary is reported when the bridge says which container answered, inferred from evidence otherwise."
 	if c := m.lists[TimelineTab].Cursor(); c >= 0 && c < len(m.st.Incarnations) {
 		e := m.st.Incarnations[c]
-		detail = fmt.Sprintf("#%d: first seen %s, last seen %s · %s", e.Number, common.Since(now, e.FirstSeen), common.Since(now, e.LastSeen), strings.Join(sanitizeAll(e.Evidence), "; "))
+		detail = fmt.Sprintf("#%d: first seen %s, last seen %s · %s", e.Number, m.ages.Since(now, e.FirstSeen), m.ages.Since(now, e.LastSeen), strings.Join(sanitizeAll(e.Evidence), "; "))
 		if e.Earlier {
 			detail = "seen by an earlier run of sandscope · " + detail
 		}

@@ -52,6 +52,11 @@ type Model struct {
 	saveErr  error
 	busy     string // an action under way
 	saver    *saver // writes the known-sandbox file, only when it changed
+	hidden   bool   // another screen is on top
+	paused   bool   // a tick came while hidden: no refresh is scheduled until Resume
+	// shownAt is the clock the ages are drawn at: the last refresh's (ages move with the
+	// refreshes, so a tick alone redraws nothing)
+	shownAt time.Time
 }
 
 // New makes the screen and loads the persisted known set.
@@ -95,8 +100,18 @@ func (m *Model) Title() string { return "sandboxes" }
 // Close does nothing: the screen's refreshes are one call at a time, each with a timeout.
 func (m *Model) Close() {}
 
-// SetFocus does nothing: the list refreshes at one pace.
-func (m *Model) SetFocus(bool) {}
+// SetFocus says whether the list is on top. Hidden, it stops refreshing at its next tick (the
+// record's watcher goes on watching every sandbox); Resume refreshes it when it is back.
+func (m *Model) SetFocus(focused bool) { m.hidden = !focused }
+
+// Resume refreshes a list that stopped refreshing while hidden, and starts its ticks again.
+func (m *Model) Resume() tea.Cmd {
+	if !m.paused || m.hidden {
+		return nil
+	}
+	m.paused = false
+	return m.refresh()
+}
 
 // Attached is 0: the screen holds no stream.
 func (m *Model) Attached() int { return 0 }

@@ -368,3 +368,53 @@ func TestAddSeveralIDs(t *testing.T) {
 		t.Fatalf("status %q", s)
 	}
 }
+
+// A tick alone redraws nothing (the ages move with the refreshes); hidden behind another screen
+// the list stops refreshing at its next tick, and refreshes at once when it is back on top.
+func TestIdleListTicksQuietly(t *testing.T) {
+	br := uitest.NewBridge()
+	br.Sandboxes = []client.SandboxInfo{{ID: "abcdefghijklmnopqrstuvwx", Running: true, Incarnation: 3, CreatedAt: uitest.T0.Add(-time.Hour)}}
+	m := newModel(t, br, true)
+	now := uitest.T0
+	m.ctx.Now = func() time.Time { return now }
+	feed(t, m, m.Init())
+	before := m.View()
+	now = now.Add(refreshEvery)
+	_, cmd := m.Update(tickMsg{owner: m, gen: m.gen})
+	if cmd == nil {
+		t.Fatal("a tick on top did not refresh")
+	}
+	if after := m.View(); after != before {
+		t.Fatalf("a tick alone changed the screen:\n%s\n---\n%s", before, after)
+	}
+	feed(t, m, cmd) // the refresh's answer: seen again, "0s ago" as before: nothing to redraw
+	if after := m.View(); after != before {
+		t.Fatalf("a refresh that saw nothing new changed the screen:\n%s\n---\n%s", before, after)
+	}
+
+	listCalls := func() int {
+		n := 0
+		for _, c := range br.Calls {
+			if c == "list" {
+				n++
+			}
+		}
+		return n
+	}
+	m.SetFocus(false)
+	calls := listCalls()
+	if _, cmd := m.Update(tickMsg{owner: m, gen: m.gen}); cmd != nil {
+		t.Fatal("a hidden list refreshed")
+	}
+	if m.Resume() != nil {
+		t.Fatal("resumed while still hidden")
+	}
+	m.SetFocus(true)
+	feed(t, m, m.Resume())
+	if got := listCalls(); got != calls+1 {
+		t.Fatalf("back on top: %d list calls, want %d", got, calls+1)
+	}
+	if m.Resume() != nil {
+		t.Fatal("resumed twice")
+	}
+}

@@ -31,6 +31,10 @@ func (m *Model) Update(msg tea.Msg) (common.Component, tea.Cmd) {
 		if msg.owner != m || msg.gen != m.gen || m.inflight {
 			return m, nil
 		}
+		if m.hidden {
+			m.paused = true // no request, no redraw while another screen is on top
+			return m, nil
+		}
 		return m, m.refresh()
 	case actionMsg:
 		return m, m.applyAction(msg)
@@ -433,6 +437,7 @@ func (m *Model) applyRefresh(msg refreshMsg) tea.Cmd {
 	}
 	m.inflight = false
 	m.loaded = true
+	m.shownAt = msg.at
 	m.addRecorded(msg.recorded) // known from the record, reachable or not
 	if msg.connErr != nil {
 		m.connErr = msg.connErr

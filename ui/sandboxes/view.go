@@ -73,7 +73,10 @@ func (m *Model) View() string {
 		b.WriteString(st.Faint.Render(common.Fit(fmt.Sprintf("  No sandbox matches %q; %s clears the filter.", m.list.Filter(), m.ctx.Keys.Back.Help().Key), w)) + "\n")
 		n++
 	}
-	now := m.ctx.Clock()
+	now := m.shownAt
+	if now.IsZero() || m.connErr != nil {
+		now = m.ctx.Clock() // unreachable: the ages move with the root's retry countdown
+	}
 	for _, i := range m.list.Window() {
 		if n >= lh {
 			break
