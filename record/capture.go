@@ -90,16 +90,54 @@ func (r *Record) CaptureData(sandbox, process string, ev client.LogEvent) {
 		if c.Sandbox != sandbox || c.Process != process {
 			continue
 		}
-		if !c.sealed && c.Stream == ev.Stream && len(c.Data)+len(ev.Data) <= maxChunk {
+		if n := len(c.Data) + len(ev.Data); !c.sealed && c.Stream == ev.Stream && n <= maxChunk {
+			if n > cap(c.Data) {
+				// a chatty process: grow into a whole chunk at once, one the writer emptied
+				// (growing by doubling copied each byte again and cleared new memory)
+				c.Data = append(r.spareLocked(), c.Data...)
+			}
 			c.Data = append(c.Data, ev.Data...)
 			c.Cursor = ev.Cursor
 			return
 		}
 		break
 	}
-	data := make([]byte, len(ev.Data), max(len(ev.Data), 4<<10))
-	copy(data, ev.Data)
+	var data []byte
+	if len(ev.Data) >= maxChunk/16 && len(ev.Data) <= maxChunk {
+		data = r.spareLocked() // at most 16 times the bytes it holds, like a grown one
+	} else {
+		data = make([]byte, 0, max(len(ev.Data), 4<<10))
+	}
+	data = append(data, ev.Data...)
 	r.chunks = append(r.chunks, Chunk{Sandbox: sandbox, Process: process, Time: t, Cursor: ev.Cursor, Stream: ev.Stream, Data: data})
+}
+
+// maxSpare bounds the emptied chunk buffers kept for reuse (maxChunk each: 4 MiB).
+const maxSpare = 64
+
+// spareLocked returns an empty buffer of maxChunk bytes' capacity, reused when one is spare.
+func (r *Record) spareLocked() []byte {
+	if n := len(r.spare); n > 0 {
+		b := r.spare[n-1]
+		r.spare[n-1] = nil
+		r.spare = r.spare[:n-1]
+		return b
+	}
+	return make([]byte, 0, maxChunk)
+}
+
+// recycle keeps the buffers of written chunks for the next ones (nothing refers to them once the
+// transaction that stored them is over). Run by the writer.
+func (r *Record) recycle(chunks []Chunk) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.spared = true
+	for i := range chunks {
+		if b := chunks[i].Data; cap(b) == maxChunk && len(r.spare) < maxSpare {
+			r.spare = append(r.spare, b[:0])
+		}
+		chunks[i].Data = nil
+	}
 }
 
 // mergeLookback is how far back CaptureData looks for a process's chunk to grow (more than the
@@ -313,4 +351,14 @@ func (r *Record) OutputOf(sandbox, process string) Output {
 	}
 	m := r.metaLocked(sandbox, process)
 	return Output{Found: !m.began.IsZero(), Last: m.lastData, Bytes: m.bytes, Ended: m.ended}
+}
+
+// dropSpare lets the spare buffers go once output has stopped for a while. Run by the writer.
+func (r *Record) dropSpare() {
+	if !r.spared || r.outputWaiting.Load() || time.Since(r.lastOutput) < 2*r.outputEvery {
+		return
+	}
+	r.mu.Lock()
+	r.spare, r.spared = nil, false
+	r.mu.Unlock()
 }

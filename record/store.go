@@ -115,11 +115,13 @@ type Record struct {
 	beginWait    time.Duration // how long the last write waited for the write lock
 	outputEvery  time.Duration // captured output alone is committed this often (10 × FlushEvery)
 	lastOutput   time.Time     // when output was last committed
+	spared       bool          // recycle kept buffers in spare since dropSpare last let them go
 
 	mu       sync.Mutex
 	states   map[string]*State // folded sandboxes, loaded on first use
 	pending  []Event
 	chunks   []Chunk
+	spare    [][]byte // emptied chunk buffers (see recycle)
 	capture  map[capKey]*captureMeta
 	subs     map[int]chan string
 	nextSub  int
@@ -1016,6 +1018,7 @@ func (r *Record) writer(every time.Duration) {
 			dirty = true
 		case <-t.C:
 			r.heal()
+			r.dropSpare()
 			if r.outputWaiting.Load() && time.Since(r.lastOutput) >= r.outputEvery {
 				dirty = true
 			}
@@ -1105,6 +1108,7 @@ func (r *Record) commit() error {
 	began := time.Now()
 	err := r.write(evs, chunks, metas)
 	if err == nil {
+		r.recycle(chunks)
 		wait := r.beginWait
 		if !r.busySince.IsZero() {
 			wait = time.Since(r.busySince)
@@ -1141,6 +1145,13 @@ func (r *Record) hold(evs []Event, chunks []Chunk, metas map[capKey]captureMeta)
 	r.held = true
 	r.pending = append(evs, r.pending...)
 	r.chunks = append(chunks, r.chunks...)
+	for i := range r.chunks {
+		// a held chunk keeps no more memory than its bytes (maxHeldBytes counts bytes): a
+		// reused buffer can be 16 times larger
+		if c := &r.chunks[i]; cap(c.Data) > 2*len(c.Data)+4<<10 {
+			c.Data = append([]byte(nil), c.Data...)
+		}
+	}
 	for k := range metas {
 		if m := r.capture[k]; m != nil {
 			m.dirty = true

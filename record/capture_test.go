@@ -1,0 +1,139 @@
+package record
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand"
+	"strconv"
+	"testing"
+	"time"
+
+	"sandscope/client"
+)
+
+// TestCaptureReusedBuffersKeepEveryByte feeds random output (tiny to larger than a chunk, several
+// processes and streams interleaved, stream events between, flushes at random) through
+// CaptureData, with the caller overwriting its buffer after each call as a follower does: what
+// the record kept must be exactly what was given, in order, whichever buffers (new, grown,
+// reused after a commit) it went through.
+func TestCaptureReusedBuffersKeepEveryByte(t *testing.T) {
+	for seed := int64(1); seed <= 4; seed++ {
+		t.Run(strconv.FormatInt(seed, 10), func(t *testing.T) {
+			rng := rand.New(rand.NewSource(seed))
+			r, err := Open(Options{Dir: t.TempDir(), Bridge: bridgeID, FlushEvery: time.Millisecond, Budget: Budget{CapturePerRun: 1 << 30, CaptureTotal: 1 << 32}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			type key struct {
+				proc   string
+				stream client.Stream
+			}
+			want := map[key][]byte{}
+			last := map[string]string{}
+			buf := make([]byte, 3*maxChunk)
+			seq := 0
+			for i := 0; i < 1500; i++ {
+				proc := fmt.Sprintf("p%d", rng.Intn(4))
+				var n int
+				switch rng.Intn(10) {
+				case 0:
+					n = maxChunk + rng.Intn(2*maxChunk) // larger than a chunk
+				case 1, 2, 3:
+					n = maxChunk/16 + rng.Intn(maxChunk) // from a whole spare on
+				default:
+					n = 1 + rng.Intn(maxChunk/16)
+				}
+				rng.Read(buf[:n])
+				seq++
+				ev := client.LogEvent{Kind: client.Data, Cursor: "c-" + strconv.Itoa(seq), Stream: client.Stream(rng.Intn(2)), Data: buf[:n]}
+				r.CaptureData("demo", proc, ev)
+				k := key{proc, ev.Stream}
+				want[k] = append(want[k], buf[:n]...)
+				last[proc] = ev.Cursor
+				for j := range buf[:n] {
+					buf[j] ^= 0xff // the caller's buffer is its own again
+				}
+				switch rng.Intn(40) {
+				case 0:
+					if err := r.Flush(); err != nil {
+						t.Fatal(err)
+					}
+				case 1:
+					r.Add(FromLogEvent("demo", proc, client.LogEvent{Kind: client.Interrupted, Cursor: ev.Cursor, Reason: "connection reset"}))
+				}
+			}
+			if err := r.Flush(); err != nil {
+				t.Fatal(err)
+			}
+			for _, proc := range []string{"p0", "p1", "p2", "p3"} {
+				c, err := r.Captured("demo", proc)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got := map[client.Stream][]byte{}
+				var total int64
+				for _, ch := range c.Chunks {
+					got[ch.Stream] = append(got[ch.Stream], ch.Data...)
+					total += int64(len(ch.Data))
+				}
+				for _, s := range []client.Stream{0, 1} {
+					if w := want[key{proc, s}]; !bytes.Equal(got[s], w) {
+						t.Fatalf("%s stream %d: %d bytes kept, %d given, or different", proc, s, len(got[s]), len(w))
+					}
+				}
+				if total != c.Bytes || c.LastCursor != last[proc] {
+					t.Fatalf("%s: %d bytes in chunks, %d counted; last cursor %q, want %q", proc, total, c.Bytes, c.LastCursor, last[proc])
+				}
+			}
+		})
+	}
+}
+
+// TestHeldChunksKeepNoSpareCapacity: a batch held for a lock keeps its bytes, in order, without
+// the unused capacity of reused buffers (maxHeldBytes counts bytes).
+func TestHeldChunksKeepNoSpareCapacity(t *testing.T) {
+	r, err := Open(Options{Dir: t.TempDir(), Bridge: bridgeID, FlushEvery: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	var want []byte
+	for i := 0; i < 20; i++ {
+		d := bytes.Repeat([]byte{byte('a' + i)}, maxChunk/16+i)
+		want = append(want, d...)
+		r.CaptureData("demo", "p", client.LogEvent{Kind: client.Data, Cursor: strconv.Itoa(i), Data: d})
+		r.Add(FromLogEvent("demo", "p", client.LogEvent{Kind: client.Interrupted, Cursor: strconv.Itoa(i), Reason: "reset"})) // a chunk each
+	}
+	r.mu.Lock()
+	chunks := r.chunks
+	r.chunks = nil
+	r.mu.Unlock()
+	r.hold(nil, chunks, nil)
+	r.mu.Lock()
+	var got []byte
+	for _, c := range r.chunks {
+		if cap(c.Data) > 2*len(c.Data)+4<<10 {
+			t.Errorf("held chunk of %d bytes keeps %d", len(c.Data), cap(c.Data))
+		}
+		got = append(got, c.Data...)
+	}
+	r.mu.Unlock()
+	if !bytes.Equal(got, want) {
+		t.Fatalf("held %d bytes, want %d", len(got), len(want))
+	}
+	if err := r.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	c, err := r.Captured("demo", "p")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = got[:0]
+	for _, ch := range c.Chunks {
+		got = append(got, ch.Data...)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatalf("kept %d bytes, want %d", len(got), len(want))
+	}
+}
