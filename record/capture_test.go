@@ -137,3 +137,40 @@ func TestHeldChunksKeepNoSpareCapacity(t *testing.T) {
 		t.Fatalf("kept %d bytes, want %d", len(got), len(want))
 	}
 }
+
+// TestPreparedStatementsOutliveConnections: the writer's statements, prepared once, still write
+// everything after the connections they were prepared on are gone (a repair closes them all).
+func TestPreparedStatementsOutliveConnections(t *testing.T) {
+	r := open(t, t.TempDir())
+	defer r.Close()
+	var want []byte
+	for round := 0; round < 3; round++ {
+		for i := 0; i < 5; i++ {
+			d := []byte(fmt.Sprintf("round %d line %d\n", round, i))
+			want = append(want, d...)
+			r.CaptureData("demo", "p", client.LogEvent{Kind: client.Data, Cursor: fmt.Sprintf("%d-%d", round, i), Data: d})
+			r.Add(FromLogEvent("demo", "p", client.LogEvent{Kind: client.Interrupted, Cursor: "x", Reason: "reset"}))
+		}
+		if err := r.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		// every idle connection closes, as when a repair takes the file away
+		r.db.SetMaxIdleConns(0)
+		r.db.SetMaxIdleConns(maxConns)
+	}
+	c, err := r.Captured("demo", "p")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []byte
+	for _, ch := range c.Chunks {
+		got = append(got, ch.Data...)
+	}
+	if !bytes.Equal(got, want) || c.LastCursor != "2-4" {
+		t.Fatalf("kept %q (last cursor %q), want %q", got, c.LastCursor, want)
+	}
+	evs, err := r.Events("demo", "p")
+	if err != nil || len(evs) != 15 {
+		t.Fatalf("%d events, %v", len(evs), err)
+	}
+}

@@ -116,6 +116,7 @@ type Record struct {
 	outputEvery  time.Duration // captured output alone is committed this often (10 × FlushEvery)
 	lastOutput   time.Time     // when output was last committed
 	spared       bool          // recycle kept buffers in spare since dropSpare last let them go
+	prepared     map[string]*sql.Stmt
 
 	mu       sync.Mutex
 	states   map[string]*State // folded sandboxes, loaded on first use
@@ -986,6 +987,7 @@ func (r *Record) retryBusy(f func() error) error {
 
 func (r *Record) writer(every time.Duration) {
 	defer close(r.done)
+	defer r.closePrepared()
 	t := time.NewTicker(every)
 	defer t.Stop()
 	prune := time.NewTicker(5 * time.Minute)
@@ -1186,7 +1188,7 @@ func (r *Record) write(evs []Event, chunks []Chunk, metas map[capKey]captureMeta
 	}
 	defer tx.Rollback()
 	if len(evs) > 0 {
-		st, err := tx.Prepare(insertEvent)
+		st, err := r.txStmt(tx, insertEvent)
 		if err != nil {
 			return fmt.Errorf("record: write: %w", err)
 		}
