@@ -2,6 +2,8 @@ package record
 
 import (
 	"bytes"
+	"context"
+	"database/sql"
 	"fmt"
 	"math/rand"
 	"strconv"
@@ -172,5 +174,66 @@ func TestPreparedStatementsOutliveConnections(t *testing.T) {
 	evs, err := r.Events("demo", "p")
 	if err != nil || len(evs) != 15 {
 		t.Fatalf("%d events, %v", len(evs), err)
+	}
+}
+
+// TestNewRecordPageSize: a new record has its larger pages, incremental auto-vacuum and WAL, and
+// checkpoints about every 4 MiB; a record made with 4 KiB pages keeps them and is written as before.
+func TestNewRecordPageSize(t *testing.T) {
+	pragmas := func(r *Record) (ps, av, ac int, jm string) {
+		t.Helper()
+		conn, err := r.db.Conn(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		for q, dst := range map[string]any{"page_size": &ps, "auto_vacuum": &av, "wal_autocheckpoint": &ac, "journal_mode": &jm} {
+			if err := conn.QueryRowContext(context.Background(), "PRAGMA "+q).Scan(dst); err != nil {
+				t.Fatal(q, err)
+			}
+		}
+		return
+	}
+	dir := t.TempDir()
+	r := open(t, dir)
+	r.CaptureData("demo", "p", client.LogEvent{Kind: client.Data, Cursor: "1", Data: bytes.Repeat([]byte("x"), 100_000)})
+	if err := r.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if ps, av, ac, jm := pragmas(r); ps != newPageSize || av != 2 || ac != walCheckpointBytes/newPageSize || jm != "wal" {
+		t.Fatalf("new record: page_size %d auto_vacuum %d wal_autocheckpoint %d journal_mode %s", ps, av, ac, jm)
+	}
+	r.Close()
+
+	// a record made before: 4 KiB pages
+	old := t.TempDir()
+	db, err := sql.Open("sqlite", "file:"+FileFor(old, bridgeID)+"?_pragma=auto_vacuum(INCREMENTAL)&_pragma=journal_mode(WAL)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := createSchema(context.Background(), db); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	r = open(t, old)
+	defer r.Close()
+	want := bytes.Repeat([]byte("0123456789"), 20_000)
+	r.CaptureData("demo", "p", client.LogEvent{Kind: client.Data, Cursor: "1", Data: want})
+	if err := r.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if ps, av, ac, _ := pragmas(r); ps != 4096 || av != 2 || ac != walCheckpointBytes/4096 {
+		t.Fatalf("old record: page_size %d auto_vacuum %d wal_autocheckpoint %d", ps, av, ac)
+	}
+	c, err := r.Captured("demo", "p")
+	if err != nil || len(c.Chunks) == 0 {
+		t.Fatal(err, len(c.Chunks))
+	}
+	var got []byte
+	for _, ch := range c.Chunks {
+		got = append(got, ch.Data...)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatalf("kept %d bytes of %d", len(got), len(want))
 	}
 }
