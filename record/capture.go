@@ -81,8 +81,14 @@ func (r *Record) CaptureData(sandbox, process string, ev client.LogEvent) {
 	m.lastCursor = ev.Cursor
 	m.lastData = t
 	m.dirty = true
-	// output waits for the writer's next output round (or an event's commit): no wake-up per chunk
-	r.outputWaiting.Store(true)
+	// output waits for the writer's next output round (or an event's commit): the writer is told
+	// of the first output since a commit only, not woken per chunk
+	if r.outputWaiting.CompareAndSwap(false, true) {
+		select {
+		case r.outputKick <- struct{}{}:
+		default:
+		}
+	}
 	// the process's newest queued chunk, among the last few: captures run side by side, and
 	// merging only into the very last chunk made one row per event when they interleave
 	for i := len(r.chunks) - 1; i >= 0 && i >= len(r.chunks)-mergeLookback; i-- {

@@ -237,3 +237,38 @@ func TestNewRecordPageSize(t *testing.T) {
 		t.Fatalf("kept %d bytes of %d", len(got), len(want))
 	}
 }
+
+// TestWriterCommitsWithoutFlush: with nobody calling Flush, an event is committed after about
+// FlushEvery and output alone after about ten of them, however the writer sleeps meanwhile; an
+// idle writer wakes about once a second, not at every round.
+func TestWriterCommitsWithoutFlush(t *testing.T) {
+	r, err := Open(Options{Dir: t.TempDir(), Bridge: bridgeID, FlushEvery: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	committed := func(what string, ok func() bool) {
+		t.Helper()
+		for deadline := time.Now().Add(30 * time.Second); !ok(); time.Sleep(10 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s never committed", what)
+			}
+		}
+	}
+	kept := func(n int64) func() bool {
+		return func() bool { c, err := r.Captured("demo", "p"); return err == nil && c.Bytes == n }
+	}
+	r.CaptureData("demo", "p", client.LogEvent{Kind: client.Data, Cursor: "1", Data: []byte("first\n")})
+	committed("the first output", kept(6))
+	r.CaptureData("demo", "p", client.LogEvent{Kind: client.Data, Cursor: "2", Data: []byte("second\n")})
+	committed("output alone", kept(13))
+	r.Add(FromLogEvent("demo", "p", client.LogEvent{Kind: client.Interrupted, Cursor: "2", Reason: "reset"}))
+	committed("an event", func() bool { evs, err := r.Events("demo", "p"); return err == nil && len(evs) == 1 })
+
+	time.Sleep(1500 * time.Millisecond) // whatever the writer still had to do is done
+	before := r.rounds.Load()
+	time.Sleep(2 * time.Second)
+	if n := r.rounds.Load() - before; n > 4 {
+		t.Fatalf("an idle writer woke %d times in 2 s (every 20 ms would be 100)", n)
+	}
+}

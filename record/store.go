@@ -92,7 +92,8 @@ type Record struct {
 	lock    *fileLock
 	gate    *gate
 
-	outputWaiting atomic.Bool // CaptureData queued output since the last commit
+	outputWaiting atomic.Bool  // CaptureData queued output since the last commit
+	rounds        atomic.Int64 // the writer's timer rounds (TestIdleWriterSleeps)
 
 	// damage met by a statement, for the writer to look at (dmu: the hook runs under mu too)
 	damage     atomic.Bool
@@ -143,10 +144,11 @@ type Record struct {
 	live      []string  // notices since Open, for TakeNotices
 	noticeC   chan struct{}
 
-	kick chan struct{}
-	done chan struct{}
-	quit chan struct{}
-	ack  chan chan error
+	kick       chan struct{}
+	outputKick chan struct{} // the first output queued since a commit: the writer plans its round
+	done       chan struct{}
+	quit       chan struct{}
+	ack        chan chan error
 }
 
 // Chunk is captured output.
@@ -203,7 +205,7 @@ func Open(o Options) (*Record, error) {
 	}
 	r := &Record{path: FileFor(o.Dir, o.Bridge), bridge: o.Bridge, budget: o.Budget.withDefaults(), now: o.Now, readOnly: o.ReadOnly,
 		version: o.Version, states: map[string]*State{}, capture: map[capKey]*captureMeta{}, subs: map[int]chan string{}, alertSeen: map[string]bool{},
-		kick: make(chan struct{}, 1), failed: make(chan struct{}, 1), noticeC: make(chan struct{}, 1),
+		kick: make(chan struct{}, 1), outputKick: make(chan struct{}, 1), failed: make(chan struct{}, 1), noticeC: make(chan struct{}, 1),
 		done: make(chan struct{}), quit: make(chan struct{}), ack: make(chan chan error)}
 	if r.now == nil {
 		r.now = time.Now
@@ -1042,7 +1044,13 @@ func (r *Record) retryBusy(f func() error) error {
 func (r *Record) writer(every time.Duration) {
 	defer close(r.done)
 	defer r.closePrepared()
-	t := time.NewTicker(every)
+	// The writer wakes when there is something to do, not at every round: an event (kick) is
+	// committed within every, queued output within outputEvery of the last output commit, and
+	// with nothing queued it looks at the file's health once a second (or every, if longer).
+	// Waking every 50 ms whatever the queue held was 20 wake-ups a second of an idle TUI.
+	idle := max(every, time.Second)
+	due := time.Now().Add(every)
+	t := time.NewTimer(every)
 	defer t.Stop()
 	prune := time.NewTicker(5 * time.Minute)
 	defer prune.Stop()
@@ -1054,7 +1062,21 @@ func (r *Record) writer(every time.Duration) {
 		r.vacuum()
 	}
 	dirty := false
+	// next is when the writer has something to look at, given what is queued
+	next := func(now time.Time) time.Time {
+		switch {
+		case dirty || r.held || r.detached || r.damage.Load():
+			return now.Add(every)
+		case r.outputWaiting.Load():
+			if at := r.lastOutput.Add(r.outputEvery); at.After(now) {
+				return at
+			}
+			return now.Add(every)
+		}
+		return now.Add(idle)
+	}
 	for {
+		fired := false
 		select {
 		case <-r.quit:
 			err := r.flushAll()
@@ -1072,7 +1094,10 @@ func (r *Record) writer(every time.Duration) {
 			dirty = r.held
 		case <-r.kick:
 			dirty = true
+		case <-r.outputKick:
 		case <-t.C:
+			fired = true
+			r.rounds.Add(1)
 			r.heal()
 			r.dropSpare()
 			if r.outputWaiting.Load() && time.Since(r.lastOutput) >= r.outputEvery {
@@ -1089,6 +1114,13 @@ func (r *Record) writer(every time.Duration) {
 				r.prune()
 				r.vacuum()
 			}
+		}
+		// a fired timer is set again; an armed one only ever sooner (kicks in a row must not
+		// put a commit off)
+		now := time.Now()
+		if at := next(now); fired || at.Before(due) {
+			due = at
+			t.Reset(at.Sub(now))
 		}
 	}
 }
