@@ -93,7 +93,7 @@ type Record struct {
 	gate    *gate
 
 	outputWaiting atomic.Bool  // CaptureData queued output since the last commit
-	rounds        atomic.Int64 // the writer's timer rounds (TestIdleWriterSleeps)
+	rounds        atomic.Int64 // the writer's timer rounds (TestWriterCommitsWithoutFlush)
 
 	// damage met by a statement, for the writer to look at (dmu: the hook runs under mu too)
 	damage     atomic.Bool
