@@ -81,8 +81,14 @@ func (r *Record) CaptureData(sandbox, process string, ev client.LogEvent) {
 	m.lastCursor = ev.Cursor
 	m.lastData = t
 	m.dirty = true
-	// output waits for the writer's next output round (or an event's commit): no wake-up per chunk
-	r.outputWaiting.Store(true)
+	// output waits for the writer's next output round (or an event's commit): the writer is told
+	// of the first output since a commit only, not woken per chunk
+	if r.outputWaiting.CompareAndSwap(false, true) {
+		select {
+		case r.outputKick <- struct{}{}:
+		default:
+		}
+	}
 	// the process's newest queued chunk, among the last few: captures run side by side, and
 	// merging only into the very last chunk made one row per event when they interleave
 	for i := len(r.chunks) - 1; i >= 0 && i >= len(r.chunks)-mergeLookback; i-- {
@@ -90,16 +96,54 @@ func (r *Record) CaptureData(sandbox, process string, ev client.LogEvent) {
 		if c.Sandbox != sandbox || c.Process != process {
 			continue
 		}
-		if !c.sealed && c.Stream == ev.Stream && len(c.Data)+len(ev.Data) <= maxChunk {
+		if n := len(c.Data) + len(ev.Data); !c.sealed && c.Stream == ev.Stream && n <= maxChunk {
+			if n > cap(c.Data) {
+				// a chatty process: grow into a whole chunk at once, one the writer emptied
+				// (growing by doubling copied each byte again and cleared new memory)
+				c.Data = append(r.spareLocked(), c.Data...)
+			}
 			c.Data = append(c.Data, ev.Data...)
 			c.Cursor = ev.Cursor
 			return
 		}
 		break
 	}
-	data := make([]byte, len(ev.Data), max(len(ev.Data), 4<<10))
-	copy(data, ev.Data)
+	var data []byte
+	if len(ev.Data) >= maxChunk/16 && len(ev.Data) <= maxChunk {
+		data = r.spareLocked() // at most 16 times the bytes it holds, like a grown one
+	} else {
+		data = make([]byte, 0, max(len(ev.Data), 4<<10))
+	}
+	data = append(data, ev.Data...)
 	r.chunks = append(r.chunks, Chunk{Sandbox: sandbox, Process: process, Time: t, Cursor: ev.Cursor, Stream: ev.Stream, Data: data})
+}
+
+// maxSpare bounds the emptied chunk buffers kept for reuse (maxChunk each: 4 MiB).
+const maxSpare = 64
+
+// spareLocked returns an empty buffer of maxChunk bytes' capacity, reused when one is spare.
+func (r *Record) spareLocked() []byte {
+	if n := len(r.spare); n > 0 {
+		b := r.spare[n-1]
+		r.spare[n-1] = nil
+		r.spare = r.spare[:n-1]
+		return b
+	}
+	return make([]byte, 0, maxChunk)
+}
+
+// recycle keeps the buffers of written chunks for the next ones (nothing refers to them once the
+// transaction that stored them is over). Run by the writer.
+func (r *Record) recycle(chunks []Chunk) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.spared = true
+	for i := range chunks {
+		if b := chunks[i].Data; cap(b) == maxChunk && len(r.spare) < maxSpare {
+			r.spare = append(r.spare, b[:0])
+		}
+		chunks[i].Data = nil
+	}
 }
 
 // mergeLookback is how far back CaptureData looks for a process's chunk to grow (more than the
@@ -141,18 +185,17 @@ func (r *Record) metaLocked(sandbox, process string) *captureMeta {
 // writeChunks stores output and capture rows in tx, then trims each process to its budget.
 func (r *Record) writeChunks(tx *sql.Tx, chunks []Chunk, metas map[capKey]captureMeta) error {
 	if len(chunks) > 0 {
-		st, err := tx.Prepare("INSERT INTO chunks (sandbox, process, time, cursor, stream, data) VALUES (?, ?, ?, ?, ?, ?)")
+		st, err := r.txStmt(tx, insertChunk)
 		if err != nil {
 			return fmt.Errorf("record: write output: %w", err)
 		}
 		for _, c := range chunks {
 			if _, err := st.Exec(c.Sandbox, c.Process, c.Time.UnixNano(), c.Cursor, int(c.Stream), c.Data); err != nil {
-				st.Close()
 				return fmt.Errorf("record: write output: %w", err)
 			}
 		}
-		st.Close()
 	}
+	var upsert *sql.Stmt
 	for k, m := range metas {
 		if m.bytes > r.budget.CapturePerRun {
 			d, err := trimOldest(tx, k, m.bytes-r.budget.CapturePerRun)
@@ -171,16 +214,52 @@ func (r *Record) writeChunks(tx *sql.Tx, chunks []Chunk, metas map[capKey]captur
 		if m.earlierGone {
 			gone = 1
 		}
-		if _, err := tx.Exec(`INSERT INTO captures (sandbox, process, began, began_cursor, earlier_gone, gone_reason, dropped, bytes, last_cursor, updated, ended)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-			ON CONFLICT (sandbox, process) DO UPDATE SET began = excluded.began, began_cursor = excluded.began_cursor,
-			earlier_gone = excluded.earlier_gone, gone_reason = excluded.gone_reason, dropped = excluded.dropped, bytes = excluded.bytes,
-			last_cursor = excluded.last_cursor, updated = excluded.updated, ended = excluded.ended`,
-			k.sandbox, k.process, m.began.UnixNano(), m.beganCursor, gone, m.goneReason, m.dropped, m.bytes, m.lastCursor, r.now().UnixNano(), m.ended); err != nil {
+		if upsert == nil {
+			var err error
+			if upsert, err = r.txStmt(tx, upsertCapture); err != nil {
+				return fmt.Errorf("record: write capture: %w", err)
+			}
+		}
+		if _, err := upsert.Exec(k.sandbox, k.process, m.began.UnixNano(), m.beganCursor, gone, m.goneReason, m.dropped, m.bytes, m.lastCursor, r.now().UnixNano(), m.ended); err != nil {
 			return fmt.Errorf("record: write capture: %w", err)
 		}
 	}
 	return nil
+}
+
+const (
+	insertChunk   = "INSERT INTO chunks (sandbox, process, time, cursor, stream, data) VALUES (?, ?, ?, ?, ?, ?)"
+	upsertCapture = `INSERT INTO captures (sandbox, process, began, began_cursor, earlier_gone, gone_reason, dropped, bytes, last_cursor, updated, ended)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (sandbox, process) DO UPDATE SET began = excluded.began, began_cursor = excluded.began_cursor,
+		earlier_gone = excluded.earlier_gone, gone_reason = excluded.gone_reason, dropped = excluded.dropped, bytes = excluded.bytes,
+		last_cursor = excluded.last_cursor, updated = excluded.updated, ended = excluded.ended`
+)
+
+// txStmt is query prepared for tx, reusing what the writer prepared before on the same
+// connection: compiling the captures upsert at every commit, once per process, cost as much as
+// inserting the output (figure 11b's profile). Run by the writer; the statement ends with tx.
+func (r *Record) txStmt(tx *sql.Tx, query string) (*sql.Stmt, error) {
+	st := r.prepared[query]
+	if st == nil {
+		var err error
+		if st, err = r.db.Prepare(query); err != nil {
+			return tx.Prepare(query) // as before: prepared for this transaction alone
+		}
+		if r.prepared == nil {
+			r.prepared = map[string]*sql.Stmt{}
+		}
+		r.prepared[query] = st
+	}
+	return tx.Stmt(st), nil
+}
+
+// closePrepared lets the writer's prepared statements go. Run by the writer as it ends.
+func (r *Record) closePrepared() {
+	for q, st := range r.prepared {
+		_ = st.Close()
+		delete(r.prepared, q)
+	}
 }
 
 // trimOldest deletes a process's oldest output rows until at least excess bytes are gone, and
@@ -313,4 +392,14 @@ func (r *Record) OutputOf(sandbox, process string) Output {
 	}
 	m := r.metaLocked(sandbox, process)
 	return Output{Found: !m.began.IsZero(), Last: m.lastData, Bytes: m.bytes, Ended: m.ended}
+}
+
+// dropSpare lets the spare buffers go once output has stopped for a while. Run by the writer.
+func (r *Record) dropSpare() {
+	if !r.spared || r.outputWaiting.Load() || time.Since(r.lastOutput) < 2*r.outputEvery {
+		return
+	}
+	r.mu.Lock()
+	r.spare, r.spared = nil, false
+	r.mu.Unlock()
 }
