@@ -209,7 +209,7 @@ func (m *Manager) startWatch(ctx context.Context, sb string, w *watched, delay t
 		return
 	}
 	opts := client.WatchOptions{FastInterval: m.budget.Fast, SlowInterval: m.budget.SlowInterval(len(m.watchers)),
-		SettledInterval: client.SettledInterval(m.budget.Fast, m.budget.Slow), Resume: resume}
+		SettledInterval: client.SettledInterval(m.budget.Fast, m.budget.Slow), Resume: resume, Unfocused: sb != m.focus}
 	events, focus, setSlow := m.src.Watch(ctx, sb, opts)
 	w.started, w.focus, w.setSlow = true, focus, setSlow
 	if focus != nil {

@@ -169,6 +169,11 @@ func TestFocusBringsTheFirstPollForward(t *testing.T) {
 	if !b.focused["c"] || b.focused["a"] {
 		t.Errorf("focus %v: want c only", b.focused)
 	}
+	// a background watcher starts at the slow rate (its second poll one slow interval after its
+	// first), the one on screen at the fast rate
+	if !b.opts["a"].Unfocused || b.opts["c"].Unfocused {
+		t.Errorf("unfocused: a %v, c %v; want true, false", b.opts["a"].Unfocused, b.opts["c"].Unfocused)
+	}
 	b.mu.Unlock()
 	m.Close() // ends the waits of b and d
 	if got := fmt.Sprint(b.startedList()); got != "[a c]" {
