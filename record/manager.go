@@ -183,7 +183,31 @@ func (m *Manager) Track(sandboxes ...string) {
 		m.wg.Add(1)
 		go m.startWatch(ctx, sb, w, delay)
 	}
+	if len(added) > 1 {
+		m.wg.Add(1)
+		go m.warm(added)
+	}
 	m.rebalanceLocked()
+}
+
+// warm reads the states of sandboxes tracked together, in the order of their first polls, ahead
+// of those polls: the screens that list every watched sandbox (all runs) then find them in
+// memory, as they did when Track read them all itself, and the TUI's event loop is not the one
+// that waits.
+func (m *Manager) warm(sandboxes []string) {
+	defer m.wg.Done()
+	for _, sb := range sandboxes {
+		m.mu.Lock()
+		w := m.watchers[sb]
+		skip := m.ctx.Err() != nil || w == nil || w.started // a started watcher read it
+		m.mu.Unlock()
+		if m.ctx.Err() != nil {
+			return
+		}
+		if !skip {
+			m.rec.State(sb)
+		}
+	}
 }
 
 // startWatch starts a sandbox's watcher after delay (sooner when w.start is signalled) and drains

@@ -220,3 +220,24 @@ func TestTrackDoesNotReadTheRecordOnTheCallersGoroutine(t *testing.T) {
 		t.Fatalf("b resumed from %+v: want incarnation 1 running with p1 and p2", r)
 	}
 }
+
+// The states of sandboxes tracked together are read into memory ahead of their first polls (off
+// the caller's goroutine), so a screen listing them all finds them there.
+func TestTrackWarmsTheStatesAhead(t *testing.T) {
+	m, b, clock, rec := startManager(t, WatchBudget{})
+	m.Track("a", "b", "c", "d")
+	waitUntil(t, "the states in memory", func() bool {
+		rec.mu.Lock()
+		defer rec.mu.Unlock()
+		for _, sb := range []string{"a", "b", "c", "d"} {
+			if _, ok := rec.states[sb]; !ok {
+				return false
+			}
+		}
+		return true
+	})
+	waitUntil(t, "the waits", func() bool { return clock.asked() == 3 })
+	if got := b.startedList(); len(got) != 1 {
+		t.Fatalf("started %v, %d waiting: the first polls must still wait their turn", got, clock.asked())
+	}
+}
