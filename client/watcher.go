@@ -26,6 +26,11 @@ type WatchOptions struct {
 	// the first poll is compared with it instead of being reported as the initial state, so what
 	// changed in between (a vanished process, a new incarnation) is reported with its evidence.
 	Resume *WatchResume
+	// Unfocused starts the watcher at the slow rate: its first poll is at once, the next one
+	// SlowInterval later. Otherwise it starts focused (SetFocused switches either way); a watcher
+	// started focused and switched after its first poll ended would poll a second time one
+	// FastInterval later.
+	Unfocused bool
 
 	timer func(time.Duration) watchTimer // tests: a clock of their own
 }
@@ -106,7 +111,7 @@ func signal(ch chan struct{}) {
 }
 
 // Watch starts watching a sandbox. Events is closed when the context is cancelled. The watcher
-// starts focused.
+// starts focused, unless opts.Unfocused.
 func (c *Client) Watch(ctx context.Context, sandbox string, opts WatchOptions) *Watcher {
 	if opts.FastInterval <= 0 {
 		opts.FastInterval = time.Second
@@ -125,7 +130,7 @@ func (c *Client) Watch(ctx context.Context, sandbox string, opts WatchOptions) *
 		opts.timer = newRealTimer
 	}
 	w := &Watcher{events: make(chan SandboxEvent, opts.Buffer), wake: make(chan struct{}, 1), hurry: make(chan struct{}, 1)}
-	w.focused.Store(true)
+	w.focused.Store(!opts.Unfocused)
 	w.slow.Store(int64(opts.SlowInterval))
 	st := &watchState{c: c, ctx: ctx, sandbox: sandbox, w: w}
 	if r := opts.Resume; r != nil {

@@ -382,3 +382,33 @@ func TestWatchFixedIntervalByDefault(t *testing.T) {
 		}
 	}
 }
+
+// An Unfocused watcher waits the slow interval after its very first poll (started focused and
+// switched later, its second poll would come one fast interval after the first); focused, it
+// polls at once and fast after.
+func TestWatchStartsUnfocused(t *testing.T) {
+	fb := newFakeBridge(t)
+	c := fb.client(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ft := &fakeWatchTimer{c: make(chan time.Time), asked: make(chan time.Duration, 16)}
+	const s = time.Second
+	w := c.Watch(ctx, "sbx", WatchOptions{FastInterval: s, SlowInterval: 10 * s, SettledInterval: SettledInterval(s, 10*s),
+		Unfocused: true, timer: ft.new})
+	go func() {
+		for range w.Events() {
+		}
+	}()
+	for i := 0; i < 3; i++ {
+		if i > 0 {
+			ft.c <- time.Now()
+		}
+		if got := <-ft.asked; got != 10*s {
+			t.Fatalf("wait %d: %v, want the slow interval", i, got)
+		}
+	}
+	w.SetFocused(true)
+	if got := <-ft.asked; got != s {
+		t.Fatalf("focused: wait %v, want %v", got, s)
+	}
+}

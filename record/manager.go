@@ -100,13 +100,18 @@ type Manager struct {
 	notFollowed map[capKey]bool
 	queue       []queued // waiting captures, in the order of the rule
 	wg          sync.WaitGroup
+
+	after func(time.Duration) <-chan time.Time // tests: a clock of their own for the first polls
 }
 
+// watched is one tracked sandbox. Its watcher starts at its first poll (startWatch): until then
+// focus and setSlow are nil and start, signalled, brings that first poll forward.
 type watched struct {
-	cancel   context.CancelFunc
-	focus    func(bool)
-	setSlow  func(time.Duration)
-	incarned int // the incarnation of the sandbox at the last event
+	cancel  context.CancelFunc
+	start   chan struct{}
+	started bool
+	focus   func(bool)
+	setSlow func(time.Duration)
 }
 
 type queued struct {
@@ -119,7 +124,15 @@ type queued struct {
 func NewManager(ctx context.Context, rec *Record, src Bridge, budget WatchBudget) *Manager {
 	ctx, cancel := context.WithCancel(ctx)
 	return &Manager{rec: rec, src: src, budget: budget.withDefaults(), ctx: ctx, cancel: cancel, started: time.Now(),
-		watchers: map[string]*watched{}, captures: map[capKey]context.CancelFunc{}, notFollowed: map[capKey]bool{}}
+		watchers: map[string]*watched{}, captures: map[capKey]context.CancelFunc{}, notFollowed: map[capKey]bool{},
+		after: time.After}
+}
+
+func signal(ch chan struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
+	}
 }
 
 // Record is the record the manager feeds.
@@ -134,34 +147,100 @@ func (m *Manager) Close() {
 	m.wg.Wait()
 }
 
-// Track watches the sandboxes given (in addition to those watched already).
+// Track watches the sandboxes given (in addition to those watched already). It returns at once:
+// each new sandbox's earlier state is read from the record on its own goroutine, right before its
+// first poll. The k-th new sandbox of a call (from 0) is first polled k × SlowInterval(n) / n
+// later, n being the sandboxes watched after the call, so that the first polls of many sandboxes
+// come at the background rate rather than all at once; the sandbox on screen, and a sandbox added
+// alone, are polled at once (Focus brings a waiting sandbox's first poll forward too).
 func (m *Manager) Track(sandboxes ...string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.ctx.Err() != nil {
 		return
 	}
-	added := false
+	var added []string
 	for _, sb := range sandboxes {
 		if _, ok := m.watchers[sb]; ok || sb == "" {
 			continue
 		}
-		added = true
+		m.watchers[sb] = nil // a name given twice is added once
+		added = append(added, sb)
+	}
+	if len(added) == 0 {
+		return
+	}
+	n := len(m.watchers)
+	spacing := m.budget.SlowInterval(n) / time.Duration(n)
+	for k, sb := range added {
 		ctx, cancel := context.WithCancel(m.ctx)
-		opts := client.WatchOptions{FastInterval: m.budget.Fast, SlowInterval: m.budget.SlowInterval(len(m.watchers) + 1),
-			SettledInterval: client.SettledInterval(m.budget.Fast, m.budget.Slow), Resume: m.rec.State(sb).Resume()}
-		events, focus, setSlow := m.src.Watch(ctx, sb, opts)
-		w := &watched{cancel: cancel, focus: focus, setSlow: setSlow}
-		if focus != nil {
-			focus(sb == m.focus)
-		}
+		w := &watched{cancel: cancel, start: make(chan struct{}, 1)}
 		m.watchers[sb] = w
+		delay := time.Duration(k) * spacing
+		if sb == m.focus {
+			delay = 0
+		}
 		m.wg.Add(1)
-		go m.drain(ctx, sb, events)
+		go m.startWatch(ctx, sb, w, delay)
 	}
-	if added {
-		m.rebalanceLocked()
+	if len(added) > 1 {
+		m.wg.Add(1)
+		go m.warm(added)
 	}
+	m.rebalanceLocked()
+}
+
+// warm reads the states of sandboxes tracked together, in the order of their first polls, ahead
+// of those polls: the screens that list every watched sandbox (all runs) then find them in
+// memory, as they did when Track read them all itself, and the TUI's event loop is not the one
+// that waits.
+func (m *Manager) warm(sandboxes []string) {
+	defer m.wg.Done()
+	for _, sb := range sandboxes {
+		m.mu.Lock()
+		w := m.watchers[sb]
+		skip := m.ctx.Err() != nil || w == nil || w.started // a started watcher read it
+		m.mu.Unlock()
+		if m.ctx.Err() != nil {
+			return
+		}
+		if !skip {
+			m.rec.State(sb)
+		}
+	}
+}
+
+// startWatch starts a sandbox's watcher after delay (sooner when w.start is signalled) and drains
+// its events. The watcher resumes from what the record knows of the sandbox at that moment: read
+// here, not in Track, as it can take a while for a long history and Track is called from the
+// TUI's event loop.
+func (m *Manager) startWatch(ctx context.Context, sb string, w *watched, delay time.Duration) {
+	if delay > 0 {
+		t := m.after(delay)
+		select {
+		case <-ctx.Done():
+			m.wg.Done()
+			return
+		case <-w.start:
+		case <-t:
+		}
+	}
+	resume := m.rec.State(sb).Resume()
+	m.mu.Lock()
+	if ctx.Err() != nil { // untracked, or the manager closed, meanwhile
+		m.mu.Unlock()
+		m.wg.Done()
+		return
+	}
+	opts := client.WatchOptions{FastInterval: m.budget.Fast, SlowInterval: m.budget.SlowInterval(len(m.watchers)),
+		SettledInterval: client.SettledInterval(m.budget.Fast, m.budget.Slow), Resume: resume, Unfocused: sb != m.focus}
+	events, focus, setSlow := m.src.Watch(ctx, sb, opts)
+	w.started, w.focus, w.setSlow = true, focus, setSlow
+	if focus != nil {
+		focus(sb == m.focus)
+	}
+	m.mu.Unlock()
+	m.drain(ctx, sb, events)
 }
 
 // Untrack stops watching a sandbox (it was deleted).
@@ -202,8 +281,12 @@ func (m *Manager) Focus(sandbox string) {
 		w.focus(false)
 	}
 	m.focus = sandbox
-	if w := m.watchers[sandbox]; w != nil && w.focus != nil {
-		w.focus(true)
+	if w := m.watchers[sandbox]; w != nil {
+		if w.focus != nil {
+			w.focus(true)
+		} else if !w.started {
+			signal(w.start) // its watcher starts now, focused
+		}
 	}
 	m.sortQueueLocked()
 }

@@ -72,6 +72,10 @@ func TestOpenSandboxThenLogsThenBack(t *testing.T) {
 	br := uitest.NewBridge()
 	m := newRoot(t, br)
 	step(m, common.OpenSandboxMsg{ID: "sandboxaaaa"}, 0)
+	// the record's watcher starts on a goroutine of its own (it reads the record first)
+	for deadline := time.Now().Add(10 * time.Second); !br.Called("watch sandboxaaaa") && time.Now().Before(deadline); {
+		time.Sleep(5 * time.Millisecond)
+	}
 	if _, ok := m.top().(*sandbox.Model); !ok || !br.Called("watch sandboxaaaa") {
 		t.Fatal("sandbox screen not opened with a watcher")
 	}

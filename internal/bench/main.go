@@ -107,7 +107,7 @@ func main() {
 
 	var rows []row
 	for _, f := range figures {
-		if *only != "" && !slices.Contains(strings.Split(*only, ","), f.num) {
+		if *only != "" && !slices.Contains(strings.Split(*only, ","), f.num) || *only == "" && alone[f.num] {
 			continue
 		}
 		t := time.Now()

@@ -170,8 +170,8 @@ func figScale(e *env) ([]row, error) {
 			value: value, baseline: fmt.Sprintf("%d runs %.2f ms", small, s),
 			ratio: f2(r) + "×", budget: budget, result: verdict(ok)})
 	}
-	e.logf("13: the watcher's start (each known sandbox's state read): %d runs %.0f ms, %d runs %.0f ms",
-		small, med(0, "watch-start"), big, med(1, "watch-start"))
+	e.logf("13: the watcher's start (Track, on the caller's goroutine): %d runs %.0f ms, %d runs %.0f ms; every known sandbox's state in memory: %.0f ms, %.0f ms",
+		small, med(0, "watch-start"), big, med(1, "watch-start"), med(0, "watch-warm"), med(1, "watch-warm"))
 	var rss [2][]float64
 	for i := range res {
 		for _, r := range res[i] {
