@@ -35,7 +35,7 @@ type Options struct {
 	ThemeDir     string // user themes (<name>.json)
 	NoColor      bool
 	KeyOverrides map[string][]string
-	LogMemLines  int // log lines kept in memory per view (0: the buffer's default)
+	LogMemLines  int // built log lines kept ready in memory per view (0: the buffer's default)
 
 	// Renderer draws the styles (nil: stdout's renderer, honouring NO_COLOR).
 	Styles *themes.Styles

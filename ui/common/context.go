@@ -49,7 +49,7 @@ type Context struct {
 	Now func() time.Time
 	// Watch tunes the sandbox watcher (zero values: client defaults).
 	WatchFast, WatchSlow time.Duration
-	// LogMemLines is how many log lines a log view keeps in memory (0: the buffer's default).
+	// LogMemLines is how many built log lines a log view keeps ready in memory (0: the buffer's default).
 	LogMemLines int
 	// Record is what sandscope observed on this bridge (nil: nothing is recorded, e.g. no state
 	// directory); screens read it, Watch feeds it.

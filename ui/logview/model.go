@@ -112,7 +112,7 @@ type Model struct {
 
 // Options tunes a log view.
 type Options struct {
-	MemLines   int           // lines kept in memory (logbuf default when 0)
+	MemLines   int           // built lines kept ready in memory (logbuf default when 0)
 	QuietAfter time.Duration // passed to the follower
 	// All follows every process of this sandbox: the targets given and each process that starts
 	// later, prefixed with a short stable name (followall.Name) in a colour chosen by its ID.

@@ -50,7 +50,7 @@ The file is $XDG_CONFIG_HOME/sandscope/config.yaml ($SANDSCOPE_CONFIG overrides;
 
   currentContext: cloud
   theme: auto                  # auto, dark, light, high-contrast
-  logMemoryLines: 100000       # log lines kept in memory per stream; older ones go to disk
+  logMemoryLines: 100000       # log lines kept ready in memory per view; all output is on disk
   detachKey: ctrl+]
   pollFast: 1s                 # sandbox polling while focused
   pollSlow: 10s                # otherwise
