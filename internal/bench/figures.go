@@ -201,22 +201,33 @@ func figLogsAll(e *env) ([]row, error) {
 
 // Figure 4: one log view frame with 1,000,000 lines buffered against one with 1,000.
 func figFrame(e *env) ([]row, error) {
-	res, err := e.goBench("./ui/logview", "^BenchmarkFrame$", pick(e, "300x", "2000x"))
-	if err != nil {
-		return nil, err
+	// Three runs in a full run, the median ratio deciding: the two sizes run one after the other,
+	// and a single run on a shared machine moved by ±20 % between them.
+	runs := pick(e, 1, pipelineRuns)
+	var ratios, bigs, smalls []float64
+	for i := 0; i < runs; i++ {
+		res, err := e.goBench("./ui/logview", "^BenchmarkFrame$", pick(e, "300x", "2000x"))
+		if err != nil {
+			return nil, err
+		}
+		small, err := need(res, "BenchmarkFrame/lines=1000", "ns/op")
+		if err != nil {
+			return nil, err
+		}
+		big, err := need(res, "BenchmarkFrame/lines=1000000", "ns/op")
+		if err != nil {
+			return nil, err
+		}
+		ratios, bigs, smalls = append(ratios, big/small), append(bigs, big), append(smalls, small)
 	}
-	small, err := need(res, "BenchmarkFrame/lines=1000", "ns/op")
-	if err != nil {
-		return nil, err
+	r := median(ratios)
+	ratio := f2(r)
+	if runs > 1 {
+		ratio += fmt.Sprintf(" (median of %d)", runs)
 	}
-	big, err := need(res, "BenchmarkFrame/lines=1000000", "ns/op")
-	if err != nil {
-		return nil, err
-	}
-	r := big / small
 	return []row{{fig: "4", name: "log view frame, 1M vs 1k lines",
-		value: fmt.Sprintf("%.0f µs", big/1e3), baseline: fmt.Sprintf("1k lines %.0f µs", small/1e3),
-		ratio: f2(r), budget: "≤ 1.2", result: verdict(r <= 1.2)}}, nil
+		value: fmt.Sprintf("%.0f µs", median(bigs)/1e3), baseline: fmt.Sprintf("1k lines %.0f µs", median(smalls)/1e3),
+		ratio: ratio, budget: "≤ 1.2", result: verdict(r <= 1.2)}}, nil
 }
 
 // Figure 6: key-to-frame in the log view while 20 followed processes deliver output.
