@@ -1,6 +1,7 @@
 package client
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -147,15 +148,24 @@ func (c *Client) fetchCapabilities(ctx context.Context) (Capabilities, error) {
 
 // ParseCapabilities decides the dialect from an OpenAPI document's path keys (info.version is the
 // same in both dialects) and finds sandscope extension markers, on a path item or any operation.
+//
+// Every command reads the document when it starts: the path items stay raw, and only those that
+// mention the marker are decoded further.
 func ParseCapabilities(doc []byte) (Capabilities, error) {
 	var d struct {
 		Info struct {
 			BridgeID json.RawMessage `json:"x-sandscope-bridge-id"`
 		} `json:"info"`
-		Paths map[string]map[string]json.RawMessage `json:"paths"`
+		Paths map[string]json.RawMessage `json:"paths"`
 	}
 	if err := json.Unmarshal(doc, &d); err != nil {
 		return Capabilities{}, fmt.Errorf("OpenAPI document: %w", err)
+	}
+	for path, item := range d.Paths {
+		// a path item is an object (or null), as when the items were decoded whole
+		if len(item) == 0 || item[0] != '{' && string(item) != "null" {
+			return Capabilities{}, fmt.Errorf("OpenAPI document: path %q is not an object", path)
+		}
 	}
 	// a bridge ID that is not a well-formed string is no ID (the document is still read)
 	var id string
@@ -168,8 +178,12 @@ func ParseCapabilities(doc []byte) (Capabilities, error) {
 	case has("/v1/sandbox/{id}/exec") || has("/v1/sandbox/{id}/pty") || has("/v1/sandbox/{id}/session"):
 		caps.Dialect = DialectStable
 	}
-	for path, item := range d.Paths {
-		if !extensionMarked(item) {
+	for path, raw := range d.Paths {
+		if !mayBeMarked(raw) {
+			continue
+		}
+		var item map[string]json.RawMessage
+		if json.Unmarshal(raw, &item) != nil || !extensionMarked(item) {
 			continue
 		}
 		caps.Extensions = append(caps.Extensions, path)
@@ -185,6 +199,12 @@ func ParseCapabilities(doc []byte) (Capabilities, error) {
 	}
 	sort.Strings(caps.Extensions)
 	return caps, nil
+}
+
+// mayBeMarked reports whether a raw path item can hold the extension marker: its key written out,
+// or written with escapes (which decode to the same key).
+func mayBeMarked(item []byte) bool {
+	return bytes.Contains(item, []byte("x-sandscope-extension")) || bytes.IndexByte(item, '\\') >= 0
 }
 
 // listOperation reports whether a path item's GET is the sandbox list ("listSandboxes", marked

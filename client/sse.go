@@ -39,6 +39,11 @@ type SSEDecoder struct {
 	scanned int   // how much of buf[r:w] is known to hold no line end
 	rerr    error // the reader's error, returned once the buffered bytes are used up
 
+	// CRs are looked for apart from LFs, each byte once: buf[r:crTo] has been searched, and
+	// buf[crAt] is the first CR at or after r when r <= crAt < crTo (crAt == crTo: none in
+	// buf[r:crTo]). A stream without CRs is then searched for them once per read, not per line.
+	crAt, crTo int
+
 	// The current event's data: borrowed as buf[dataStart:dataEnd] while it is a single line that
 	// no refill has had to move, else owned in own.
 	borrowed           bool
@@ -47,11 +52,18 @@ type SSEDecoder struct {
 
 	skipLF  bool // the previous line ended in CR: a following LF belongs to it
 	hasData bool
+
+	// size is the initial buffer and minRead the least room a read gets (0: sseBufSize and
+	// sseMinRead); tests make them small so that buffer moves happen often.
+	size, minRead int
 }
 
 // sseBufSize is the decoder's initial read buffer; it grows for longer lines (up to MaxSize) and
 // shrinks back once they are framed.
 const sseBufSize = 1 << 20
+
+// sseMinRead is the least room a read gets: less, and the unframed bytes move or the buffer grows.
+const sseMinRead = 64 << 10
 
 // NewSSEDecoder returns a decoder reading from r.
 func NewSSEDecoder(r io.Reader) *SSEDecoder {
@@ -165,17 +177,20 @@ func (d *SSEDecoder) readLine() (start, end int, err error) {
 			}
 		}
 		if d.r < d.w && !d.skipLF {
-			seg := d.buf[d.r+d.scanned : d.w]
-			i := bytes.IndexByte(seg, '\n')
-			search := seg
-			if i >= 0 {
-				search = seg[:i]
+			// The line ends at the first LF before the next CR, else at that CR.
+			cr := d.nextCR()
+			limit := d.w
+			if cr >= 0 {
+				limit = cr
 			}
-			if cr := bytes.IndexByte(search, '\r'); cr >= 0 {
-				i = cr
+			end = -1
+			if i := bytes.IndexByte(d.buf[d.r+d.scanned:limit], '\n'); i >= 0 {
+				end = d.r + d.scanned + i
+			} else if cr >= 0 {
+				end = cr
 			}
-			if i >= 0 {
-				start, end = d.r, d.r+d.scanned+i
+			if end >= 0 {
+				start = d.r
 				if end-start > d.MaxSize {
 					return 0, 0, ErrEventTooLarge
 				}
@@ -197,27 +212,54 @@ func (d *SSEDecoder) readLine() (start, end int, err error) {
 	}
 }
 
+// nextCR returns the index of the first CR in buf[r:w], or -1. It searches only bytes not
+// searched before.
+func (d *SSEDecoder) nextCR() int {
+	if d.r <= d.crAt && d.crAt < d.crTo {
+		return d.crAt
+	}
+	from := max(d.crTo, d.r)
+	if from < d.w {
+		if i := bytes.IndexByte(d.buf[from:d.w], '\r'); i >= 0 {
+			d.crAt, d.crTo = from+i, from+i+1
+			return d.crAt
+		}
+	}
+	d.crAt, d.crTo = d.w, d.w
+	return -1
+}
+
+// shift moves the unframed bytes buf[r:w] to the front of dst, which becomes the buffer.
+func (d *SSEDecoder) shift(dst []byte) {
+	n := d.r
+	d.w = copy(dst, d.buf[d.r:d.w])
+	d.buf, d.r = dst, 0
+	// a CR before r was framed already: none is known then
+	d.crAt, d.crTo = max(d.crAt-n, 0), max(d.crTo-n, 0)
+}
+
 // fill reads more input after the unframed bytes, first making room: the unframed bytes move to
 // the front when little room is left behind them, and the buffer grows when they fill it.
 func (d *SSEDecoder) fill() {
+	size, minRead := sseBufSize, sseMinRead
+	if d.size > 0 {
+		size, minRead = d.size, d.minRead
+	}
 	if d.buf == nil {
-		d.buf = make([]byte, sseBufSize)
+		d.buf = make([]byte, size)
 	}
-	if d.r == d.w && len(d.buf) > 4*sseBufSize {
+	if d.r == d.w && len(d.buf) > 4*size {
 		d.ownData()
-		d.buf, d.r, d.w = make([]byte, sseBufSize), 0, 0 // a huge line is done: give its memory back
+		d.buf, d.r, d.w = make([]byte, size), 0, 0 // a huge line is done: give its memory back
+		d.crAt, d.crTo = 0, 0
 	}
-	const minRead = 64 << 10
 	if len(d.buf)-d.w < minRead && d.r > 0 {
 		d.ownData() // the borrowed line is about to be overwritten
-		d.w = copy(d.buf, d.buf[d.r:d.w])
-		d.r = 0
+		d.shift(d.buf)
 	}
 	if len(d.buf)-d.w < minRead {
 		d.ownData()
-		grown := make([]byte, max(2*len(d.buf), d.w+minRead))
-		d.w = copy(grown, d.buf[d.r:d.w])
-		d.buf, d.r = grown, 0
+		d.shift(make([]byte, max(2*len(d.buf), d.w+minRead)))
 	}
 	for tries := 0; tries < 100; tries++ {
 		n, err := d.src.Read(d.buf[d.w:])

@@ -203,7 +203,7 @@ func (s *Server) loadSandboxes() {
 	}
 	for _, e := range entries {
 		id := e.Name()
-		if !e.IsDir() || !sandboxIDPattern.MatchString(id) {
+		if !e.IsDir() || !validSandboxID(id) {
 			continue
 		}
 		dir := filepath.Join(s.root, id)

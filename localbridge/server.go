@@ -13,7 +13,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 	"sync"
@@ -109,7 +108,32 @@ type incarnation struct {
 	stableRT  *stableRuntime // stable dialect state (sessions, PTYs, open exec streams)
 }
 
-var sandboxIDPattern = regexp.MustCompile(`^[a-z2-7]{1,128}$`)
+// validSandboxID is the bridge's sandbox ID rule: 1–128 of [a-z2-7] (lower-case base32). Every
+// request checks it: a loop, not a regexp.
+func validSandboxID(id string) bool {
+	if len(id) == 0 || len(id) > 128 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		if c := id[i]; !(c >= 'a' && c <= 'z' || c >= '2' && c <= '7') {
+			return false
+		}
+	}
+	return true
+}
+
+// isIDToken reports whether id is 1–128 of [a-zA-Z0-9._-] (session and terminal IDs).
+func isIDToken(id string) bool {
+	if len(id) == 0 || len(id) > 128 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		if c := id[i]; !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
 
 // New checks cfg and prepares a server. It starts nothing; call Start or use Handler.
 func New(cfg Config) (*Server, error) {
@@ -273,7 +297,7 @@ func (s *Server) SetCapacityExceeded(on bool) { s.capacity.Store(on) }
 // StopSandbox ends the sandbox's current incarnation as idle sleep would: every process and
 // terminal is killed, and lookups answer as when no container is assigned. The workspace stays.
 func (s *Server) StopSandbox(id string) error {
-	if !sandboxIDPattern.MatchString(id) {
+	if !validSandboxID(id) {
 		return fmt.Errorf("stop sandbox %q: invalid sandbox ID", id)
 	}
 	s.mu.Lock()
@@ -295,7 +319,7 @@ func (s *Server) StopSandbox(id string) error {
 // ReplaceSandbox ends the current incarnation as a container replacement would (open log
 // streams aborted, terminal sockets closed 1012) and starts the next one under the same ID.
 func (s *Server) ReplaceSandbox(id string) error {
-	if !sandboxIDPattern.MatchString(id) {
+	if !validSandboxID(id) {
 		return fmt.Errorf("replace sandbox %q: invalid sandbox ID", id)
 	}
 	s.mu.Lock()
@@ -805,7 +829,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			writeNotFoundText(w)
 			return
 		}
-		if !sandboxIDPattern.MatchString(id) {
+		if !validSandboxID(id) {
 			writeError(w, http.StatusBadRequest, "Invalid sandbox ID format", "invalid_request")
 			return
 		}

@@ -115,11 +115,9 @@ func mintStableSandboxID() string {
 	return strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(b[:]))
 }
 
-var stableSessionIDPattern = regexp.MustCompile(`^[a-zA-Z0-9._-]{1,128}$`)
-
 // validStableSessionID is the bridge's Session-Id rule: 1–128 of [a-zA-Z0-9._-], no "..".
 func validStableSessionID(id string) bool {
-	return stableSessionIDPattern.MatchString(id) && !strings.Contains(id, "..")
+	return isIDToken(id) && !strings.Contains(id, "..")
 }
 
 // disableSessionToken is the SDK's reserved session ID.
@@ -337,7 +335,7 @@ var shellNamePattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // sessionDirName maps a session ID to a file name (IDs may hold anything at creation).
 func sessionDirName(id string) string {
-	if stableSessionIDPattern.MatchString(id) && id != "." && id != ".." {
+	if isIDToken(id) && id != "." && id != ".." {
 		return "s-" + id
 	}
 	return "x-" + base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString([]byte(id))

@@ -6,16 +6,13 @@ import (
 	"io"
 	"math"
 	"net/http"
-	"regexp"
 	"strconv"
 	"strings"
 )
 
-// terminalIDPattern is the bridge's terminal ID check (plus: no "..").
-var terminalIDPattern = regexp.MustCompile(`^[a-zA-Z0-9._-]{1,128}$`)
-
+// validTerminalID is the bridge's terminal ID check: 1–128 of [a-zA-Z0-9._-], no "..".
 func validTerminalID(id string) bool {
-	return terminalIDPattern.MatchString(id) && !strings.Contains(id, "..")
+	return isIDToken(id) && !strings.Contains(id, "..")
 }
 
 const (

@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -136,6 +137,9 @@ func (lb *lineBuffer) feed(data []byte, prefix string, clean, noSGR, final bool)
 			data = data[i+1:]
 		}
 	}
+	if !clean {
+		data = lb.rawLines(data, prefix)
+	}
 	for len(data) > 0 {
 		i := bytes.IndexByte(data, '\n')
 		if i < 0 {
@@ -150,6 +154,46 @@ func (lb *lineBuffer) feed(data []byte, prefix string, clean, noSGR, final bool)
 		lb.line(lb.partial, prefix, clean, noSGR)
 		lb.partial = lb.partial[:0]
 	}
+}
+
+// rawLines appends data's complete lines, prefixed and unchanged, to the batch and returns the
+// rest (a partial line). A fast log has millions of short lines: each costs one search, and a
+// prefix and a line of up to 64 bytes are stored as whole 64-byte blocks into room made
+// beforehand (the bytes past the line are overwritten by the next one, or lie beyond the batch's
+// length), not copied by three appends.
+func (lb *lineBuffer) rawLines(data []byte, prefix string) []byte {
+	const block = 64
+	var pre [block]byte
+	shortPrefix := len(prefix) <= block
+	copy(pre[:], prefix)
+	b := lb.batch
+	for {
+		i := bytes.IndexByte(data, '\n')
+		if i < 0 {
+			break
+		}
+		n, need := len(b), len(prefix)+i+1
+		if cap(b)-n < need+block {
+			// room for the rest of data as lines of this one's length at least
+			b = slices.Grow(b, need+block+len(data)+len(data)/(i+1)*len(prefix))
+		}
+		out := b[n:cap(b)] // at least need+block bytes
+		if shortPrefix {
+			*(*[block]byte)(out) = pre
+		} else {
+			copy(out, prefix)
+		}
+		out = out[len(prefix):] // at least i+1+block bytes
+		if i < block && len(data) >= block {
+			*(*[block]byte)(out) = *(*[block]byte)(data)
+		} else {
+			copy(out, data[:i+1])
+		}
+		b = b[:n+need]
+		data = data[i+1:]
+	}
+	lb.batch = b
+	return data
 }
 
 // take returns the lines batched so far (nil when none); they are valid until the next feed.

@@ -150,3 +150,45 @@ func TestPiecesFrameLikeWhole(t *testing.T) {
 		}
 	}
 }
+
+// Lines copied in whole blocks come out as prefix + line + newline, whatever the lengths of the
+// prefix and the lines (around the block size especially) and however the data is cut.
+func TestRawLinesMatchPrefixingEachLine(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for round := 0; round < 300; round++ {
+		prefix := strings.Repeat("p", rng.IntN(90)) + " | "
+		var data []byte
+		for len(data) < 8<<10 {
+			n := rng.IntN(70)
+			if rng.IntN(10) == 0 {
+				n = 60 + rng.IntN(10) // around the block
+			} else if rng.IntN(20) == 0 {
+				n = rng.IntN(1000)
+			}
+			for i := 0; i < n; i++ {
+				data = append(data, byte(' '+rng.IntN(90)))
+			}
+			data = append(data, '\n')
+		}
+		data = append(data, "unfinished"...)
+		var want []byte
+		lines := bytes.Split(data, []byte("\n"))
+		for _, l := range lines[:len(lines)-1] {
+			want = append(append(append(want, prefix...), l...), '\n')
+		}
+		var lb lineBuffer
+		if rng.IntN(2) == 0 {
+			lb.batch = make([]byte, 0, rng.IntN(200)) // little room to start with
+		}
+		var got []byte
+		for rest := data; len(rest) > 0; {
+			n := min(len(rest), 1+rng.IntN(300))
+			lb.feed(rest[:n], prefix, false, false, false)
+			got = append(got, lb.take()...)
+			rest = rest[n:]
+		}
+		if !bytes.Equal(got, want) || string(lb.partial) != "unfinished" {
+			t.Fatalf("round %d (prefix %d bytes): got %d bytes, want %d; partial %q", round, len(prefix), len(got), len(want), lb.partial)
+		}
+	}
+}
