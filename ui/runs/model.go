@@ -12,6 +12,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
 
+	"sandscope/client"
 	"sandscope/record"
 	"sandscope/themes"
 	"sandscope/ui/common"
@@ -380,23 +381,27 @@ func processIDs(st *record.State) []string {
 }
 
 // makeRows makes a sandbox's rows, oldest first, in one allocation; a run that reads as its row
-// in old did keeps that row's formatted cells. It reads nothing of the screen (readRest calls it
-// off the UI goroutine).
+// in old did keeps that row's state word and formatted cells. It reads nothing of the screen
+// (readRest calls it off the UI goroutine).
 func makeRows(st *record.State, outs map[string]record.Output, old []*row, watch *record.Manager, now time.Time) []*row {
-	var before map[string]*row
+	var before map[runKey]*row
 	if len(old) > 0 {
-		before = make(map[string]*row, len(old))
+		before = make(map[runKey]*row, len(old))
 		for _, r := range old {
-			before[rowKey(r)] = r
+			before[keyOf(r.e)] = r
 		}
 	}
 	made := make([]row, 0, len(st.Processes)+len(st.Terminals))
 	for _, list := range [][]*record.Entry{st.Processes, st.Terminals} {
 		for _, e := range list {
-			made = append(made, makeRow(st, e, outs[e.ID], watch, now))
+			o := before[keyOf(e)]
+			if o != nil && !now.Before(o.next) {
+				o = nil // a time it shows reads differently now
+			}
+			made = append(made, makeRow(st, e, outs[e.ID], watch, now, o))
 			r := &made[len(made)-1]
-			if old := before[rowKey(r)]; old != nil && now.Before(old.next) && sameShown(old, r) {
-				r.cells, r.widths, r.text, r.next = old.cells, old.widths, old.text, old.next
+			if o != nil && sameShown(o, r) {
+				r.cells, r.widths, r.text, r.next = o.cells, o.widths, o.text, o.next
 			} else {
 				setCells(r, now)
 			}
@@ -409,6 +414,15 @@ func makeRows(st *record.State, outs map[string]record.Output, old []*row, watch
 	sort.SliceStable(rows, func(i, j int) bool { return rows[i].started.Before(rows[j].started) })
 	return rows
 }
+
+// runKey is a run within its sandbox: rowKey without the sandbox, and without building a string.
+type runKey struct {
+	kind record.EntityKind
+	id   string
+	inc  int
+}
+
+func keyOf(e *record.Entry) runKey { return runKey{e.Kind, e.ID, e.Incarnation} }
 
 // outputsOf is what was captured of the processes named: the file's answers read once (again when
 // a process is new to the screen), with what the record holds in memory in their place.
@@ -534,7 +548,10 @@ func classify(st *record.State, e *record.Entry) (cond common.Condition, suspect
 
 // makeRow classifies one entry in the vocabulary of the other screens; out is what was captured
 // of it (a process).
-func makeRow(st *record.State, e *record.Entry, out record.Output, watch *record.Manager, now time.Time) row {
+//
+// old is the run's row as of the last refresh, when the times it shows read the same now: its
+// state word is kept when every input of it is the same (what allocates most in a refresh).
+func makeRow(st *record.State, e *record.Entry, out record.Output, watch *record.Manager, now time.Time, old *row) row {
 	r := row{sandbox: st.Sandbox, e: e, started: e.FirstSeen}
 	r.cond, r.suspect, r.attention = classify(st, e)
 	if e.Kind == record.Process {
@@ -546,12 +563,37 @@ func makeRow(st *record.State, e *record.Entry, out record.Output, watch *record
 			r.capturing = watch.Capturing(st.Sandbox, e.ID)
 		}
 	}
-	label(&r, now)
+	if old != nil && sameWord(old, &r) {
+		r.badge, r.label = old.badge, old.label
+	} else {
+		label(&r, now)
+	}
 	if r.suspect {
 		r.badge, r.label = themes.BadgeSuspectEnd, "SUSPECT END"
 	}
 	return r
 }
+
+// sameWord reports whether label gives b the word it gave a (the clock aside: the caller knows
+// the times a shows read the same now).
+func sameWord(a, b *row) bool {
+	ea, eb := a.e, b.e
+	xa, ra := endOf(ea)
+	xb, rb := endOf(eb)
+	return !a.suspect && a.cond == b.cond && ea.Kind == eb.Kind && ea.State() == eb.State() && same(xa, xb) && same(ra, rb) &&
+		ea.Incarnation == eb.Incarnation && ea.LastSeen.Equal(eb.LastSeen)
+}
+
+// endOf is how the entry ended, as the bridge said.
+func endOf(e *record.Entry) (*client.Exit, *client.RunError) {
+	if e.Kind == record.Terminal {
+		return e.Terminal.Exit, e.Terminal.Error
+	}
+	return e.Process.Exit, e.Process.Error
+}
+
+// same reports whether a and b are both nil or point to equal values.
+func same[T comparable](a, b *T) bool { return a == b || a != nil && b != nil && *a == *b }
 
 // label is the row's state word (an UNKNOWN one says when the state was last confirmed).
 func label(r *row, now time.Time) {

@@ -211,3 +211,44 @@ func TestCountIsClassify(t *testing.T) {
 		}
 	}
 }
+
+// TestARefreshShowsAChangedEnding: a run whose state word stays ("exited", "error") but whose
+// ending the bridge reports differently shows the new ending after the refresh: a row's word is
+// kept only when everything it says is the same.
+func TestARefreshShowsAChangedEnding(t *testing.T) {
+	ctx, rec := scene(t)
+	m := known(New(ctx))
+	m.SetSize(200, 60)
+	if v := m.View(); !strings.Contains(v, "EXITED 0") {
+		t.Fatalf("the scene has no EXITED 0:\n%s", v)
+	}
+	inc := client.Incarnation{Number: 1}
+	build := func(exit *client.Exit, state string, rerr *client.RunError) {
+		rec.Add(record.FromSandboxEvent(client.SandboxEvent{Kind: client.ProcessChanged, Sandbox: "nightly", Time: uitest.T0, Incarnation: inc,
+			Process: &client.Process{ID: "f0e1d2c3-build", PID: 100, Command: []string{"make", "release"}, State: state, Exit: exit, Error: rerr,
+				StartedAt: uitest.T0.Add(-3 * time.Hour), Incarnation: 1}}))
+		m.Update(tickMsg{owner: m, gen: m.gen})
+	}
+	for _, step := range []struct {
+		exit  *client.Exit
+		state string
+		rerr  *client.RunError
+		want  string
+	}{
+		{&client.Exit{Code: 0, Signal: 9}, "exited", nil, "KILLED KILL"},
+		{&client.Exit{Code: 0, Signal: 15}, "exited", nil, "KILLED TERM"},
+		{nil, "error", &client.RunError{Code: "oom", Message: "out of memory"}, "ERROR oom"},
+		{nil, "error", &client.RunError{Code: "spawn", Message: "no such file"}, "ERROR spawn"},
+	} {
+		build(step.exit, step.state, step.rerr)
+		var got *row
+		for _, r := range m.all {
+			if r.e.ID == "f0e1d2c3-build" {
+				got = r
+			}
+		}
+		if got == nil || got.label != step.want || got.cells[0] != step.want || !strings.Contains(m.View(), step.want) {
+			t.Fatalf("after the bridge said %s %+v %+v, the build shows %+v", step.state, step.exit, step.rerr, got)
+		}
+	}
+}
