@@ -207,9 +207,9 @@ func (m *Model) readAll() {
 	m.rebuild()
 }
 
-// Loaded reports whether every listed sandbox's runs are read (the first frame reads those it
+// loaded reports whether every listed sandbox's runs are read (the first frame reads those it
 // shows; the others are read in a command, or at once when a key needs them).
-func (m *Model) Loaded() bool { return len(m.unread) == 0 }
+func (m *Model) loaded() bool { return len(m.unread) == 0 }
 
 // readMsg is readRest's answer: the runs of sandboxes that were unread.
 type readMsg struct {

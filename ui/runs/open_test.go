@@ -82,7 +82,7 @@ func readAllNow(ctx *common.Context, w, h int) *Model {
 func TestFirstFrameReadsWhatItShowsAndCountsTheRest(t *testing.T) {
 	ctx, _ := watchedScene(t)
 	m := opened(ctx, 200, 24)
-	if m.Loaded() || len(m.unread) == 0 {
+	if m.loaded() || len(m.unread) == 0 {
 		t.Fatalf("the first frame read every sandbox (%d unread)", len(m.unread))
 	}
 	if _, read := m.states["shopweb"]; read {
@@ -114,7 +114,7 @@ func TestFirstFrameReadsWhatItShowsAndCountsTheRest(t *testing.T) {
 		t.Fatal("no command reads the rest")
 	}
 	m.Update(cmd())
-	if !m.Loaded() {
+	if !m.loaded() {
 		t.Fatalf("%d sandboxes unread after readRest's answer", len(m.unread))
 	}
 	if got := m.View(); got != want {
@@ -131,7 +131,7 @@ func TestAKeyReadsEverySandbox(t *testing.T) {
 	for _, k := range uitest.Type("checkout") {
 		m.Update(k)
 	}
-	if !m.Loaded() || m.list.Len() != 2 {
+	if !m.loaded() || m.list.Len() != 2 {
 		t.Fatalf("filter: %d unread, %d rows match:\n%s", len(m.unread), m.list.Len(), m.View())
 	}
 	m2 := opened(ctx, 200, 24)
@@ -158,7 +158,7 @@ func TestReadRestKeepsNewerReads(t *testing.T) {
 		Process: &client.Process{ID: "f0e1d2c3-build", Command: []string{"make", "release"}, State: "running", StartedAt: uitest.T0.Add(-3 * time.Hour), Incarnation: 1}}))
 	m.Update(changeMsg{owner: m, gen: m.gen, sbs: map[string]bool{"nightly": true}})
 	m.Update(stale)
-	if !m.Loaded() {
+	if !m.loaded() {
 		t.Fatalf("%d sandboxes unread", len(m.unread))
 	}
 	build := func() *row {
@@ -250,5 +250,27 @@ func TestARefreshShowsAChangedEnding(t *testing.T) {
 		if got == nil || got.label != step.want || got.cells[0] != step.want || !strings.Contains(m.View(), step.want) {
 			t.Fatalf("after the bridge said %s %+v %+v, the build shows %+v", step.state, step.exit, step.rerr, got)
 		}
+	}
+}
+
+// TestReadRestRunsBesideTheScreen: readRest's command runs on a goroutine of its own while the
+// screen refreshes and draws and the record changes (go test -race checks they share nothing);
+// once its answer is taken and a refresh has run, the screen is the one read whole.
+func TestReadRestRunsBesideTheScreen(t *testing.T) {
+	ctx, rec := watchedScene(t)
+	m := opened(ctx, 200, 24)
+	cmd := m.readRest()
+	answer := make(chan any, 1)
+	go func() { answer <- cmd() }()
+	for i := range 5 {
+		rec.Add(record.FromSandboxEvent(client.SandboxEvent{Kind: client.ProcessAppeared, Sandbox: "idle", Time: uitest.T0, Incarnation: client.Incarnation{Number: 1},
+			Process: &client.Process{ID: fmt.Sprintf("late-%d", i), Command: []string{"late"}, State: "running", StartedAt: uitest.T0, Incarnation: 1}}))
+		m.Update(tickMsg{owner: m, gen: m.gen})
+		_ = m.View()
+	}
+	m.Update((<-answer).(readMsg))
+	m.Update(tickMsg{owner: m, gen: m.gen})
+	if got, want := m.View(), readAllNow(ctx, 200, 24).View(); got != want {
+		t.Errorf("after readRest's answer and a refresh:\n%s\nread whole:\n%s", got, want)
 	}
 }
