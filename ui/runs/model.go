@@ -12,6 +12,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
 
+	"sandscope/client"
 	"sandscope/record"
 	"sandscope/themes"
 	"sandscope/ui/common"
@@ -51,13 +52,18 @@ type Model struct {
 
 	// known are the sandboxes the record knows, when no background watcher lists them (loadKnown)
 	known     []string
-	states    map[string]*record.State // what the record knows of each sandbox listed
+	states    map[string]*record.State // what the record knows of each sandbox listed and read
 	bySandbox map[string][]*row        // each listed sandbox's runs, oldest first
+	// unread are the listed sandboxes whose runs are counted, not read yet: the first frame reads
+	// only the sandboxes it shows (readRest reads the others in a command; a key, a refresh of
+	// every sandbox or a row on screen that is not read reads them at once)
+	unread map[string]counted
 	// outputs are what the file said was captured of each listed sandbox's processes, read once:
 	// what moves is held by the record in memory (OutputsHeld)
 	outputs   map[string]map[string]record.Output
-	all       []*row              // every run
-	rows      []*row              // the rows the list sees (all, or those needing attention)
+	all       []*row              // every run (nil: a run of an unread sandbox)
+	rows      []*row              // the rows the list sees: all, or narrowed
+	narrowed  []*row              // the runs that need attention, when narrowed to them
 	natural   []components.Column // the columns sized by the cells of rows
 	list      *components.List
 	attention bool // narrowed to the runs that need attention
@@ -70,7 +76,8 @@ type Model struct {
 
 // New makes the screen. Init subscribes to the record's changes.
 func New(ctx *common.Context) *Model {
-	m := &Model{ctx: ctx, states: map[string]*record.State{}, bySandbox: map[string][]*row{}, outputs: map[string]map[string]record.Output{}}
+	m := &Model{ctx: ctx, states: map[string]*record.State{}, bySandbox: map[string][]*row{}, outputs: map[string]map[string]record.Output{},
+		unread: map[string]counted{}}
 	m.list = components.NewList(ctx.Keys).SetSorts([]components.Sort{
 		{Name: "state", Less: func(a, b int) bool {
 			ra, rb := rank(m.rows[a]), rank(m.rows[b])
@@ -130,8 +137,136 @@ func (m *Model) Init() tea.Cmd {
 		unsubscribe()
 	}()
 	m.changes = ch
-	m.reload() // after subscribing: a change made meanwhile is read again, not missed
-	return tea.Batch(waitForChange(m, ch, m.gen), m.tick(), m.loadKnown())
+	// after subscribing: a change made meanwhile is read again, not missed
+	if len(m.states) == 0 && len(m.unread) == 0 {
+		m.openFirst()
+	} else {
+		m.reload()
+	}
+	return tea.Batch(waitForChange(m, ch, m.gen), m.tick(), m.loadKnown(), m.readRest())
+}
+
+// counted is what the screen knows of an unread sandbox: how many runs it has, and how many of
+// them need attention (the title's counts).
+type counted struct{ runs, attention int }
+
+// openFirst reads the listed sandboxes the first frame shows (by name, as the rows are listed,
+// until the table is full) and counts the runs of the others in the record's memory: opening the
+// screen costs what it shows, not the size of the record. The column widths are the read rows'
+// until readRest's answer comes (within a moment: the layout then settles).
+func (m *Model) openFirst() {
+	if m.ctx.Record == nil {
+		return
+	}
+	now := m.ctx.Clock()
+	shown, want := 0, m.listHeight()
+	for _, sb := range m.sandboxes() { // sorted, as rebuild lists them
+		if shown < want {
+			m.load(sb, now)
+			shown += len(m.bySandbox[sb])
+			continue
+		}
+		m.unread[sb] = m.count(sb)
+	}
+	m.rebuild()
+}
+
+// count counts an unread sandbox's runs and those needing attention, as the record holds them in
+// memory (nothing is copied: a few fields of each run are read).
+func (m *Model) count(sb string) counted {
+	var c counted
+	m.ctx.Record.WithState(sb, func(st *record.State) {
+		for _, list := range [2][]*record.Entry{st.Processes, st.Terminals} {
+			c.runs += len(list)
+			for _, e := range list {
+				// classify's answer, in an order that reads the least of each entry: a run
+				// neither LOST nor STALE needs attention only after a suspect end
+				switch {
+				case e.Lost || st.Stale(e.Incarnation):
+					c.attention++
+				case e.Stream == "suspect end":
+					if _, _, attention := classify(st, e); attention {
+						c.attention++
+					}
+				}
+			}
+		}
+	})
+	return c
+}
+
+// readAll reads every unread sandbox now (what needs every row: a key, a row on screen not read).
+func (m *Model) readAll() {
+	if len(m.unread) == 0 {
+		return
+	}
+	now := m.ctx.Clock()
+	for sb := range m.unread {
+		m.load(sb, now)
+	}
+	m.rebuild()
+}
+
+// loaded reports whether every listed sandbox's runs are read (the first frame reads those it
+// shows; the others are read in a command, or at once when a key needs them).
+func (m *Model) loaded() bool { return len(m.unread) == 0 }
+
+// readMsg is readRest's answer: the runs of sandboxes that were unread.
+type readMsg struct {
+	owner *Model
+	reads []sandboxRead
+}
+
+// sandboxRead is one sandbox as read off the UI goroutine: its state, what the file said was
+// captured of its processes, and its rows formatted.
+type sandboxRead struct {
+	sandbox string
+	st      *record.State
+	outputs map[string]record.Output
+	rows    []*row
+}
+
+// readRest reads, in a command, the sandboxes the first frame left unread: their states, what was
+// captured of them (a query of the record's file each) and their rows, formatted. Nothing of the
+// screen is touched there; Update takes the answer for the sandboxes still unread (one read
+// since, after a change notice or a key, is newer).
+func (m *Model) readRest() tea.Cmd {
+	rec := m.ctx.Record
+	if rec == nil || len(m.unread) == 0 {
+		return nil
+	}
+	sbs := make([]string, 0, len(m.unread))
+	for sb := range m.unread {
+		sbs = append(sbs, sb)
+	}
+	sort.Strings(sbs)
+	watch, clock, owner := m.ctx.Watch, m.ctx.Clock, m
+	return func() tea.Msg {
+		msg := readMsg{owner: owner}
+		now := clock()
+		for _, sb := range sbs {
+			st := rec.State(sb)
+			outs := rec.OutputsOf(sb, processIDs(st))
+			msg.reads = append(msg.reads, sandboxRead{sandbox: sb, st: st, outputs: outs, rows: makeRows(st, outs, nil, watch, now)})
+		}
+		return msg
+	}
+}
+
+// took takes readRest's answer for the sandboxes still unread.
+func (m *Model) took(msg readMsg) {
+	taken := false
+	for _, r := range msg.reads {
+		if _, ok := m.unread[r.sandbox]; !ok {
+			continue // read since (a change notice, a key): that read is newer
+		}
+		delete(m.unread, r.sandbox)
+		m.states[r.sandbox], m.outputs[r.sandbox], m.bySandbox[r.sandbox] = r.st, r.outputs, r.rows
+		taken = true
+	}
+	if taken {
+		m.rebuild()
+	}
 }
 
 // sandboxes are the sandboxes listed: those the record's background watcher watches (every
@@ -167,9 +302,10 @@ func (m *Model) loadKnown() tea.Cmd {
 	}
 }
 
-// reload re-reads every listed sandbox's state from the record (at Init and at every refresh
-// tick: a sandbox added or forgotten elsewhere, what was captured, a change notice dropped). A run
-// that reads as it did keeps its formatted cells.
+// reload re-reads every listed sandbox's state from the record (at every refresh tick, and at an
+// Init that is not the first: a sandbox added or forgotten elsewhere, what was captured, a change
+// notice dropped); an unread sandbox is counted again. A run that reads as it did keeps its
+// formatted cells.
 func (m *Model) reload() {
 	if m.ctx.Record == nil {
 		return
@@ -178,6 +314,10 @@ func (m *Model) reload() {
 	keep := map[string]bool{}
 	for _, sb := range m.sandboxes() {
 		keep[sb] = true
+		if _, ok := m.unread[sb]; ok {
+			m.unread[sb] = m.count(sb) // readRest's answer is on its way
+			continue
+		}
 		m.load(sb, now)
 	}
 	m.drop(keep)
@@ -192,6 +332,12 @@ func (m *Model) drop(keep map[string]bool) bool {
 			delete(m.states, sb)
 			delete(m.bySandbox, sb)
 			delete(m.outputs, sb)
+			dropped = true
+		}
+	}
+	for sb := range m.unread {
+		if !keep[sb] {
+			delete(m.unread, sb)
 			dropped = true
 		}
 	}
@@ -220,34 +366,63 @@ func (m *Model) refresh(sbs map[string]bool) {
 // one query); a run that reads as its row did keeps that row's formatted cells.
 func (m *Model) load(sb string, now time.Time) {
 	st := m.ctx.Record.State(sb)
+	delete(m.unread, sb)
 	m.states[sb] = st
+	outs := m.outputsOf(sb, processIDs(st))
+	m.bySandbox[sb] = makeRows(st, outs, m.bySandbox[sb], m.ctx.Watch, now)
+}
+
+func processIDs(st *record.State) []string {
 	ids := make([]string, 0, len(st.Processes))
 	for _, e := range st.Processes {
 		ids = append(ids, e.ID)
 	}
-	outs := m.outputsOf(sb, ids)
-	var before map[string]*row
-	if old := m.bySandbox[sb]; len(old) > 0 {
-		before = make(map[string]*row, len(old))
+	return ids
+}
+
+// makeRows makes a sandbox's rows, oldest first, in one allocation; a run that reads as its row
+// in old did keeps that row's state word and formatted cells. It reads nothing of the screen
+// (readRest calls it off the UI goroutine).
+func makeRows(st *record.State, outs map[string]record.Output, old []*row, watch *record.Manager, now time.Time) []*row {
+	var before map[runKey]*row
+	if len(old) > 0 {
+		before = make(map[runKey]*row, len(old))
 		for _, r := range old {
-			before[rowKey(r)] = r
+			before[keyOf(r.e)] = r
 		}
 	}
-	rows := make([]*row, 0, len(st.Processes)+len(st.Terminals))
+	made := make([]row, 0, len(st.Processes)+len(st.Terminals))
 	for _, list := range [][]*record.Entry{st.Processes, st.Terminals} {
 		for _, e := range list {
-			r := m.makeRow(st, e, outs[e.ID], now)
-			if old := before[rowKey(r)]; old != nil && now.Before(old.next) && sameShown(old, r) {
-				r.cells, r.widths, r.text, r.next = old.cells, old.widths, old.text, old.next
-			} else {
-				m.setCells(r, now)
+			o := before[keyOf(e)]
+			if o != nil && !now.Before(o.next) {
+				o = nil // a time it shows reads differently now
 			}
-			rows = append(rows, r)
+			made = append(made, makeRow(st, e, outs[e.ID], watch, now, o))
+			r := &made[len(made)-1]
+			if o != nil && sameShown(o, r) {
+				r.cells, r.widths, r.text, r.next = o.cells, o.widths, o.text, o.next
+			} else {
+				setCells(r, now)
+			}
 		}
 	}
+	rows := make([]*row, len(made))
+	for i := range made {
+		rows[i] = &made[i]
+	}
 	sort.SliceStable(rows, func(i, j int) bool { return rows[i].started.Before(rows[j].started) })
-	m.bySandbox[sb] = rows
+	return rows
 }
+
+// runKey is a run within its sandbox: rowKey without the sandbox, and without building a string.
+type runKey struct {
+	kind record.EntityKind
+	id   string
+	inc  int
+}
+
+func keyOf(e *record.Entry) runKey { return runKey{e.Kind, e.ID, e.Incarnation} }
 
 // outputsOf is what was captured of the processes named: the file's answers read once (again when
 // a process is new to the screen), with what the record holds in memory in their place.
@@ -285,70 +460,143 @@ func sameShown(a, b *row) bool {
 		ea.State() == eb.State() && slices.Equal(ea.Command(), eb.Command())
 }
 
-// rebuild lists the rows of every sandbox, by sandbox then start, and gives them to the list.
+// rebuild lists the rows of every sandbox, by sandbox then start (an unread sandbox's as nil), and
+// gives them to the list.
 func (m *Model) rebuild() {
-	names := make([]string, 0, len(m.bySandbox))
+	names := make([]string, 0, len(m.bySandbox)+len(m.unread))
 	for sb := range m.bySandbox {
 		names = append(names, sb)
 	}
-	sort.Strings(names)
-	m.all = m.all[:0]
-	for _, sb := range names {
-		m.all = append(m.all, m.bySandbox[sb]...)
+	for sb := range m.unread {
+		names = append(names, sb)
 	}
-	m.rows = m.rows[:0]
-	for _, r := range m.all {
-		if !m.attention || r.attention {
-			m.rows = append(m.rows, r)
+	sort.Strings(names)
+	total := 0
+	for _, sb := range names {
+		if rows, ok := m.bySandbox[sb]; ok {
+			total += len(rows)
+		} else {
+			total += m.unread[sb].runs
 		}
+	}
+	m.all = slices.Grow(m.all[:0], total)
+	for _, sb := range names {
+		if rows, ok := m.bySandbox[sb]; ok {
+			m.all = append(m.all, rows...)
+			continue
+		}
+		n := len(m.all)
+		m.all = m.all[:n+m.unread[sb].runs]
+		clear(m.all[n:])
+	}
+	m.rows = m.all
+	if m.attention {
+		m.narrowed = m.narrowed[:0]
+		for _, r := range m.all {
+			if r.attention { // narrowed: every sandbox is read (setAttention)
+				m.narrowed = append(m.narrowed, r)
+			}
+		}
+		m.rows = m.narrowed
 	}
 	m.natural = naturalOf(m.rows)
 	m.setRows()
 }
 
+// listed is how many sandboxes are listed, read or not.
+func (m *Model) listed() int { return len(m.states) + len(m.unread) }
+
 func (m *Model) setRows() {
 	m.list.SetRows(components.Rows{N: len(m.rows),
-		Key:  func(i int) string { return rowKey(m.rows[i]) },
-		Text: func(i int) string { return m.rows[i].text }, Lower: true})
+		Key: func(i int) string {
+			if m.rows[i] == nil {
+				return unreadKey // never the cursor's: the row under the cursor is read
+			}
+			return rowKey(m.rows[i])
+		},
+		Text: func(i int) string {
+			if m.rows[i] == nil {
+				return "" // a filter reads every sandbox first (key)
+			}
+			return m.rows[i].text
+		}, Lower: true})
 }
+
+// unreadKey is the list's key of a run of an unread sandbox: no run's key (those have NULs).
+const unreadKey = "(unread)"
 
 func rowKey(r *row) string {
 	return r.sandbox + "\x00" + string(r.e.Kind) + "\x00" + r.e.ID + "\x00" + strconv.Itoa(r.e.Incarnation)
 }
 
-// makeRow classifies one entry in the vocabulary of the other screens; out is what was captured
-// of it (a process).
-func (m *Model) makeRow(st *record.State, e *record.Entry, out record.Output, now time.Time) *row {
-	r := &row{sandbox: st.Sandbox, e: e, started: e.FirstSeen}
+// classify is an entry's condition in the vocabulary of the other screens, whether its stream's
+// last word was a suspect end (running, as far as the record knows), and whether it needs
+// attention (LOST, SUSPECT END or STALE).
+func classify(st *record.State, e *record.Entry) (cond common.Condition, suspect, attention bool) {
 	state := e.State()
 	switch {
 	case e.Lost:
-		r.cond = common.Lost
+		cond = common.Lost
 	case st.Stale(e.Incarnation):
-		r.cond = common.Stale
+		cond = common.Stale
 	case st.WatchErr != "" && state == "running":
-		r.cond = common.Unknown
+		cond = common.Unknown
 	}
+	suspect = cond == common.Current && state == "running" && e.Stream == "suspect end"
+	return cond, suspect, cond == common.Lost || cond == common.Stale || suspect
+}
+
+// makeRow classifies one entry in the vocabulary of the other screens; out is what was captured
+// of it (a process).
+//
+// old is the run's row as of the last refresh, when the times it shows read the same now: its
+// state word is kept when every input of it is the same (what allocates most in a refresh).
+func makeRow(st *record.State, e *record.Entry, out record.Output, watch *record.Manager, now time.Time, old *row) row {
+	r := row{sandbox: st.Sandbox, e: e, started: e.FirstSeen}
+	r.cond, r.suspect, r.attention = classify(st, e)
 	if e.Kind == record.Process {
 		if !e.Process.StartedAt.IsZero() {
 			r.started = e.Process.StartedAt
 		}
 		r.out = out
-		if m.ctx.Watch != nil {
-			r.capturing = m.ctx.Watch.Capturing(st.Sandbox, e.ID)
+		if watch != nil {
+			r.capturing = watch.Capturing(st.Sandbox, e.ID)
 		}
 	}
-	m.label(r, now)
-	if r.cond == common.Current && state == "running" && e.Stream == "suspect end" {
-		r.suspect = true
+	if old != nil && sameWord(old, &r) {
+		r.badge, r.label = old.badge, old.label
+	} else {
+		label(&r, now)
+	}
+	if r.suspect {
 		r.badge, r.label = themes.BadgeSuspectEnd, "SUSPECT END"
 	}
-	r.attention = r.cond == common.Lost || r.cond == common.Stale || r.suspect
 	return r
 }
 
+// sameWord reports whether label gives b the word it gave a (the clock aside: the caller knows
+// the times a shows read the same now).
+func sameWord(a, b *row) bool {
+	ea, eb := a.e, b.e
+	xa, ra := endOf(ea)
+	xb, rb := endOf(eb)
+	return !a.suspect && a.cond == b.cond && ea.Kind == eb.Kind && ea.State() == eb.State() && same(xa, xb) && same(ra, rb) &&
+		ea.Incarnation == eb.Incarnation && ea.LastSeen.Equal(eb.LastSeen)
+}
+
+// endOf is how the entry ended, as the bridge said.
+func endOf(e *record.Entry) (*client.Exit, *client.RunError) {
+	if e.Kind == record.Terminal {
+		return e.Terminal.Exit, e.Terminal.Error
+	}
+	return e.Process.Exit, e.Process.Error
+}
+
+// same reports whether a and b are both nil or point to equal values.
+func same[T comparable](a, b *T) bool { return a == b || a != nil && b != nil && *a == *b }
+
 // label is the row's state word (an UNKNOWN one says when the state was last confirmed).
-func (m *Model) label(r *row, now time.Time) {
+func label(r *row, now time.Time) {
 	e := r.e
 	if e.Kind == record.Process {
 		r.badge, r.label = common.ProcessBadge(e.State(), e.Process.Exit, e.Process.Error, r.cond, e.Incarnation, e.LastSeen, now)
@@ -359,8 +607,8 @@ func (m *Model) label(r *row, now time.Time) {
 
 // setCells formats the row as of now: its cells, their widths, the filter's text, and when a time
 // among them next reads differently.
-func (m *Model) setCells(r *row, now time.Time) {
-	r.cells = m.cells(r, now)
+func setCells(r *row, now time.Time) {
+	r.cells = cells(r, now)
 	r.widths = r.widths[:0]
 	for _, c := range r.cells {
 		r.widths = append(r.widths, cellWidth(c))
@@ -419,6 +667,9 @@ func cellWidth(s string) int {
 func naturalOf(rows []*row) []components.Column {
 	widest := make([]int, len(columns))
 	for _, r := range rows {
+		if r == nil {
+			continue // unread: its sandbox's widths join when it is read
+		}
 		for c, w := range r.widths {
 			if c < len(widest) {
 				widest[c] = max(widest[c], w)
@@ -481,6 +732,9 @@ func (m *Model) Back() bool {
 }
 
 func (m *Model) setAttention(on bool) {
+	if on {
+		m.readAll() // which runs need attention
+	}
 	m.attention = on
 	m.rebuild() // the rows are kept: only the list changes
 }

@@ -29,6 +29,12 @@ func (m *Model) Update(msg tea.Msg) (common.Component, tea.Cmd) {
 		// a sandbox added or forgotten elsewhere, ages and last output times
 		m.reload()
 		return m, tea.Batch(m.tick(), m.loadKnown())
+	case readMsg:
+		if msg.owner != m || m.closed {
+			return m, nil
+		}
+		m.took(msg)
+		return m, nil
 	case knownMsg:
 		if msg.owner != m || m.closed {
 			return m, nil
@@ -37,6 +43,7 @@ func (m *Model) Update(msg tea.Msg) (common.Component, tea.Cmd) {
 		m.reload()
 		return m, nil
 	case tea.MouseMsg:
+		m.readAll() // the rows it moves to
 		switch {
 		case msg.Button == tea.MouseButtonWheelUp:
 			m.list.Move(-3)
@@ -54,6 +61,9 @@ func (m *Model) Update(msg tea.Msg) (common.Component, tea.Cmd) {
 
 // key handles a key: the table's own first, then the screen's.
 func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
+	// a key needs every row (filtering, sorting, narrowing, moving): the sandboxes readRest has not
+	// answered for yet are read now
+	m.readAll()
 	if ok, cmd := m.list.Update(msg); ok {
 		return cmd
 	}

@@ -36,19 +36,28 @@ func (m *Model) View() string {
 	now := m.ctx.Clock()
 	lh := m.listHeight()
 	m.list.SetHeight(lh)
+	for _, i := range m.list.Window() {
+		if m.rows[i] == nil {
+			m.readAll() // a taller screen than the first frame's, before readRest's answer
+			break
+		}
+	}
 	var b strings.Builder
 
 	need := 0
 	for _, r := range m.all {
-		if r.attention {
+		if r != nil && r.attention {
 			need++
 		}
+	}
+	for _, c := range m.unread {
+		need += c.attention
 	}
 	title := st.Title.Render(fmt.Sprintf("All runs (%d)", len(m.all)))
 	if m.attention {
 		title = st.Title.Render(fmt.Sprintf("Runs needing attention (%d of %d)", len(m.rows), len(m.all)))
 	}
-	facts := vocab.Count(len(m.states), "sandbox|sandboxes")
+	facts := vocab.Count(m.listed(), "sandbox|sandboxes")
 	if need > 0 && !m.attention {
 		facts += " · " + st.Badge(attentionBadge).Render(fmt.Sprintf("%d need attention", need)) + st.Faint.Render(" ("+m.ctx.Keys.Attention.Help().Key+" shows them)")
 	} else if !m.attention {
@@ -99,10 +108,10 @@ func (m *Model) empty() string {
 	switch {
 	case m.ctx.Record == nil:
 		return "Nothing is recorded here (no state directory), so there is no list of every run; open a sandbox to see its processes."
-	case len(m.all) == 0 && len(m.states) == 0:
+	case len(m.all) == 0 && m.listed() == 0:
 		return "No sandbox is watched yet: add or create one on the sandboxes screen and its runs appear here."
 	case len(m.all) == 0:
-		return fmt.Sprintf("No process or terminal has been seen yet in %s.", vocab.Count(len(m.states), "watched sandbox|watched sandboxes"))
+		return fmt.Sprintf("No process or terminal has been seen yet in %s.", vocab.Count(m.listed(), "watched sandbox|watched sandboxes"))
 	case len(m.rows) == 0 && m.attention:
 		return fmt.Sprintf("No run needs attention: nothing is LOST, SUSPECT END or STALE. %s shows every run.", k.Attention.Help().Key)
 	case m.list.Len() == 0:
@@ -133,7 +142,9 @@ func (m *Model) renderRow(i int, cols []int, now time.Time) string {
 
 // cells are what a run's row shows, plain, column by column: the table draws them, sizes its
 // columns by them and filters on them.
-func (m *Model) cells(r *row, now time.Time) []string {
+func (m *Model) cells(r *row, now time.Time) []string { return cells(r, now) }
+
+func cells(r *row, now time.Time) []string {
 	inc := "-"
 	if r.e.Incarnation > 0 {
 		inc = fmt.Sprintf("#%d", r.e.Incarnation)

@@ -1,0 +1,65 @@
+package record
+
+import (
+	"path/filepath"
+	"testing"
+	"time"
+
+	"sandscope/client"
+)
+
+// TestWithStateIsWhatStateCopies: WithState's state has the processes, then the terminals, that
+// State returns a copy of, in the same order, as they are now; a sandbox the record has not heard
+// of has none.
+func TestWithStateIsWhatStateCopies(t *testing.T) {
+	t0 := time.Date(2026, 3, 14, 15, 0, 0, 0, time.UTC)
+	rec, err := Open(Options{Dir: filepath.Join(t.TempDir(), "record"), Bridge: "test", Now: func() time.Time { return t0 }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Close()
+	inc := client.Incarnation{Number: 1}
+	rec.Add(FromSandboxEvent(client.SandboxEvent{Kind: client.SandboxStarted, Sandbox: "sb", Time: t0, Incarnation: inc}))
+	for _, id := range []string{"p1", "p2", "p3"} {
+		rec.Add(FromSandboxEvent(client.SandboxEvent{Kind: client.ProcessAppeared, Sandbox: "sb", Time: t0, Incarnation: inc,
+			Process: &client.Process{ID: id, State: "running", Incarnation: 1}}))
+	}
+	rec.Add(FromSandboxEvent(client.SandboxEvent{Kind: client.TerminalAppeared, Sandbox: "sb", Time: t0, Incarnation: inc,
+		Terminal: &client.Terminal{ID: "t1", Status: "running", Incarnation: 1}}))
+	rec.Add(FromSandboxEvent(client.SandboxEvent{Kind: client.ProcessChanged, Sandbox: "sb", Time: t0, Incarnation: inc,
+		Process: &client.Process{ID: "p2", State: "exited", Exit: &client.Exit{Code: 1}, Incarnation: 1}}))
+
+	type seen struct {
+		kind        EntityKind
+		id, state   string
+		sandbox     string
+		incarnation int
+	}
+	var got []seen
+	rec.WithState("sb", func(st *State) {
+		for _, e := range append(append([]*Entry(nil), st.Processes...), st.Terminals...) {
+			got = append(got, seen{e.Kind, e.ID, e.State(), st.Sandbox, e.Incarnation})
+		}
+	})
+	st := rec.State("sb")
+	var want []seen
+	for _, e := range append(append([]*Entry(nil), st.Processes...), st.Terminals...) {
+		want = append(want, seen{e.Kind, e.ID, e.State(), st.Sandbox, e.Incarnation})
+	}
+	if len(got) != 4 || len(got) != len(want) {
+		t.Fatalf("visited %+v, State has %+v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("visit %d: %+v, State has %+v", i, got[i], want[i])
+		}
+	}
+	if got[1].state != "exited" {
+		t.Errorf("p2 visited as %q, after its change", got[1].state)
+	}
+	rec.WithState("nowhere", func(st *State) {
+		if st.Sandbox != "nowhere" || len(st.Processes)+len(st.Terminals) != 0 {
+			t.Errorf("a sandbox never heard of: %+v", st)
+		}
+	})
+}
