@@ -262,3 +262,14 @@ func TestTinyBodyKeepsItsHeight(t *testing.T) {
 		checkFrame(t, "tiny", m.View(), 40, h)
 	}
 }
+
+func TestAttentionWordsAgreeWithTheCount(t *testing.T) {
+	for _, c := range []struct {
+		n         int
+		verb, obj string
+	}{{1, "needs", "it"}, {2, "need", "them"}, {10000, "need", "them"}} {
+		if v, o := attentionWords(c.n); v != c.verb || o != c.obj {
+			t.Errorf("attentionWords(%d) = %q, %q; want %q, %q", c.n, v, o, c.verb, c.obj)
+		}
+	}
+}

@@ -59,7 +59,8 @@ func (m *Model) View() string {
 	}
 	facts := vocab.Count(m.listed(), "sandbox|sandboxes")
 	if need > 0 && !m.attention {
-		facts += " · " + st.Badge(attentionBadge).Render(fmt.Sprintf("%d need attention", need)) + st.Faint.Render(" ("+m.ctx.Keys.Attention.Help().Key+" shows them)")
+		verb, them := attentionWords(need)
+		facts += " · " + st.Badge(attentionBadge).Render(fmt.Sprintf("%d %s attention", need, verb)) + st.Faint.Render(" ("+m.ctx.Keys.Attention.Help().Key+" shows "+them+")")
 	} else if !m.attention {
 		facts += " · none needs attention"
 	}
@@ -260,4 +261,13 @@ func joinShown(cells []string, widths []int) string {
 		}
 	}
 	return strings.Join(parts, " ")
+}
+
+// attentionWords are the title's verb and pronoun for need runs needing attention ("1 needs
+// attention (! shows it)", "3 need attention (! shows them)").
+func attentionWords(need int) (verb, them string) {
+	if need == 1 {
+		return "needs", "it"
+	}
+	return "need", "them"
 }
