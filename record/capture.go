@@ -242,16 +242,30 @@ const (
 func (r *Record) txStmt(tx *sql.Tx, query string) (*sql.Stmt, error) {
 	st := r.prepared[query]
 	if st == nil {
-		var err error
-		if st, err = r.db.Prepare(query); err != nil {
+		if st = r.stmt(query); st == nil {
 			return tx.Prepare(query) // as before: prepared for this transaction alone
 		}
-		if r.prepared == nil {
-			r.prepared = map[string]*sql.Stmt{}
-		}
-		r.prepared[query] = st
 	}
 	return tx.Stmt(st), nil
+}
+
+// stmt prepares one of the writer's statements for later batches (nil when it cannot). Called
+// by write before its transaction, so it takes the connection the transaction will: prepared
+// within the transaction, whose connection is busy, it took a second one, a file opened and its
+// schema parsed for one statement, which doubled what a command paid to record at its end.
+func (r *Record) stmt(query string) *sql.Stmt {
+	if st := r.prepared[query]; st != nil {
+		return st
+	}
+	st, err := r.db.Prepare(query)
+	if err != nil {
+		return nil
+	}
+	if r.prepared == nil {
+		r.prepared = map[string]*sql.Stmt{}
+	}
+	r.prepared[query] = st
+	return st
 }
 
 // closePrepared lets the writer's prepared statements go. Run by the writer as it ends.

@@ -25,6 +25,7 @@ type gate struct {
 	gen  atomic.Int64 // connections of an older generation are closed when they come back
 	mu   sync.Mutex
 	live int           // connections open now
+	made atomic.Int64  // connections made (each opens the file and parses its schema)
 	hold chan struct{} // non-nil while a repair runs: new connections wait for it
 	deny error         // non-nil: no connection can be made (damaged, waiting for its repair)
 }
@@ -60,6 +61,7 @@ func (g *gate) Connect(ctx context.Context) (driver.Conn, error) {
 	g.live++
 	gen := g.gen.Load()
 	g.mu.Unlock()
+	g.made.Add(1)
 	c, err := g.drv.Open(dsn(g.path, false))
 	if err != nil {
 		g.release()

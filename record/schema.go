@@ -1,5 +1,7 @@
 package record
 
+import "hash/fnv"
+
 // SchemaVersion is the version of the on-disk schema. A file with a newer version is not touched
 // (it is moved aside with a notice); an older one is migrated by the steps below.
 const SchemaVersion = 1
@@ -71,3 +73,21 @@ var schema = []string{
 	`CREATE INDEX IF NOT EXISTS chunks_time ON chunks (time)`,
 	`CREATE INDEX IF NOT EXISTS captures_updated ON captures (updated, bytes)`,
 }
+
+// schemaStamp names the statements of schema. prepare keeps it in the file's user_version once
+// they ran, so that an open of a file that has them all (every open but the first of a version
+// that adds one) skips them: parsing them was about a fifth of what a command paid to record.
+// Another sandscope version's schema has another stamp, so it runs its own statements again.
+var schemaStamp = func() int64 {
+	h := fnv.New32a()
+	for _, s := range schema {
+		h.Write([]byte(s))
+		h.Write([]byte{0})
+	}
+	return int64(h.Sum32()&0x7fffffff | 1) // a positive int32, never 0 (a new file's)
+}()
+
+// schemaStateQuery reads what prepare compares: the schema version and bridge in meta, and the
+// stamp of the statements that made the file (it fails on a file without meta: a new one).
+const schemaStateQuery = `SELECT (SELECT value FROM meta WHERE key = 'schema_version'),
+	(SELECT value FROM meta WHERE key = 'bridge'), (SELECT user_version FROM pragma_user_version)`

@@ -74,6 +74,12 @@ type Options struct {
 	// ReadOnly opens the record to read it (a report): no run is started, nothing is pruned, and
 	// "earlier run" means earlier than the newest run in the file.
 	ReadOnly bool
+	// NoFold is for a writer that never reads a sandbox's state (a command recording what its
+	// stream saw): Add queues each event without folding it into its sandbox's state, so the
+	// sandbox's history is not read from the file at its first event (a read that grew with
+	// every command recorded), Add returns no notice and derives no alerts. A state read anyway
+	// (State) holds what was committed when it was first read, and what Add queued after.
+	NoFold bool
 }
 
 // Record is what sandscope has observed on one bridge. It is safe for concurrent use. Add and
@@ -129,6 +135,7 @@ type Record struct {
 	nextSub  int
 	closed   bool
 	readOnly bool
+	noFold   bool
 	werr     error         // the last write error (reported once through Err)
 	failed   chan struct{} // signalled (never blocking) when a write fails; see WriteFailed
 	unsaved  int           // events and output chunks a failed write could not keep
@@ -203,7 +210,7 @@ func Open(o Options) (*Record, error) {
 	if !o.ReadOnly {
 		adopted = adoptLegacy(o.Dir, o.Bridge, o.Legacy)
 	}
-	r := &Record{path: FileFor(o.Dir, o.Bridge), bridge: o.Bridge, budget: o.Budget.withDefaults(), now: o.Now, readOnly: o.ReadOnly,
+	r := &Record{path: FileFor(o.Dir, o.Bridge), bridge: o.Bridge, budget: o.Budget.withDefaults(), now: o.Now, readOnly: o.ReadOnly, noFold: o.NoFold,
 		version: o.Version, states: map[string]*State{}, capture: map[capKey]*captureMeta{}, subs: map[int]chan string{}, alertSeen: map[string]bool{},
 		kick: make(chan struct{}, 1), outputKick: make(chan struct{}, 1), failed: make(chan struct{}, 1), noticeC: make(chan struct{}, 1),
 		done: make(chan struct{}), quit: make(chan struct{}), ack: make(chan chan error)}
@@ -435,11 +442,16 @@ func (r *Record) prepare(check bool) (time.Duration, error) {
 		}
 		began = began.Add(time.Since(checked)) // reading the file is not waiting for a lock
 	}
-	var v string
-	if err := conn.QueryRowContext(ctx, "SELECT value FROM meta WHERE key = 'schema_version'").Scan(&v); err == nil {
-		if n, _ := strconv.Atoi(v); n > SchemaVersion {
+	// one read says whether the file has this schema and its meta already: the schema's
+	// statements (each parsed, even when it creates nothing) and the meta write are skipped then
+	var v, bridge sql.NullString
+	var stamp int64
+	current := false
+	if err := conn.QueryRowContext(ctx, schemaStateQuery).Scan(&v, &bridge, &stamp); err == nil {
+		if n, _ := strconv.Atoi(v.String); n > SchemaVersion {
 			return 0, &newerSchemaError{n}
 		}
+		current = stamp == schemaStamp && v.String == strconv.Itoa(SchemaVersion) && bridge.Valid && bridge.String == r.bridge
 	} else if isBusy(err) || isCorrupt(err) {
 		return 0, err
 	}
@@ -449,14 +461,19 @@ func (r *Record) prepare(check bool) (time.Duration, error) {
 		return lockWait, err
 	}
 	defer tx.Rollback()
-	for _, s := range schema {
-		if _, err := tx.ExecContext(ctx, s); err != nil {
+	if !current {
+		for _, s := range schema {
+			if _, err := tx.ExecContext(ctx, s); err != nil {
+				return lockWait, fmt.Errorf("schema: %w", err)
+			}
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO meta (key, value) VALUES ('schema_version', ?), ('bridge', ?)
+		ON CONFLICT (key) DO UPDATE SET value = excluded.value`, strconv.Itoa(SchemaVersion), r.bridge); err != nil {
 			return lockWait, fmt.Errorf("schema: %w", err)
 		}
-	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO meta (key, value) VALUES ('schema_version', ?), ('bridge', ?)
-		ON CONFLICT (key) DO UPDATE SET value = excluded.value`, strconv.Itoa(SchemaVersion), r.bridge); err != nil {
-		return lockWait, fmt.Errorf("schema: %w", err)
+		if _, err := tx.ExecContext(ctx, "PRAGMA user_version = "+strconv.FormatInt(schemaStamp, 10)); err != nil {
+			return lockWait, fmt.Errorf("schema: %w", err)
+		}
 	}
 	var notes []string
 	var run int64
@@ -760,13 +777,18 @@ func (r *Record) Add(ev Event) string {
 		r.mu.Unlock()
 		return ""
 	}
-	st := r.stateLocked(ev.Sandbox)
-	var before entrySnap
-	if ev.Entity != "" && ev.EntityID != "" {
-		before = snapOf(st.Find(ev.Entity, ev.EntityID))
+	notice := ""
+	if st, ok := r.states[ev.Sandbox]; ok || !r.noFold {
+		if !ok {
+			st = r.stateLocked(ev.Sandbox)
+		}
+		var before entrySnap
+		if ev.Entity != "" && ev.EntityID != "" {
+			before = snapOf(st.Find(ev.Entity, ev.EntityID))
+		}
+		notice = st.Apply(ev)
+		r.addAlertsLocked(alertsFor(st, ev, before, r.opened, r.alertSeen))
 	}
-	notice := st.Apply(ev)
-	r.addAlertsLocked(alertsFor(st, ev, before, r.opened, r.alertSeen))
 	r.pending = append(r.pending, ev)
 	r.noteKnownLocked(ev)
 	if ev.Source == FromStream {
@@ -1262,6 +1284,15 @@ func (r *Record) hold(evs []Event, chunks []Chunk, metas map[capKey]captureMeta)
 
 // write writes events, output chunks and capture metadata in one transaction.
 func (r *Record) write(evs []Event, chunks []Chunk, metas map[capKey]captureMeta) error {
+	if len(evs) > 0 {
+		r.stmt(insertEvent)
+	}
+	if len(chunks) > 0 {
+		r.stmt(insertChunk)
+	}
+	if len(metas) > 0 {
+		r.stmt(upsertCapture)
+	}
 	began := time.Now()
 	tx, err := r.db.Begin()
 	r.beginWait = time.Since(began)
@@ -1318,14 +1349,17 @@ func execInsertEvent(st *sql.Stmt, ev *Event) error {
 // prune removes what is older than the budget's age and trims events and output to its sizes,
 // then gives the freed pages back to the file system (incremental auto-vacuum).
 func (r *Record) prune() {
+	run := atomic.LoadInt64(&r.run)
+	cutoff := r.now().Add(-r.budget.MaxAge).UnixNano()
+	if !r.pruneDue(run, cutoff) {
+		return // the usual open: nothing is old enough or over budget
+	}
 	defer func() {
 		// a sandbox whose history is all pruned is no longer known: read the set again
 		r.mu.Lock()
 		r.known = nil
 		r.mu.Unlock()
 	}()
-	run := atomic.LoadInt64(&r.run)
-	cutoff := r.now().Add(-r.budget.MaxAge).UnixNano()
 	var removed int64
 	del := func(q string, args ...any) {
 		if res, err := r.db.Exec(q, args...); err == nil {
@@ -1355,6 +1389,24 @@ func (r *Record) prune() {
 		rows.Close()
 	}
 	r.truncateWAL()
+}
+
+// pruneDueQuery says in one statement whether prune has anything to do: a row older than the
+// cutoff (?1, each test an index's first entry but runs', a small table), an event ID range wider
+// than the budget (?3: overEvents decides), captured output over its total (?4, pruneCaptures).
+// Its seven statements, each a write transaction or a read parsed anew, ran at every open.
+const pruneDueQuery = `SELECT EXISTS (SELECT 1 FROM events WHERE time < ?1)
+	OR EXISTS (SELECT 1 FROM chunks WHERE time < ?1)
+	OR EXISTS (SELECT 1 FROM captures WHERE updated < ?1)
+	OR EXISTS (SELECT 1 FROM runs WHERE started < ?1 AND id <> ?2)
+	OR COALESCE((SELECT MAX(id) FROM events) - (SELECT MIN(id) FROM events), 0) >= ?3
+	OR (SELECT COALESCE(SUM(bytes), 0) FROM captures) > ?4`
+
+// pruneDue reports whether prune may remove something (true when it cannot tell).
+func (r *Record) pruneDue(run, cutoff int64) bool {
+	var due bool
+	err := r.db.QueryRow(pruneDueQuery, cutoff, run, r.budget.MaxEvents, r.budget.CaptureTotal).Scan(&due)
+	return err != nil || due
 }
 
 // overEvents reports whether the record holds more events than its budget, without counting them

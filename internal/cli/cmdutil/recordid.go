@@ -136,6 +136,12 @@ func ReaderRecordName(ctx context.Context, g *Factory) (recordName, error) {
 // OpenCommandRecord opens, for writing, the record of the bridge a command talks to. A bridge
 // sandscope has not reached gets none (nil, nil).
 func OpenCommandRecord(g *Factory) (*record.Record, error) {
+	return openWriterRecord(g, false)
+}
+
+// openWriterRecord is OpenCommandRecord; noFold opens it for a writer that never reads a
+// sandbox's state back (record.Options.NoFold).
+func openWriterRecord(g *Factory, noFold bool) (*record.Record, error) {
 	n, err := writerRecordName(context.Background(), g)
 	if errors.Is(err, errNotReached) {
 		return nil, nil
@@ -143,5 +149,5 @@ func OpenCommandRecord(g *Factory) (*record.Record, error) {
 	if err != nil {
 		return nil, fmt.Errorf("record: %w", err)
 	}
-	return record.Open(record.Options{Dir: RecordDir(), Bridge: n.Identity, Legacy: n.Legacy, Version: Version})
+	return record.Open(record.Options{Dir: RecordDir(), Bridge: n.Identity, Legacy: n.Legacy, Version: Version, NoFold: noFold})
 }

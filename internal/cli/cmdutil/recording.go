@@ -12,9 +12,10 @@ import (
 // RecordDir is where the records live.
 func RecordDir() string { return filepath.Join(localbridge.DefaultStateDir(), "record") }
 
-// startRecording starts a command's background record (see commandRecord).
+// startRecording starts a command's background record (see commandRecord). It only writes:
+// nothing reads a sandbox's state from it, so Add does not fold (record.Options.NoFold).
 func startRecording(g *Factory, stderr io.Writer) *CommandRecord {
-	return StartCommandRecord(func() (*record.Record, error) { return OpenCommandRecord(g) }, stderr)
+	return StartCommandRecord(func() (*record.Record, error) { return openWriterRecord(g, true) }, stderr)
 }
 
 // TellRecordNotices prints on stderr what the record said happened to it (a lock waited for,
