@@ -286,6 +286,38 @@ func TestStableWatchResume(t *testing.T) {
 	}
 }
 
+// A watcher started unfocused reads the run index at the slow rate until it is focused, as the
+// client's watcher polls: a run started elsewhere is announced only then.
+func TestStableWatchUnfocusedStartsSlow(t *testing.T) {
+	h := newHarness(t, true)
+	sb := h.sandbox(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	w := h.open(t).Watch(ctx, sb, client.WatchOptions{FastInterval: 20 * time.Millisecond, SlowInterval: time.Hour, Unfocused: true})
+	time.Sleep(300 * time.Millisecond) // its first look is done
+	r := h.start(t, sb, "sh", "-c", "echo elsewhere")
+	appeared := func(d time.Duration) bool {
+		deadline := time.After(d)
+		for {
+			select {
+			case ev := <-w.Events:
+				if ev.Kind == client.ProcessAppeared && ev.Process.ID == r.ID {
+					return true
+				}
+			case <-deadline:
+				return false
+			}
+		}
+	}
+	if appeared(600 * time.Millisecond) {
+		t.Fatal("an unfocused watcher read the index at the fast rate")
+	}
+	w.SetFocused(true)
+	if !appeared(20 * time.Second) {
+		t.Fatal("the run never appeared once the watcher was focused")
+	}
+}
+
 // Env and Timeout reach the command (wrapped in env(1) and timeout(1)); the index keeps the
 // command as asked, without the environment's values.
 func TestStableEnvAndTimeout(t *testing.T) {

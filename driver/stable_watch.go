@@ -15,7 +15,8 @@ import (
 // LOST), and a new container marker (IncarnationChanged, inferred). What this driver learns
 // itself arrives at once; the index is read again every FastInterval while focused, SlowInterval
 // otherwise (runs started by another sandscope process, e.g. an `exec` beside the TUI). With
-// opts.Resume, what the resume knew is not announced again. The events end with ctx.
+// opts.Resume, what the resume knew is not announced again; with opts.Unfocused it starts at the
+// slow rate (the record's background watchers). The events end with ctx.
 func (d *Stable) Watch(ctx context.Context, sandbox string, opts client.WatchOptions) WatchHandle {
 	if opts.FastInterval <= 0 {
 		opts.FastInterval = time.Second
@@ -28,7 +29,7 @@ func (d *Stable) Watch(ctx context.Context, sandbox string, opts client.WatchOpt
 	}
 	w := &stableWatch{d: d, sandbox: sandbox, events: make(chan client.SandboxEvent, opts.Buffer),
 		wake: make(chan struct{}, 1), known: map[string]Run{}, fast: opts.FastInterval}
-	w.focused.Store(true)
+	w.focused.Store(!opts.Unfocused) // a background watcher starts at the slow rate, as the client's does
 	w.slow.Store(int64(opts.SlowInterval))
 	if r := opts.Resume; r != nil {
 		w.resumed = true
