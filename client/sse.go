@@ -169,6 +169,8 @@ func (d *SSEDecoder) nextLF() (ev SSEEvent, unchecked bool, err error) {
 		if i := bytes.IndexByte(d.buf[d.r+d.scanned:d.w], '\n'); i >= 0 {
 			end := d.r + d.scanned + i
 			if end-d.r > d.MaxSize || end+1 >= d.w || d.buf[end+1] != '\n' || !bytes.HasPrefix(d.buf[d.r:end], []byte("data: ")) {
+				// a stream of CRLF lines never fits: leave it to next without searching twice
+				d.noLF = d.noLF || end > d.r && d.buf[end-1] == '\r'
 				break
 			}
 			d.lfStart = d.r

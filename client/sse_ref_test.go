@@ -9,6 +9,7 @@ import (
 	"io"
 	"reflect"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -327,4 +328,23 @@ func FuzzLogStreamLFFraming(f *testing.F) {
 			}
 		}
 	})
+}
+
+// A stream of CRLF lines gives the same messages, and is framed by next after its first line
+// (searching each line once for LF in nextLF and again in next would cost a pass more).
+func TestLogStreamCRLFLeavesLFFraming(t *testing.T) {
+	ev := "data: {\"type\":\"stdout\",\"cursor\":\"c\",\"data\":\"aGk=\"}\r\n\r\n"
+	d := NewSSEDecoder(strings.NewReader(ev + ev + ev))
+	for i := 0; i < 3; i++ {
+		m, err, rerr := nextLogMessage(d, nil)
+		if err != nil || rerr != nil || string(m.Data) != "hi" {
+			t.Fatalf("event %d: %+v %v %v", i, m, err, rerr)
+		}
+		if !d.noLF {
+			t.Fatalf("event %d: still framing on LF alone", i)
+		}
+	}
+	if _, _, rerr := nextLogMessage(d, nil); rerr != io.EOF {
+		t.Fatalf("end: %v", rerr)
+	}
 }
