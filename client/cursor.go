@@ -1,6 +1,7 @@
 package client
 
 import (
+	"bytes"
 	"encoding/base64"
 	"strconv"
 	"strings"
@@ -25,11 +26,67 @@ const maxCursorLen = 4096
 const maxSafeInteger = 1<<53 - 1
 
 // ParseCursor parses raw. It never fails: unknown formats come back with Known false.
+//
+// A follower parses every event's cursor, so cursors of the bridge's size are parsed in stack
+// buffers (one allocation, the store); longer ones take parseCursorLong, which accepts the same.
 func ParseCursor(raw string) Cursor {
 	c := Cursor{Raw: raw}
 	if raw == "" || len(raw) > maxCursorLen {
 		return c
 	}
+	if len(raw) > cursorStackLen {
+		return parseCursorLong(raw)
+	}
+	var in [cursorStackLen]byte
+	var dec, store [cursorStackLen / 4 * 3]byte
+	inner, ok := decodeCanonical(dec[:], in[:copy(in[:], raw)])
+	if !ok {
+		return c
+	}
+	// "v1." store "." seq, with exactly two dots
+	if len(inner) < 3 || string(inner[:3]) != "v1." {
+		return c
+	}
+	rest := inner[3:]
+	dot := bytes.IndexByte(rest, '.')
+	if dot < 0 || bytes.IndexByte(rest[dot+1:], '.') >= 0 {
+		return c
+	}
+	st, ok := decodeCanonical(store[:], rest[:dot])
+	if !ok || len(st) == 0 {
+		return c
+	}
+	seq, ok := parseCanonicalSeq(rest[dot+1:])
+	if !ok {
+		return c
+	}
+	c.Store, c.Seq, c.Known = string(st), seq, true
+	return c
+}
+
+// cursorStackLen is the longest cursor ParseCursor parses without allocating buffers (the
+// bridge's are about 70 characters).
+const cursorStackLen = 256
+
+// decodeCanonical decodes src (unpadded base64url, at most cursorStackLen bytes) into dst and
+// reports whether src is the canonical encoding of the result, as parseCursorLong checks.
+func decodeCanonical(dst, src []byte) ([]byte, bool) {
+	enc := base64.RawURLEncoding.Strict()
+	n, err := enc.Decode(dst, src)
+	if err != nil || enc.EncodedLen(n) != len(src) {
+		return nil, false // a shorter result: the decoder skipped CR or LF
+	}
+	var back [cursorStackLen]byte
+	enc.Encode(back[:], dst[:n])
+	if !bytes.Equal(back[:len(src)], src) {
+		return nil, false
+	}
+	return dst[:n], true
+}
+
+// parseCursorLong is ParseCursor for cursors longer than cursorStackLen.
+func parseCursorLong(raw string) Cursor {
+	c := Cursor{Raw: raw}
 	inner, err := base64.RawURLEncoding.Strict().DecodeString(raw)
 	if err != nil || base64.RawURLEncoding.EncodeToString(inner) != raw {
 		return c
@@ -50,17 +107,19 @@ func ParseCursor(raw string) Cursor {
 	return c
 }
 
-func parseCanonicalSeq(s string) (int64, bool) {
-	if s == "" || len(s) > 16 || s[0] == '0' {
+// parseCanonicalSeq parses a sequence number written without sign or leading zeros, 1 to 2^53-1.
+func parseCanonicalSeq[T string | []byte](s T) (int64, bool) {
+	if len(s) == 0 || len(s) > 16 || s[0] == '0' {
 		return 0, false
 	}
+	var n int64
 	for i := 0; i < len(s); i++ {
 		if s[i] < '0' || s[i] > '9' {
 			return 0, false
 		}
+		n = n*10 + int64(s[i]-'0') // at most 16 digits: no overflow
 	}
-	n, err := strconv.ParseInt(s, 10, 64)
-	if err != nil || n < 1 || n > maxSafeInteger {
+	if n < 1 || n > maxSafeInteger {
 		return 0, false
 	}
 	return n, true

@@ -36,6 +36,9 @@ func TestCursorOpaque(t *testing.T) {
 		enc([]byte("v1..1")),                    // empty store
 		enc([]byte("v1.YWJj.1")) + "=",          // padded
 		enc([]byte("v1.YWJj=.1")),               // padded store
+		enc([]byte("v1.YWJj.12"))[:4] + "\n" + enc([]byte("v1.YWJj.12"))[4:], // a line break the decoder skips
+		enc([]byte("v1.YW\nJj.1")), // a line break in the store
+		enc([]byte("v1.YWJj.+1")),  // signed seq
 	} {
 		if c := ParseCursor(raw); c.Known || c.Raw != raw {
 			t.Errorf("%q parsed as known: %+v", raw, c)
@@ -47,10 +50,18 @@ func FuzzCursor(f *testing.F) {
 	f.Add("djEuTm1ZeFl6SmhPV1V0TTJRMFlpMDBaVGhtTFRsaE1XSXRNbU16WkRSbE5XWTJZVGRpLjE", "p", int64(1))
 	f.Add("djEuWVdKai4x", "6f1c2a9e", int64(9007199254740991))
 	f.Add("opaque", "", int64(0))
+	f.Add("djEuWVdKai4x\n", "", int64(0))
+	f.Add("djEuWVd\rKai4x", "", int64(0))
 	f.Fuzz(func(t *testing.T, raw, store string, seq int64) {
 		c := ParseCursor(raw)
 		if c.Raw != raw {
 			t.Fatal("raw not kept")
+		}
+		if raw != "" && len(raw) <= maxCursorLen {
+			// the stack-buffer path accepts exactly what the allocating one does
+			if ref := parseCursorLong(raw); c != ref {
+				t.Fatalf("%q: %+v, want %+v", raw, c, ref)
+			}
 		}
 		if c.Known {
 			if c.Seq < 1 || c.Seq > maxSafeInteger || c.Store == "" {
@@ -67,4 +78,14 @@ func FuzzCursor(f *testing.F) {
 			}
 		}
 	})
+}
+
+func BenchmarkParseCursor(b *testing.B) {
+	raw := FormatCursor("3ec2046e-b1a4-4851-84fd-f95e693fb8fe", 123456)
+	b.ReportAllocs()
+	for b.Loop() {
+		if !ParseCursor(raw).Known {
+			b.Fatal("not parsed")
+		}
+	}
 }

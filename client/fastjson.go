@@ -147,8 +147,10 @@ func decodeBase64Value(val []byte, alloc func(int) []byte) ([]byte, bool) {
 	return out[:n], true
 }
 
+// skipWS skips JSON whitespace but CR: an event holding a CR is left to encoding/json, so that a
+// successful fast decode proves the event free of CRs (see nextLogMessage).
 func skipWS(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n') {
 		i++
 	}
 	return i

@@ -1,6 +1,7 @@
 package client
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -59,6 +60,11 @@ func decodeLogMessage(data []byte, alloc func(int) []byte) (LogMessage, error) {
 			return LogMessage{}, malformed(data, err)
 		}
 	}
+	return logMessage(data, r)
+}
+
+// logMessage checks a decoded event and makes it a LogMessage.
+func logMessage(data []byte, r rawLogEvent) (LogMessage, error) {
 	m := LogMessage{Type: r.Type, Cursor: r.Cursor, Data: r.Data, State: r.State, Exit: r.Exit, Error: r.Error}
 	if r.Timestamp != "" {
 		if t, err := time.Parse(time.RFC3339Nano, r.Timestamp); err == nil {
@@ -134,11 +140,39 @@ func boolParam(b bool) string {
 func (s *LogStream) Next() (LogMessage, error) {
 	// Decoding right after framing, in the reading goroutine: the event is still in cache, and
 	// decoding (SIMD base64) costs less than handing raw events to another goroutine would.
-	ev, err := s.dec.next()
-	if err != nil {
-		return LogMessage{}, s.readError(err)
+	m, err, rerr := nextLogMessage(s.dec, s.alloc)
+	if rerr != nil {
+		return LogMessage{}, s.readError(rerr)
 	}
-	return decodeLogMessage(ev.Data, s.alloc)
+	return m, err
+}
+
+// nextLogMessage frames and decodes the next event of d: err is a decoding error
+// (*MalformedEventError), rerr the decoder's own.
+//
+// The bridge's events are framed on LF alone (nextLF): the fast JSON decode refuses CRs anywhere
+// (in strings, base64 and between tokens), so an event it accepts held none and was framed as
+// next would have framed it. Only an event it refuses is searched for a CR and, holding one,
+// framed again.
+func nextLogMessage(d *SSEDecoder, alloc func(int) []byte) (m LogMessage, err, rerr error) {
+	ev, unchecked, rerr := d.nextLF()
+	if rerr != nil {
+		return LogMessage{}, nil, rerr
+	}
+	if unchecked {
+		if r, ok := decodeLogFastInto(ev.Data, alloc); ok {
+			m, err = logMessage(ev.Data, r)
+			return m, err, nil
+		}
+		if bytes.IndexByte(ev.Data, '\r') >= 0 {
+			d.unframe()
+			if ev, rerr = d.next(); rerr != nil {
+				return LogMessage{}, nil, rerr
+			}
+		}
+	}
+	m, err = decodeLogMessage(ev.Data, alloc)
+	return m, err, nil
 }
 
 // readError is the error Next returns for a failed read.

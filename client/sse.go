@@ -53,6 +53,11 @@ type SSEDecoder struct {
 	skipLF  bool // the previous line ended in CR: a following LF belongs to it
 	hasData bool
 
+	// nextLF's state: lfStart is where the line it framed began (for unframe), and noLF is set
+	// once a stream turned out to hold CRs, which nextLF leaves to next from then on.
+	lfStart int
+	noLF    bool
+
 	// size is the initial buffer and minRead the least room a read gets (0: sseBufSize and
 	// sseMinRead); tests make them small so that buffer moves happen often.
 	size, minRead int
@@ -145,6 +150,51 @@ func (d *SSEDecoder) next() (SSEEvent, error) {
 			}
 		}
 	}
+}
+
+// nextLF is next for the bridge's usual event, one "data: " line and an empty line, framed on LF
+// alone: the data is not searched for CRs (a second pass over every byte). unchecked says so; the
+// caller must then prove the data free of CRs (a JSON decode that refuses them) or search it, and
+// call unframe when it finds one. Any other event, and any stream once unframe was called, is
+// framed by next (unchecked false).
+func (d *SSEDecoder) nextLF() (ev SSEEvent, unchecked bool, err error) {
+	d.borrowed, d.hasData = false, false
+	d.own = d.own[:0]
+	// a CR already found ahead, or one pending from the previous line: next knows what to do
+	if d.noLF || d.skipLF || d.r <= d.crAt && d.crAt < d.crTo {
+		ev, err = d.next()
+		return ev, false, err
+	}
+	for {
+		if i := bytes.IndexByte(d.buf[d.r+d.scanned:d.w], '\n'); i >= 0 {
+			end := d.r + d.scanned + i
+			if end-d.r > d.MaxSize || end+1 >= d.w || d.buf[end+1] != '\n' || !bytes.HasPrefix(d.buf[d.r:end], []byte("data: ")) {
+				// a stream of CRLF lines never fits: leave it to next without searching twice
+				d.noLF = d.noLF || end > d.r && d.buf[end-1] == '\r'
+				break
+			}
+			d.lfStart = d.r
+			d.borrowed, d.hasData = true, true
+			d.dataStart, d.dataEnd = d.r+len("data: "), end
+			d.r, d.scanned = end+2, 0
+			return SSEEvent{Data: d.buf[d.dataStart:d.dataEnd]}, true, nil
+		}
+		d.scanned = d.w - d.r // no LF; CRs unknown, so next searches again (below)
+		if d.scanned > d.MaxSize || d.rerr != nil {
+			break
+		}
+		d.fill()
+	}
+	d.scanned = 0 // next bounds its LF search by the first CR, which may lie in the scanned part
+	ev, err = d.next()
+	return ev, false, err
+}
+
+// unframe undoes the last nextLF whose data held a CR (the line ended there): the line is framed
+// again by the next call, and CRs are searched for from then on.
+func (d *SSEDecoder) unframe() {
+	d.r, d.scanned, d.noLF = d.lfStart, 0, true
+	d.borrowed, d.hasData = false, false
 }
 
 // ownData moves a borrowed first data line into own, before the buffer is moved or more data

@@ -7,7 +7,9 @@ package client
 import (
 	"bytes"
 	"io"
+	"reflect"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -279,4 +281,70 @@ func FuzzSSEDecoderLazyCR(f *testing.F) {
 			}
 		}
 	})
+}
+
+// Log events framed on LF alone and decoded (nextLogMessage) come out as the reference decoder's
+// framing followed by decodeLogMessage gives them: the same messages, decoding errors and read
+// errors, CRs anywhere (inside the data, between JSON tokens, as line ends) included.
+func FuzzLogStreamLFFraming(f *testing.F) {
+	ev := func(data string) string {
+		return `data: {"type":"stdout","cursor":"djEuWVdKai4x","timestamp":"2026-08-14T10:00:00.010Z","data":"` + data + "\"}\n\n"
+	}
+	f.Add([]byte(ev("aGVsbG8K")+ev("aGk=")), []byte{3, 0, 200}, uint8(0), uint16(0))
+	f.Add([]byte(ev("aGVs\rbG8K")+ev("aGk=")), []byte{0}, uint8(5), uint16(0))
+	f.Add([]byte("data: {\"type\":\"stdout\",\r\"cursor\":\"c\",\"data\":\"aGk=\"}\n\n"+ev("aGk=")), []byte{}, uint8(1), uint16(0))
+	f.Add([]byte("data: {\"type\":\"stdout\",\"cursor\":\"c\"\r\ndata: ,\"data\":\"aGk=\"}\n\n"), []byte{}, uint8(0), uint16(0))
+	f.Add([]byte("data: {\"type\":\"terminal\",\"cursor\":\"c\",\"exit\":{\"code\":0}}\n\ndata: {\"type\":\"stdout\"\r\r"+ev("aGk=")), []byte{9}, uint8(0), uint16(40))
+	f.Add([]byte(ev("aGk=")+"data: x\r\n\r\n"+ev("aGk=")+"\r\n"+ev("")), []byte{17, 90, 1}, uint8(2), uint16(0))
+	f.Fuzz(func(t *testing.T, in, sizes []byte, small uint8, maxSize uint16) {
+		got := NewSSEDecoder(&chunkReader{data: in, sizes: sizes})
+		want := newRefSSEDecoder(&chunkReader{data: in, sizes: sizes})
+		if small > 0 {
+			got.size, got.minRead = int(small%64)+1, int(small/4)+1
+			want.size, want.minRead = got.size, got.minRead
+		}
+		if maxSize > 0 {
+			got.MaxSize, want.MaxSize = int(maxSize), int(maxSize)
+		}
+		for i := 0; ; i++ {
+			g, gerr, grerr := nextLogMessage(got, nil)
+			var w LogMessage
+			var werr error
+			wev, wrerr := want.next()
+			if wrerr == nil {
+				w, werr = decodeLogMessage(wev.Data, nil)
+			}
+			if grerr != wrerr {
+				t.Fatalf("event %d: read error %v, reference %v", i, grerr, wrerr)
+			}
+			if grerr != nil {
+				return
+			}
+			if (gerr == nil) != (werr == nil) || gerr != nil && gerr.Error() != werr.Error() {
+				t.Fatalf("event %d: error %v, reference %v", i, gerr, werr)
+			}
+			if !reflect.DeepEqual(g, w) {
+				t.Fatalf("event %d: got %+v, reference %+v", i, g, w)
+			}
+		}
+	})
+}
+
+// A stream of CRLF lines gives the same messages, and is framed by next after its first line
+// (searching each line once for LF in nextLF and again in next would cost a pass more).
+func TestLogStreamCRLFLeavesLFFraming(t *testing.T) {
+	ev := "data: {\"type\":\"stdout\",\"cursor\":\"c\",\"data\":\"aGk=\"}\r\n\r\n"
+	d := NewSSEDecoder(strings.NewReader(ev + ev + ev))
+	for i := 0; i < 3; i++ {
+		m, err, rerr := nextLogMessage(d, nil)
+		if err != nil || rerr != nil || string(m.Data) != "hi" {
+			t.Fatalf("event %d: %+v %v %v", i, m, err, rerr)
+		}
+		if !d.noLF {
+			t.Fatalf("event %d: still framing on LF alone", i)
+		}
+	}
+	if _, _, rerr := nextLogMessage(d, nil); rerr != io.EOF {
+		t.Fatalf("end: %v", rerr)
+	}
 }
