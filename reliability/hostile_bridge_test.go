@@ -258,7 +258,9 @@ func TestHostileBridgeEveryScreenAndCommand(t *testing.T) {
 			time.Sleep(500 * time.Millisecond) // let clear finish before typing
 			s.stderr = filepath.Join(run, "tui.stderr")
 			s.Line("exec " + sc + " 2>" + s.stderr)
-			first := s.WaitFor("the sandboxes screen", "Sandboxes (")
+			// the row itself, not only the title: an Enter sent while the list is still empty
+			// (a loaded machine) opens nothing
+			first := s.WaitFor("the sandboxes screen", "Sandboxes (1)", " evil ")
 			checkHeader(t, "sandboxes", first)
 			s.Keys("Down")
 			s.Keys("Up")
