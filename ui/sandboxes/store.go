@@ -10,6 +10,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"sandscope/client"
 )
 
 // Known is one remembered sandbox.
@@ -69,7 +71,7 @@ func (s *Store) Load() ([]Known, error) {
 	}
 	out := f.Sandboxes[:0]
 	for _, k := range f.Sandboxes {
-		if ValidID(k.ID) {
+		if client.ValidSandboxID(k.ID) {
 			out = append(out, k)
 		}
 	}
@@ -105,18 +107,4 @@ func (s *Store) Save(known []Known) error {
 		return fmt.Errorf("save known sandboxes: %w", werr)
 	}
 	return nil
-}
-
-// ValidID reports whether id is a bridge sandbox ID: 1–128 characters of [a-z2-7].
-func ValidID(id string) bool {
-	if len(id) == 0 || len(id) > 128 {
-		return false
-	}
-	for i := 0; i < len(id); i++ {
-		c := id[i]
-		if !(c >= 'a' && c <= 'z') && !(c >= '2' && c <= '7') {
-			return false
-		}
-	}
-	return true
 }

@@ -165,7 +165,7 @@ func checkIDs(v []string) error {
 func checkID(emptyOK bool) func([]string) error {
 	return func(v []string) error {
 		id := strings.TrimSpace(strings.Join(v, ""))
-		if (id == "" && emptyOK) || ValidID(id) {
+		if (id == "" && emptyOK) || client.ValidSandboxID(id) {
 			return nil
 		}
 		return errors.New(common.BadSandboxID(strings.Join(v, "")))
@@ -199,7 +199,7 @@ func (m *Model) answer(res *common.DialogResult) tea.Cmd {
 		case id == "":
 			m.busy = "creating a sandbox…"
 			return m.action("create", "", func(ctx context.Context) (string, error) { return m.ctx.Driver.CreateSandbox(ctx) })
-		case !ValidID(id):
+		case !client.ValidSandboxID(id):
 			return common.Status(common.Error, "create: "+common.BadSandboxID(id))
 		case m.find(id) != nil:
 			m.selectID(id)
@@ -358,7 +358,7 @@ func (m *Model) refresh() tea.Cmd {
 					have[id] = true
 				}
 				for _, id := range known {
-					if !have[id] && ValidID(id) {
+					if !have[id] && client.ValidSandboxID(id) {
 						ids = append(ids, id)
 					}
 				}
@@ -378,7 +378,7 @@ func (m *Model) refresh() tea.Cmd {
 			} else if lists {
 				res.listOK = true
 				for _, in := range infos {
-					if ValidID(in.ID) { // server JSON: only well-formed IDs are shown
+					if client.ValidSandboxID(in.ID) { // server JSON: only well-formed IDs are shown
 						res.listed = append(res.listed, in)
 						listed[in.ID] = true
 					}
@@ -541,7 +541,7 @@ func (m *Model) applyRefresh(msg refreshMsg) tea.Cmd {
 func (m *Model) addRecorded(ids []string) {
 	added := false
 	for _, id := range ids {
-		if ValidID(id) && m.find(id) == nil {
+		if client.ValidSandboxID(id) && m.find(id) == nil {
 			m.rows = append(m.rows, &row{Known: Known{ID: id, Source: "recorded", AddedAt: m.ctx.Clock()}})
 			added = true
 		}
