@@ -53,12 +53,17 @@ func malformed(data []byte, err error) *MalformedEventError {
 
 // decodeLogMessage is DecodeLogMessage with output bytes decoded into alloc(n) when alloc is set.
 func decodeLogMessage(data []byte, alloc func(int) []byte) (LogMessage, error) {
-	r, ok := decodeLogFastInto(data, alloc)
-	if !ok {
-		r = rawLogEvent{}
-		if err := json.Unmarshal(data, &r); err != nil {
-			return LogMessage{}, malformed(data, err)
-		}
+	if r, ok := decodeLogFastInto(data, alloc); ok {
+		return logMessage(data, r)
+	}
+	return decodeLogSlow(data)
+}
+
+// decodeLogSlow decodes an event the fast decoder refused, with encoding/json.
+func decodeLogSlow(data []byte) (LogMessage, error) {
+	var r rawLogEvent
+	if err := json.Unmarshal(data, &r); err != nil {
+		return LogMessage{}, malformed(data, err)
 	}
 	return logMessage(data, r)
 }
@@ -164,11 +169,14 @@ func nextLogMessage(d *SSEDecoder, alloc func(int) []byte) (m LogMessage, err, r
 			m, err = logMessage(ev.Data, r)
 			return m, err, nil
 		}
-		if bytes.IndexByte(ev.Data, '\r') >= 0 {
-			d.unframe()
-			if ev, rerr = d.next(); rerr != nil {
-				return LogMessage{}, nil, rerr
-			}
+		if bytes.IndexByte(ev.Data, '\r') < 0 {
+			// framed as next would have: the fast decode has said no already
+			m, err = decodeLogSlow(ev.Data)
+			return m, err, nil
+		}
+		d.unframe()
+		if ev, rerr = d.next(); rerr != nil {
+			return LogMessage{}, nil, rerr
 		}
 	}
 	m, err = decodeLogMessage(ev.Data, alloc)

@@ -235,6 +235,22 @@ func (r *chunkReader) Read(p []byte) (int, error) {
 	return n, nil
 }
 
+// decoderPair is a decoder and the reference over the same input, read in the same pieces, with
+// the same buffer sizes (small > 0: minRead below size makes the bytes move within the buffer,
+// above it the buffer grows) and limit (maxSize > 0).
+func decoderPair(in, sizes []byte, small uint8, maxSize uint16) (*SSEDecoder, *refSSEDecoder) {
+	got := NewSSEDecoder(&chunkReader{data: in, sizes: sizes})
+	want := newRefSSEDecoder(&chunkReader{data: in, sizes: sizes})
+	if small > 0 {
+		got.size, got.minRead = int(small%64)+1, int(small/4)+1
+		want.size, want.minRead = got.size, got.minRead
+	}
+	if maxSize > 0 {
+		got.MaxSize, want.MaxSize = int(maxSize), int(maxSize)
+	}
+	return got, want
+}
+
 // The decoder frames every stream as the reference did: the same events (borrowed and copied),
 // the same error at the same point, with small buffers so that the unframed bytes move and the
 // buffer grows often, reads cut anywhere and MaxSize small or not.
@@ -244,21 +260,8 @@ func FuzzSSEDecoderLazyCR(f *testing.F) {
 	f.Add([]byte("\r\r\r\n\n\r\ndata:\r\ndata\r\r"), []byte{}, uint8(1), uint16(3))
 	f.Add(bytes.Repeat([]byte("data: 0123456789abcdef\r\n\n"), 40), []byte{17, 90, 1}, uint8(2), uint16(30))
 	f.Fuzz(func(t *testing.T, in, sizes []byte, small uint8, maxSize uint16) {
-		newPair := func() (*SSEDecoder, *refSSEDecoder) {
-			got := NewSSEDecoder(&chunkReader{data: in, sizes: sizes})
-			want := newRefSSEDecoder(&chunkReader{data: in, sizes: sizes})
-			if small > 0 {
-				// minRead below size makes the bytes move within the buffer; above it, the buffer grows
-				got.size, got.minRead = int(small%64)+1, int(small/4)+1
-				want.size, want.minRead = got.size, got.minRead
-			}
-			if maxSize > 0 {
-				got.MaxSize, want.MaxSize = int(maxSize), int(maxSize)
-			}
-			return got, want
-		}
 		for _, copied := range []bool{false, true} {
-			got, want := newPair()
+			got, want := decoderPair(in, sizes, small, maxSize)
 			for i := 0; ; i++ {
 				var g, w SSEEvent
 				var gerr, werr error
@@ -297,15 +300,7 @@ func FuzzLogStreamLFFraming(f *testing.F) {
 	f.Add([]byte("data: {\"type\":\"terminal\",\"cursor\":\"c\",\"exit\":{\"code\":0}}\n\ndata: {\"type\":\"stdout\"\r\r"+ev("aGk=")), []byte{9}, uint8(0), uint16(40))
 	f.Add([]byte(ev("aGk=")+"data: x\r\n\r\n"+ev("aGk=")+"\r\n"+ev("")), []byte{17, 90, 1}, uint8(2), uint16(0))
 	f.Fuzz(func(t *testing.T, in, sizes []byte, small uint8, maxSize uint16) {
-		got := NewSSEDecoder(&chunkReader{data: in, sizes: sizes})
-		want := newRefSSEDecoder(&chunkReader{data: in, sizes: sizes})
-		if small > 0 {
-			got.size, got.minRead = int(small%64)+1, int(small/4)+1
-			want.size, want.minRead = got.size, got.minRead
-		}
-		if maxSize > 0 {
-			got.MaxSize, want.MaxSize = int(maxSize), int(maxSize)
-		}
+		got, want := decoderPair(in, sizes, small, maxSize)
 		for i := 0; ; i++ {
 			g, gerr, grerr := nextLogMessage(got, nil)
 			var w LogMessage
