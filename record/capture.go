@@ -240,11 +240,9 @@ const (
 // connection: compiling the captures upsert at every commit, once per process, cost as much as
 // inserting the output (figure 11b's profile). Run by the writer; the statement ends with tx.
 func (r *Record) txStmt(tx *sql.Tx, query string) (*sql.Stmt, error) {
-	st := r.prepared[query]
+	st := r.stmt(query)
 	if st == nil {
-		if st = r.stmt(query); st == nil {
-			return tx.Prepare(query) // as before: prepared for this transaction alone
-		}
+		return tx.Prepare(query) // as before: prepared for this transaction alone
 	}
 	return tx.Stmt(st), nil
 }
