@@ -55,7 +55,7 @@ func TestKeptCellsAreWhatTheRowShowsNow(t *testing.T) {
 					t.Fatalf("step %d, %s: output %+v, the record says %+v", step, r.e.ID, r.out, o)
 				}
 			}
-			want := m.cells(r, clock)
+			want := cells(r, clock)
 			fresh = append(fresh, want)
 			if !slices.Equal(r.cells, want) {
 				t.Fatalf("step %d, %s %s: kept %q, now %q", step, r.sandbox, r.e.ID, r.cells, want)

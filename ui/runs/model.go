@@ -179,15 +179,8 @@ func (m *Model) count(sb string) counted {
 		for _, list := range [2][]*record.Entry{st.Processes, st.Terminals} {
 			c.runs += len(list)
 			for _, e := range list {
-				// classify's answer, in an order that reads the least of each entry: a run
-				// neither LOST nor STALE needs attention only after a suspect end
-				switch {
-				case e.Lost || st.Stale(e.Incarnation):
+				if _, _, attention := classify(st, e); attention {
 					c.attention++
-				case e.Stream == "suspect end":
-					if _, _, attention := classify(st, e); attention {
-						c.attention++
-					}
 				}
 			}
 		}

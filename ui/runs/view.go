@@ -125,16 +125,16 @@ func (m *Model) renderRow(i int, cols []int, now time.Time) string {
 	st := m.ctx.Styles
 	w := m.width
 	r := m.rows[i]
-	cells := m.cells(r, now)
-	cells[0] = st.Badge(r.badge).Render(common.Fit(r.label, cols[0]))
+	shown := cells(r, now)
+	shown[0] = st.Badge(r.badge).Render(common.Fit(r.label, cols[0]))
 	if m.list.IsCursor(i) {
-		plain := make([]string, len(cells))
-		for j, c := range cells {
+		plain := make([]string, len(shown))
+		for j, c := range shown {
 			plain[j] = common.StripANSI(c)
 		}
 		return st.Selected.Render("> " + common.Fit(joinShown(plain, cols), max(w-2, 0)))
 	}
-	line := joinShown(cells, cols)
+	line := joinShown(shown, cols)
 	if r.cond == common.Stale {
 		return "  " + st.Stale.Render(common.Fit(common.StripANSI(line), max(w-2, 0)))
 	}
@@ -143,8 +143,6 @@ func (m *Model) renderRow(i int, cols []int, now time.Time) string {
 
 // cells are what a run's row shows, plain, column by column: the table draws them, sizes its
 // columns by them and filters on them.
-func (m *Model) cells(r *row, now time.Time) []string { return cells(r, now) }
-
 func cells(r *row, now time.Time) []string {
 	inc := "-"
 	if r.e.Incarnation > 0 {
