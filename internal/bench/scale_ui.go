@@ -25,26 +25,11 @@ import (
 	"sandscope/driver"
 	"sandscope/keymap"
 	"sandscope/record"
+	"sandscope/record/recordtest"
 	"sandscope/themes"
 	"sandscope/ui/common"
 	"sandscope/ui/runs"
 )
-
-// idleBridge is a bridge whose watchers never report and whose followers end at once: the
-// all-runs screen's figures measure what the screen and the record cost, not a bridge.
-type idleBridge struct{}
-
-func (idleBridge) Watch(ctx context.Context, _ string, _ client.WatchOptions) (<-chan client.SandboxEvent, func(bool), func(time.Duration)) {
-	ch := make(chan client.SandboxEvent)
-	go func() { <-ctx.Done(); close(ch) }()
-	return ch, func(bool) {}, func(time.Duration) {}
-}
-
-func (idleBridge) Follow(context.Context, string, string, client.FollowOptions) <-chan client.LogEvent {
-	ch := make(chan client.LogEvent)
-	close(ch)
-	return ch
-}
 
 // screenKeys are typed into the all-runs screen's filter, a sandbox's name at a time (each
 // keystroke measured), the filter cleared with esc between them.
@@ -68,7 +53,7 @@ func measureRunsScreen(dir string, wantRuns int) error {
 	if err != nil {
 		return err
 	}
-	mgr := record.NewManager(ctx, rec, idleBridge{}, record.DefaultWatchBudget)
+	mgr := record.NewManager(ctx, rec, recordtest.IdleBridge{}, record.DefaultWatchBudget)
 	defer mgr.Close()
 	t := time.Now()
 	mgr.Track(known...)

@@ -9,25 +9,10 @@ import (
 
 	"sandscope/client"
 	"sandscope/record"
+	"sandscope/record/recordtest"
 	"sandscope/ui/common"
 	"sandscope/ui/internal/uitest"
 )
-
-// idleBridge is a bridge whose watchers never report and whose followers end at once: the
-// record's background watcher lists the sandboxes, the tests change the record themselves.
-type idleBridge struct{}
-
-func (idleBridge) Watch(ctx context.Context, _ string, _ client.WatchOptions) (<-chan client.SandboxEvent, func(bool), func(time.Duration)) {
-	ch := make(chan client.SandboxEvent)
-	go func() { <-ctx.Done(); close(ch) }()
-	return ch, func(bool) {}, func(time.Duration) {}
-}
-
-func (idleBridge) Follow(context.Context, string, string, client.FollowOptions) <-chan client.LogEvent {
-	ch := make(chan client.LogEvent)
-	close(ch)
-	return ch
-}
 
 // watchedScene is scene with twenty more sandboxes listed before it (batch-00 to batch-19, three
 // runs each: one running, one exited 0, one exited 3), every sandbox listed by a background
@@ -49,7 +34,7 @@ func watchedScene(t *testing.T) (*common.Context, *record.Record) {
 			rec.Add(record.FromSandboxEvent(client.SandboxEvent{Kind: client.ProcessAppeared, Sandbox: sb, Time: p.StartedAt, Incarnation: inc, Process: p}))
 		}
 	}
-	mgr := record.NewManager(context.Background(), rec, idleBridge{}, record.DefaultWatchBudget)
+	mgr := record.NewManager(context.Background(), rec, recordtest.IdleBridge{}, record.DefaultWatchBudget)
 	t.Cleanup(mgr.Close)
 	sbs, err := rec.Sandboxes()
 	if err != nil {
