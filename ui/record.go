@@ -25,15 +25,18 @@ import (
 // recorded). Without a state directory nothing is recorded and the screens watch on their own.
 // notices receives the driver's one-line notices.
 func openBridge(c *common.Context, t Target, budget record.Budget, watch record.WatchBudget, otlp otlpexport.Resolved, notices io.Writer) []string {
-	c.Watch, c.Record, c.Export = nil, nil, nil
+	c.Watch, c.Record, c.Export, c.NotRecorded = nil, nil, nil, ""
 	var out []string
 	switch {
 	case c.StateDir == "":
+		c.NotRecorded = "no state directory"
 	case c.RecordID == "":
+		c.NotRecorded = "this bridge has not answered yet"
 		out = append(out, "not recording: sandscope has not reached this bridge yet (it records once the bridge has answered; restart or switch to it again then)")
 	default:
 		rec, err := record.Open(record.Options{Dir: filepath.Join(c.StateDir, "record"), Bridge: c.RecordID, Legacy: c.RecordLegacy, Version: c.Version, Budget: budget})
 		if err != nil {
+			c.NotRecorded = "the record could not be opened: " + err.Error()
 			out = append(out, "not recording: "+err.Error())
 			break
 		}

@@ -1,6 +1,8 @@
 package ui
 
 import (
+	"context"
+	"io"
 	"os"
 	"os/exec"
 	"strings"
@@ -9,7 +11,9 @@ import (
 	"time"
 
 	"sandscope/client"
+	"sandscope/otlpexport"
 	"sandscope/record"
+	"sandscope/ui/common"
 	"sandscope/ui/internal/uitest"
 )
 
@@ -66,4 +70,23 @@ func uiFullDiskChild(t *testing.T) {
 		}
 	}
 	t.Log("UI-FULL-DISK-OK")
+}
+
+// Nothing recorded has more than one reason, and screens are told which: a bridge that never
+// answered has a state directory but no identity to name its record by.
+func TestOpenBridgeSaysWhyNothingIsRecorded(t *testing.T) {
+	for _, c := range []struct {
+		name, stateDir, recordID, want string
+	}{
+		{"no state directory", "", "", "no state directory"},
+		{"silent bridge", t.TempDir(), "", "this bridge has not answered yet"},
+		{"unopenable record", "/dev/null/state", "http://127.0.0.1:7681", "the record could not be opened: "},
+	} {
+		ctx := &common.Context{StateDir: c.stateDir, RecordID: c.recordID, Ctx: context.Background()}
+		openBridge(ctx, Target{Driver: uitest.NewBridge()}, record.Budget{}, record.WatchBudget{}, otlpexport.Resolved{}, io.Discard)
+		if ctx.Record != nil || !strings.HasPrefix(ctx.NotRecorded, c.want) {
+			t.Errorf("%s: record %v, NotRecorded %q, want %q", c.name, ctx.Record != nil, ctx.NotRecorded, c.want)
+		}
+		closeBridge(ctx)
+	}
 }

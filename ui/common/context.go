@@ -54,6 +54,9 @@ type Context struct {
 	// Record is what sandscope observed on this bridge (nil: nothing is recorded, e.g. no state
 	// directory); screens read it, Watch feeds it.
 	Record *record.Record
+	// NotRecorded says why Record is nil, in a few words a screen can show ("no state directory",
+	// "this bridge has not answered yet", or the open's error). Empty while recording.
+	NotRecorded string
 	// Watch watches every known sandbox and captures output in the background (nil with Record).
 	Watch *record.Manager
 	// Version is sandscope's version (reports).

@@ -244,8 +244,14 @@ func TestEmptyStatesAreSentences(t *testing.T) {
 	ctx := uitest.Context(t, nil, 80, 24)
 	m := New(ctx)
 	m.SetSize(80, 24)
-	if v := m.View(); !strings.Contains(v, "Nothing is recorded here") {
+	if v := m.View(); !strings.Contains(v, "Nothing is recorded here (no state directory)") {
 		t.Errorf("no record:\n%s", v)
+	}
+	// a bridge that never answered has no record for another reason, and the screen says which
+	ctx.NotRecorded = "this bridge has not answered yet"
+	m.SetSize(200, 24)
+	if v := m.View(); !strings.Contains(v, "Nothing is recorded here (this bridge has not answered yet)") || strings.Contains(v, "state directory") {
+		t.Errorf("no record, bridge silent:\n%s", v)
 	}
 	ctx2, _ := scene(t)
 	m2 := known(New(ctx2))

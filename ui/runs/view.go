@@ -108,7 +108,11 @@ func (m *Model) empty() string {
 	k := m.ctx.Keys
 	switch {
 	case m.ctx.Record == nil:
-		return "Nothing is recorded here (no state directory), so there is no list of every run; open a sandbox to see its processes."
+		why := m.ctx.NotRecorded
+		if why == "" {
+			why = "no state directory"
+		}
+		return "Nothing is recorded here (" + common.SanitizeText(why) + "), so there is no list of every run; open a sandbox to see its processes."
 	case len(m.all) == 0 && m.listed() == 0:
 		return "No sandbox is watched yet: add or create one on the sandboxes screen and its runs appear here."
 	case len(m.all) == 0:
