@@ -436,7 +436,10 @@ var ErrNotFollowed = errors.New("not followed: reading this run would start its 
 func (m *Manager) capture(ctx context.Context, k capKey, queuedAt time.Time) {
 	defer m.wg.Done()
 	since := m.rec.captureCursor(k.sandbox, k.process)
-	events := m.src.Follow(ctx, k.sandbox, k.process, client.FollowOptions{Since: since, QuietAfter: m.budget.CaptureQuiet})
+	// CaptureData copies each chunk before the next receive, so the follower may decode into
+	// recycled buffers (a capture of a busy process otherwise clears and faults in a fresh buffer
+	// per event); a short queue keeps the buffers in rotation few.
+	events := m.src.Follow(ctx, k.sandbox, k.process, client.FollowOptions{Since: since, QuietAfter: m.budget.CaptureQuiet, ReuseData: true, Buffer: 8})
 	why := "sandscope stopped capturing (it quit)"
 	first := since == ""
 	// The capture begins with the first event: a source that does not follow the process says

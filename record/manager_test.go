@@ -1,6 +1,7 @@
 package record
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"strings"
@@ -361,4 +362,86 @@ func TestManagerNudgesTheSandboxOnScreen(t *testing.T) {
 	if got, want := b.focusCalls(), "a:true a:true a:true"; got != want {
 		t.Fatalf("focus calls %q, want %q", got, want)
 	}
+}
+
+// reusingBridge follows like a client follower under ReuseData: each Data event's bytes live in
+// one of two buffers, rewritten as soon as the consumer has received the event after it.
+type reusingBridge struct {
+	events chan client.SandboxEvent
+	want   bytes.Buffer // what the process wrote
+	reuse  atomic.Bool  // the manager asked for ReuseData
+}
+
+func (b *reusingBridge) Watch(ctx context.Context, sb string, o client.WatchOptions) (<-chan client.SandboxEvent, func(bool), func(time.Duration)) {
+	return b.events, func(bool) {}, func(time.Duration) {}
+}
+
+func (b *reusingBridge) Follow(ctx context.Context, sb, p string, o client.FollowOptions) <-chan client.LogEvent {
+	b.reuse.Store(o.ReuseData)
+	ch := make(chan client.LogEvent) // unbuffered: a send returns once the consumer has the event
+	bufs := [2][]byte{make([]byte, 0, 64<<10), make([]byte, 0, 64<<10)}
+	var chunks [][]byte
+	for i := 0; i < 200; i++ {
+		chunks = append(chunks, bytes.Repeat([]byte{byte('a' + i%26)}, 1000+i*97))
+		b.want.Write(chunks[i])
+	}
+	go func() {
+		defer close(ch)
+		for i, c := range chunks {
+			buf := append(bufs[i%2][:0], c...)
+			select {
+			case ch <- client.LogEvent{Kind: client.Data, Cursor: fmt.Sprintf("%s-%d", p, i+1), Time: time.Now(), Data: buf}:
+			case <-ctx.Done():
+				return
+			}
+			// the consumer received event i, so it is done with event i-1: its buffer is reused
+			if i > 0 {
+				prev := bufs[(i-1)%2][:cap(bufs[(i-1)%2])]
+				for j := range prev {
+					prev[j] = 'X'
+				}
+			}
+		}
+		code := 0
+		ch <- client.LogEvent{Kind: client.Ended, Cursor: fmt.Sprintf("%s-%d", p, len(chunks)), Time: time.Now(), Status: &client.Process{ID: p, State: "exited", Exit: &client.Exit{Code: code}}}
+	}()
+	return ch
+}
+
+// The manager's captures let the follower recycle its decode buffers, and what they record is
+// still every byte in order: nothing it keeps refers to a buffer after the next receive.
+func TestCaptureCopiesRecycledData(t *testing.T) {
+	rec := open(t, t.TempDir())
+	defer rec.Close()
+	b := &reusingBridge{events: make(chan client.SandboxEvent, 4)}
+	m := NewManager(context.Background(), rec, b, WatchBudget{MaxCaptures: 1})
+	defer m.Close()
+	m.Track("sb")
+	now := time.Now()
+	b.events <- client.SandboxEvent{Kind: client.ProcessAppeared, Sandbox: "sb", Time: now,
+		Process: &client.Process{ID: "busy", State: "running", StartedAt: now}}
+	var c Capture
+	waitUntil(t, "the capture to end", func() bool {
+		rec.Flush()
+		c, _ = rec.Captured("sb", "busy")
+		return c.Ended != ""
+	})
+	if !b.reuse.Load() {
+		t.Error("captures follow without ReuseData: every event gets a fresh buffer")
+	}
+	var got []byte
+	for _, ch := range c.Chunks {
+		got = append(got, ch.Data...)
+	}
+	if !bytes.Equal(got, b.want.Bytes()) {
+		t.Fatalf("captured %d bytes, want %d; equal prefix %d", len(got), b.want.Len(), commonPrefix(got, b.want.Bytes()))
+	}
+}
+
+func commonPrefix(a, b []byte) int {
+	n := 0
+	for n < len(a) && n < len(b) && a[n] == b[n] {
+		n++
+	}
+	return n
 }
