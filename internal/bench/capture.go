@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -61,12 +62,12 @@ func figCapture(e *env) (row, error) {
 			r.result, r.note = fail, note
 			return r, nil
 		}
-		e.logf("11b run %d: %.0f ms per MB, curl %.0f ms per MB (%.2f×), load %s", i+1, perMB, curlPerMB, perMB/curlPerMB, loadAvg())
+		e.logf("11b run %d: %.1f ms per MB, curl %.1f ms per MB (%.2f×), load %s", i+1, perMB, curlPerMB, perMB/curlPerMB, loadAvg())
 		ratios, perMBs, curlPerMBs, mbs = append(ratios, perMB/curlPerMB), append(perMBs, perMB), append(curlPerMBs, curlPerMB), append(mbs, got)
 	}
 	ratio := median(ratios)
-	r.value = fmt.Sprintf("%.0f ms CPU per MB (%.1f MB captured)", median(perMBs), median(mbs))
-	r.baseline = fmt.Sprintf("20× curl -N %.0f ms per MB", median(curlPerMBs))
+	r.value = fmt.Sprintf("%.1f ms CPU per MB (%.1f MB captured)", median(perMBs), median(mbs))
+	r.baseline = fmt.Sprintf("20× curl -N %.1f ms per MB", median(curlPerMBs))
 	r.ratio = f2(ratio) + "× (median of 3)"
 	r.result = verdict(ratio <= 2)
 	return r, nil
@@ -145,8 +146,10 @@ func (e *env) captureOnce(b *bridge, sb string, ids []string, window time.Durati
 	return perMB, curlPerMB, float64(got) / 1e6, "", nil
 }
 
-// curlWindow follows the processes' logs live with one curl each for the window and returns the
-// CPU the readers used and the bytes they read.
+// curlWindow follows the processes' logs live with one curl each and returns the CPU the readers
+// used, and the bytes they read, over the window. As on the TUI's side, the window begins a
+// second after the readers started: neither side's start (a process start each for curl, 20 of
+// them) nor the replay of what the bridge retained before it counts, only following live output.
 func (e *env) curlWindow(b *bridge, sb string, ids []string, window time.Duration) (time.Duration, int64, error) {
 	var mu sync.Mutex
 	var cpu time.Duration
@@ -164,12 +167,23 @@ func (e *env) curlWindow(b *bridge, sb string, ids []string, window time.Duratio
 				errs <- err
 				return
 			}
+			defer func() {
+				_ = cmd.Process.Signal(syscall.SIGTERM)
+				_ = cmd.Wait()
+			}()
+			time.Sleep(time.Second)
+			c0, err0 := cpuTime(cmd.Process.Pid)
+			n0 := cnt.load()
 			time.Sleep(window)
-			_ = cmd.Process.Signal(syscall.SIGTERM)
-			_ = cmd.Wait()
+			c1, err1 := cpuTime(cmd.Process.Pid)
+			n1 := cnt.load()
+			if err := errors.Join(err0, err1); err != nil {
+				errs <- fmt.Errorf("curl's CPU time: %w", err)
+				return
+			}
 			mu.Lock()
-			cpu += cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
-			total += cnt.n
+			cpu += c1 - c0
+			total += n1 - n0
 			mu.Unlock()
 		}()
 	}

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -100,8 +101,8 @@ func figLogsReplay(e *env) ([]row, error) {
 	var cnt countWriter
 	check := e.sandscopeCmd("logs", benchSandbox, p.ID, "-f")
 	check.Stdout = &cnt
-	if _, err := timeRun(check); err != nil || cnt.n != size {
-		return nil, fmt.Errorf("sandscope logs -f delivered %d of %d bytes (%v)", cnt.n, size, err)
+	if _, err := timeRun(check); err != nil || cnt.load() != size {
+		return nil, fmt.Errorf("sandscope logs -f delivered %d of %d bytes (%v)", cnt.load(), size, err)
 	}
 	url := e.logsURL(benchSandbox, p.ID)
 	var ratios []float64
@@ -128,7 +129,8 @@ func figLogsReplay(e *env) ([]row, error) {
 		ratio:    f2(r) + fmt.Sprintf("× (median of %d)", pairs), budget: "≤ 1.25×", result: verdict(r <= 1.25)}}, nil
 }
 
-type countWriter struct{ n int64 }
+// countWriter counts what a command writes; load may be called while it runs.
+type countWriter struct{ n atomic.Int64 }
 
 // settleDisk writes out what earlier figures left dirty (figure 5 alone writes most of a GiB of
 // log cache) before a timed pair: the record's fsync at a command's end otherwise waits for the
@@ -136,7 +138,9 @@ type countWriter struct{ n int64 }
 // side with a record pays (30 ms and more here, against 2 ms on a settled disk).
 func settleDisk() { syscall.Sync() }
 
-func (w *countWriter) Write(p []byte) (int, error) { w.n += int64(len(p)); return len(p), nil }
+func (w *countWriter) Write(p []byte) (int, error) { w.n.Add(int64(len(p))); return len(p), nil }
+
+func (w *countWriter) load() int64 { return w.n.Load() }
 
 // Figure 2: `sandscope logs SANDBOX --all -f` over 20 finished busy processes against 20 parallel
 // `curl -N` readers of the same streams. It runs as soon as the command has --all.
@@ -174,8 +178,8 @@ func figLogsAll(e *env) ([]row, error) {
 	if _, err := timeRun(check); err != nil {
 		return nil, err
 	}
-	if cnt.n < n*each {
-		return nil, fmt.Errorf("logs --all -f printed %d bytes for %d bytes of output", cnt.n, n*each)
+	if cnt.load() < n*each {
+		return nil, fmt.Errorf("logs --all -f printed %d bytes for %d bytes of output", cnt.load(), n*each)
 	}
 	var ratios []float64
 	var tcs, tss []time.Duration
