@@ -264,9 +264,11 @@ func sandboxInit(args []string) int {
 	}()
 	go watchBridge(status, mode == "iso")
 
-	proc, err := os.StartProcess(path, argv, &os.ProcAttr{
+	// syscall.ForkExec, not os.StartProcess: the supervisor waits with wait4 and needs no pidfd,
+	// and os's first start probes pidfd support with a fork of its own.
+	pid, err := syscall.ForkExec(path, argv, &syscall.ProcAttr{
 		Env:   os.Environ(),
-		Files: []*os.File{os.Stdin, os.Stdout, os.Stderr},
+		Files: []uintptr{0, 1, 2},
 	})
 	if err != nil {
 		report("fail " + oneLine(unwrapExecErr(err).Error()))
@@ -278,14 +280,14 @@ func sandboxInit(args []string) int {
 	var main unix.WaitStatus
 	for {
 		var ws unix.WaitStatus
-		pid, err := unix.Wait4(-1, &ws, 0, nil)
+		wpid, err := unix.Wait4(-1, &ws, 0, nil)
 		if errors.Is(err, unix.EINTR) {
 			continue
 		}
 		if err != nil {
 			break
 		}
-		if pid == proc.Pid {
+		if wpid == pid {
 			main = ws
 		}
 	}

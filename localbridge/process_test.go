@@ -116,6 +116,16 @@ func TestProcessLifecycle(t *testing.T) {
 		}
 	})
 
+	t.Run("a command the kernel cannot start", func(t *testing.T) {
+		// found and executable, so the supervisor's own exec is what fails, and says why
+		st := launch(t, b, sb, map[string]any{"argv": []string{"sh", "-c", "printf 'not a program' > notexec; chmod +x notexec"}})
+		waitExit(t, b, sb, st.ID)
+		r := call(t, b, "POST", "/v1/sandbox/"+sb+"/processes", map[string]any{"argv": []string{"./notexec"}}, true)
+		if r.Status != 502 || !strings.Contains(string(r.Body), "process launch failed: exec format error") {
+			t.Fatalf("launch of a file that is no program: %s", r)
+		}
+	})
+
 	t.Run("clean env", func(t *testing.T) {
 		st := launch(t, b, sb, map[string]any{"argv": []string{"env"}, "env": map[string]string{"EXTRA": "yes"}})
 		waitExit(t, b, sb, st.ID)
