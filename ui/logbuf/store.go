@@ -300,6 +300,33 @@ type rawFile struct {
 	cur    []byte
 	prev   []byte
 	failed bool
+	// reserved is how much of f the file system has allocated ahead of the writes (reserveAhead);
+	// noReserve is set once it cannot.
+	reserved  int64
+	noReserve bool
+}
+
+// Space is reserved ahead of a raw file's writes once it holds reserveFrom bytes (a short log never
+// takes more disk than it needs), in steps that double from reserveFrom up to reserveMax.
+const (
+	reserveFrom = 1 << 20
+	reserveMax  = 16 << 20
+)
+
+// reserveAhead makes sure the file system has allocated f up to end when the file is long enough to
+// be worth it. A file system that cannot (EOPNOTSUPP, or no space to reserve) is left to allocate
+// at each write, as without it: nothing is lost but the saving.
+func (rf *rawFile) reserveAhead(end int64) {
+	if rf.noReserve || end <= rf.reserved || end < reserveFrom {
+		return
+	}
+	from := max(rf.reserved, rf.disk)
+	to := max(end, from+min(max(from, reserveFrom), reserveMax))
+	if err := reserveSpace(rf.f, from, to-from); err != nil {
+		rf.noReserve = true
+		return
+	}
+	rf.reserved = to
 }
 
 func (rf *rawFile) write(data []byte) error {
@@ -311,6 +338,7 @@ func (rf *rawFile) write(data []byte) error {
 			err = errors.New("raw file unavailable")
 		}
 		if err == nil {
+			rf.reserveAhead(rf.disk + int64(len(data)))
 			_, err = rf.f.WriteAt(data, rf.disk)
 		}
 		if err == nil {
@@ -341,6 +369,7 @@ func (rf *rawFile) flush() error {
 		rf.failed = true
 		return errors.New("raw file unavailable: output kept in memory")
 	}
+	rf.reserveAhead(rf.disk + int64(len(rf.cur)))
 	if _, err := rf.f.WriteAt(rf.cur, rf.disk); err != nil {
 		rf.failed = true
 		return fmt.Errorf("%w (output kept in memory from here)", err)
