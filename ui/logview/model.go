@@ -37,6 +37,11 @@ const (
 // followQueue is how many events a follower may queue for the view: a few MiB at most.
 const followQueue = 16
 
+// followPool is how many free decode buffers a follower's pool keeps: about what is in flight
+// between the follower and the view (its queue, the follower's read-ahead, one drained batch and a
+// channel a driver may add in between).
+const followPool = 2*followQueue + 16
+
 // source is one followed process.
 type source struct {
 	name   string // the label in the buffer and the prefix ("p1", or "p1#1" when stale duplicates)
@@ -44,7 +49,10 @@ type source struct {
 	target common.LogTarget
 	ch     <-chan client.LogEvent
 	cancel context.CancelFunc
-	done   bool
+	// pool is where the follower decodes output: each Data event's bytes go back to it once the
+	// buffer has taken them (see place).
+	pool *client.DataPool
+	done bool
 
 	state     State
 	since     time.Time // when the state began
@@ -193,11 +201,12 @@ func (m *Model) startSource(i int) tea.Cmd {
 	}
 	ctx, cancel := context.WithCancel(m.ctx.BaseCtx())
 	s.cancel = cancel
+	s.pool = client.NewDataPool(followPool)
 	// A short queue: bridge events carry up to 256 KiB each, so the default depth would let a
 	// producer that outruns the screen park tens of MiB in the channel. The buffer, not the
 	// queue, is where history lives (and it spills to disk).
 	s.ch = m.ctx.Driver.Follow(ctx, s.target.Sandbox, s.target.Process.ID, driver.FollowOptions{
-		FollowOptions: client.FollowOptions{QuietAfter: m.quietAfter, Buffer: followQueue}, Background: s.target.Background})
+		FollowOptions: client.FollowOptions{QuietAfter: m.quietAfter, Buffer: followQueue, Pool: s.pool}, Background: s.target.Background})
 	return waitForLog(m, s.ch, i, m.gen)
 }
 

@@ -64,6 +64,7 @@ func (m *Model) update(msg tea.Msg) (common.Component, tea.Cmd) {
 		}
 		if msg.closed {
 			s.done = true
+			s.pool.Drop() // nothing decodes into it any more
 			if s.state < Ended {
 				// the follower stopped without a final word: nothing confirms an ending
 				s.state, s.since = Failed, m.ctx.Clock()
@@ -162,8 +163,8 @@ func (m *Model) ingest(s *source, evs []client.LogEvent) {
 	if m.buf == nil {
 		return
 	}
-	m.place(s.name, evs)
 	m.record(s, evs)
+	m.place(s.name, s.pool, evs)
 	now := m.ctx.Clock()
 	for i := range evs {
 		ev := &evs[i]
