@@ -358,7 +358,7 @@ func (r *follower) stream() action {
 		ahead = min(reuseItemsBuffer, r.opts.Buffer)
 	case r.opts.Pool != nil:
 		ls.alloc = r.opts.Pool.Get
-		ahead = min(reuseItemsBuffer, r.opts.Buffer)
+		ahead = reuseItemsBuffer // fewer buffers in flight, as above
 	}
 	items := make(chan streamItem, ahead)
 	sctx, stop := context.WithCancel(r.ctx)

@@ -37,10 +37,11 @@ const (
 // followQueue is how many events a follower may queue for the view: a few MiB at most.
 const followQueue = 16
 
-// followPool is how many free decode buffers a follower's pool keeps: about what is in flight
+// followPool is how many free decode buffers a follower's pool may keep: more than are in flight
 // between the follower and the view (its queue, the follower's read-ahead, one drained batch and a
-// channel a driver may add in between).
-const followPool = 2*followQueue + 16
+// channel a driver may add in between), so that a flood needs no new ones. The pool never holds
+// more than were in flight at once, and lets them go after a quiet second (see tickMsg).
+const followPool = 4 * followQueue
 
 // source is one followed process.
 type source struct {

@@ -75,3 +75,22 @@ func TestViewHandsBackDecodeBuffersOncePlaced(t *testing.T) {
 		})
 	}
 }
+
+// After a quiet second the view's pools let go of the buffers a burst left free.
+func TestViewPoolLetsGoWhenQuiet(t *testing.T) {
+	m, _ := newView(t, target("aaaaaaaa1"))
+	pool := m.sources[0].pool
+	b := pool.Get(100)
+	copy(b, "burst\n")
+	feed(m, 0, client.LogEvent{Kind: client.Data, Time: at(1), Stream: client.Stdout, Cursor: "c", Data: b[:6]})
+	m.Update(tickMsg{owner: m, gen: m.gen}) // the second of the burst
+	again := pool.Get(100)
+	if unsafe.SliceData(again) != unsafe.SliceData(b) {
+		t.Fatal("the buffer handed back was not kept while output flowed")
+	}
+	pool.Put(again)
+	m.Update(tickMsg{owner: m, gen: m.gen}) // a quiet second
+	if unsafe.SliceData(pool.Get(100)) == unsafe.SliceData(b) {
+		t.Fatal("the pool kept its free buffers through a quiet second")
+	}
+}

@@ -81,6 +81,9 @@ func (m *Model) update(msg tea.Msg) (common.Component, tea.Cmd) {
 		}
 		for _, s := range m.sources {
 			s.rate = float64(s.rateBytes)
+			if s.rateBytes == 0 {
+				s.pool.Drop() // a quiet second: the buffers a burst left free are not kept for the next
+			}
 			s.rateBytes = 0
 		}
 		return m, m.tick()
