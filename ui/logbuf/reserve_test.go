@@ -5,6 +5,7 @@ package logbuf
 import (
 	"bytes"
 	"fmt"
+	"math/rand/v2"
 	"syscall"
 	"testing"
 
@@ -62,5 +63,60 @@ func TestRawFileReservesAhead(t *testing.T) {
 	}
 	if !bytes.Equal(saved.Bytes(), want.Bytes()) {
 		t.Fatalf("saved %d bytes, want the %d added", saved.Len(), want.Len())
+	}
+}
+
+// Whatever mix of chunk sizes, saves (which flush a part-filled block) and block size, every byte of
+// a raw file reads back as written, from memory or from the file.
+func TestRawFileReadsBackAcrossFlushes(t *testing.T) {
+	for _, block := range []int{512, 64 << 10, rawBlock} {
+		t.Run(fmt.Sprintf("block=%d", block), func(t *testing.T) {
+			old := rawBlock
+			rawBlock = block
+			t.Cleanup(func() { rawBlock = old })
+			b := newBuf(t, Options{})
+			r := rand.New(rand.NewPCG(uint64(block), 9))
+			var want []byte
+			for i := 0; i < 400; i++ {
+				n := 1 + r.IntN(3*block/2)
+				if r.IntN(10) == 0 {
+					n = 1 + r.IntN(300<<10)
+				}
+				chunk := make([]byte, n)
+				for j := range chunk {
+					chunk[j] = 'a' + byte(r.IntN(26))
+				}
+				if r.IntN(3) == 0 {
+					chunk[len(chunk)-1] = '\n'
+				}
+				want = append(want, chunk...)
+				b.AddData("p", client.Stdout, chunk, "", t0)
+				if r.IntN(20) == 0 {
+					b.mu.Lock()
+					b.rawViews() // a save flushes what cur holds
+					b.mu.Unlock()
+				}
+				b.mu.Lock()
+				rf := b.raws[0]
+				for k := 0; k < 4; k++ {
+					off := r.Int64N(int64(len(want)))
+					end := off + 1 + r.Int64N(min(int64(len(want))-off, 200<<10))
+					if k == 0 {
+						off = max(0, int64(len(want))-1-r.Int64N(100<<10)) // near the end, as a frame reads
+						end = int64(len(want))
+					}
+					got := make([]byte, end-off)
+					if err := rf.readAt(got, off); err != nil {
+						b.mu.Unlock()
+						t.Fatalf("read [%d, %d): %v", off, end, err)
+					}
+					if !bytes.Equal(got, want[off:end]) {
+						b.mu.Unlock()
+						t.Fatalf("bytes [%d, %d) differ (disk %d, prev %d, cur %d)", off, end, rf.disk, len(rf.prev), len(rf.cur))
+					}
+				}
+				b.mu.Unlock()
+			}
+		})
 	}
 }
