@@ -38,10 +38,10 @@ const (
 const followQueue = 16
 
 // followPool is how many free decode buffers a follower's pool may keep: more than are in flight
-// between the follower and the view (its queue, the follower's read-ahead, one drained batch and a
-// channel a driver may add in between), so that a flood needs no new ones. The pool never holds
+// between the follower and the view (its queue, the follower's read-ahead of 32 events, one drained
+// batch and a channel a driver may add in between), so that a flood needs no new ones. The pool never holds
 // more than were in flight at once, and lets them go after a quiet second (see tickMsg).
-const followPool = 4 * followQueue
+const followPool = 8 * followQueue
 
 // source is one followed process.
 type source struct {
