@@ -208,7 +208,7 @@ func (m *Model) startSource(i int) tea.Cmd {
 	// queue, is where history lives (and it spills to disk).
 	s.ch = m.ctx.Driver.Follow(ctx, s.target.Sandbox, s.target.Process.ID, driver.FollowOptions{
 		FollowOptions: client.FollowOptions{QuietAfter: m.quietAfter, Buffer: followQueue, Pool: s.pool}, Background: s.target.Background})
-	return waitForLog(m, s.ch, i, m.gen)
+	return waitForLog(m, s.ch, nil, i, m.gen)
 }
 
 // captureMsg is what the record captured of source i (read in a command: the record's file is
@@ -376,10 +376,11 @@ type logBatchMsg struct {
 }
 
 // waitForLog drains a follower: everything already queued is one message, so a flood of output is
-// one update per frame.
-func waitForLog(owner *Model, ch <-chan client.LogEvent, src, gen int) tea.Cmd {
+// one update per frame. The batch goes into spare's array (the last batch's, which the view has
+// placed: nil at first).
+func waitForLog(owner *Model, ch <-chan client.LogEvent, spare []client.LogEvent, src, gen int) tea.Cmd {
 	return func() tea.Msg {
-		batch, closed := common.Drain(ch, 4096)
+		batch, closed := common.DrainInto(ch, spare, 4096)
 		return logBatchMsg{owner: owner, src: src, gen: gen, events: batch, closed: closed}
 	}
 }

@@ -72,7 +72,10 @@ func (m *Model) update(msg tea.Msg) (common.Component, tea.Cmd) {
 				m.addMarker(s.name, logbuf.Failed, "FOLLOW STOPPED: the stream closed without a confirmed ending", s.cursor, m.ctx.Clock())
 			}
 		} else {
-			cmds = append(cmds, waitForLog(m, s.ch, msg.src, m.gen))
+			// the batch is placed (the reorder window keeps copies of its events): its array
+			// takes the next one
+			clear(msg.events)
+			cmds = append(cmds, waitForLog(m, s.ch, msg.events[:0], msg.src, m.gen))
 		}
 		return m, tea.Batch(cmds...)
 	case tickMsg:
