@@ -1,6 +1,9 @@
 package client
 
-import "sync"
+import (
+	"sync"
+	"unsafe"
+)
 
 // dataRing recycles the buffers that output events are decoded into, for followers whose consumer
 // opted in to FollowOptions.ReuseData. Decoding into warm memory saves zeroing and faulting in a
@@ -58,4 +61,73 @@ func (d *dataRing) put(b []byte) {
 type heldData struct {
 	seq uint64 // emit sequence number of the event carrying buf
 	buf []byte
+}
+
+// DataPool recycles the buffers a follower decodes output into, for a consumer that keeps events
+// past its next receive (one that drains batches, or holds events in a queue of its own) and so
+// cannot follow with ReuseData. The consumer hands each Data event's bytes back with Put once
+// nothing reads them any more; until then the pool never gives them out again. Put takes back only
+// buffers the pool gave out and has not had back yet: any other slice (output a driver shares, a
+// record's chunk) is left alone, so a consumer may hand back every Data event it gets, whatever
+// made it. A pool is safe for use by several goroutines.
+type DataPool struct {
+	ring dataRing
+	mu   sync.Mutex
+	out  map[*byte]struct{} // the buffers given out and not handed back yet, by first byte
+}
+
+// NewDataPool makes a pool that keeps up to n free buffers (about as many as may be in flight
+// between the follower and the consumer: its channel, the follower's own read-ahead and the
+// consumer's batch).
+func NewDataPool(n int) *DataPool {
+	return &DataPool{ring: dataRing{max: max(n, 1)}, out: map[*byte]struct{}{}}
+}
+
+// maxOutstanding bounds the buffers a pool tracks per free buffer it may keep: a consumer that
+// drops events without handing them back (a view closed mid-batch, an event lost to a cancelled
+// follower) must not make the pool pin them. Past the bound the pool forgets what it gave out;
+// those buffers are then left to the collector when handed back.
+const maxOutstanding = 4
+
+// Get returns a buffer of length n (its bytes are not zeroed: a recycled buffer holds what it held
+// before), given out until it is handed back with Put.
+func (p *DataPool) Get(n int) []byte {
+	b := p.ring.get(n)
+	if cap(b) == 0 {
+		return b
+	}
+	p.mu.Lock()
+	if len(p.out) >= maxOutstanding*p.ring.max {
+		clear(p.out)
+	}
+	p.out[unsafe.SliceData(b[:1])] = struct{}{}
+	p.mu.Unlock()
+	return b
+}
+
+// Put hands back b (a Data event's bytes as the follower delivered them) once nothing reads it any
+// more. A nil pool, and a slice the pool did not give out, are ignored.
+func (p *DataPool) Put(b []byte) {
+	if p == nil || cap(b) == 0 {
+		return
+	}
+	k := unsafe.SliceData(b[:1])
+	p.mu.Lock()
+	_, ok := p.out[k]
+	delete(p.out, k)
+	p.mu.Unlock()
+	if ok {
+		p.ring.put(b)
+	}
+}
+
+// Drop lets go of the free buffers (the follower has ended; Put still works, and keeps again).
+func (p *DataPool) Drop() {
+	if p == nil {
+		return
+	}
+	p.ring.mu.Lock()
+	clear(p.ring.free)
+	p.ring.free = p.ring.free[:0]
+	p.ring.mu.Unlock()
 }

@@ -74,3 +74,109 @@ func TestFollowReuseDataValidUntilNextReceive(t *testing.T) {
 		t.Fatalf("no buffer was recycled across %d distinct buffers", len(seen))
 	}
 }
+
+// With a Pool, a Data event's bytes stay intact for as long as the consumer keeps them, across any
+// number of receives, and are recycled once handed back; slices the pool did not give out are
+// ignored by Put.
+func TestFollowPoolKeepsDataUntilPut(t *testing.T) {
+	fb := newFakeBridge(t)
+	fb.addProcess("p1")
+	rng := rand.New(rand.NewPCG(5, 6))
+	var want bytes.Buffer
+	for i := 0; i < 200; i++ {
+		chunk := make([]byte, 1+rng.IntN(40<<10))
+		for j := range chunk {
+			chunk[j] = byte(rng.IntN(256))
+		}
+		want.Write(chunk)
+		fb.write("p1", "stdout", chunk)
+	}
+	fb.exit("p1", 0)
+	fb.cutAfter = func(conn int) int {
+		if conn > 5 {
+			return 0
+		}
+		return 1 + rng.IntN(3<<20)
+	}
+	c := fb.client(t)
+	opts := followFastOpts()
+	opts.Pool = NewDataPool(8)
+	opts.Buffer = 2
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	f := c.Follow(ctx, "sbx", "p1", opts)
+	pick := rand.New(rand.NewPCG(7, 8)) // the fake bridge's goroutines use rng
+	type kept struct{ ev, copy []byte }
+	var window []kept // events not handed back yet, oldest first
+	var got bytes.Buffer
+	seen := map[unsafe.Pointer]int{}
+	var last LogEvent
+	for ev := range f.Events() {
+		last = ev
+		if ev.Kind != Data {
+			continue
+		}
+		if cap(ev.Data) > 0 {
+			seen[unsafe.Pointer(unsafe.SliceData(ev.Data))]++
+		}
+		got.Write(ev.Data)
+		window = append(window, kept{ev.Data, bytes.Clone(ev.Data)})
+		time.Sleep(100 * time.Microsecond) // let the follower run ahead
+		for _, k := range window {
+			if !bytes.Equal(k.ev, k.copy) {
+				t.Fatalf("a kept Data buffer was reused before it was handed back")
+			}
+		}
+		opts.Pool.Put(bytes.Clone(ev.Data)) // not the pool's: ignored
+		if len(window) > 1+pick.IntN(12) {
+			opts.Pool.Put(window[0].ev)
+			window = window[1:]
+		}
+	}
+	if !bytes.Equal(got.Bytes(), want.Bytes()) {
+		t.Fatalf("output differs: got %d bytes, want %d", got.Len(), want.Len())
+	}
+	if last.Kind != Ended {
+		t.Fatalf("last event %v (%s)", last.Kind, last.Reason)
+	}
+	reused := 0
+	for _, n := range seen {
+		if n > 1 {
+			reused++
+		}
+	}
+	if reused == 0 {
+		t.Fatalf("no buffer was recycled across %d distinct buffers", len(seen))
+	}
+}
+
+// Put takes back only what the pool gave out and has not had back; a pool that lost track of
+// buffers (dropped without being handed back) forgets them rather than pinning them.
+func TestDataPoolPut(t *testing.T) {
+	p := NewDataPool(4)
+	a := p.Get(100)
+	p.Put(a)
+	b := p.Get(100)
+	if unsafe.SliceData(a) != unsafe.SliceData(b) {
+		t.Fatal("a buffer handed back was not given out again")
+	}
+	foreign := make([]byte, 100, minRingBuf)
+	p.Put(foreign)
+	p.Put(b[10:]) // not the slice given out
+	c := p.Get(100)
+	if unsafe.SliceData(c) == unsafe.SliceData(foreign) || unsafe.SliceData(c) == unsafe.SliceData(b) {
+		t.Fatal("the pool gave out a buffer it never had back")
+	}
+	var nilPool *DataPool
+	nilPool.Put(c) // a consumer without a pool
+	for i := 0; i < 10*maxOutstanding*4; i++ {
+		p.Get(10) // dropped
+	}
+	if n := len(p.out); n > maxOutstanding*4 {
+		t.Fatalf("the pool tracks %d buffers given out", n)
+	}
+	p.Drop()
+	if len(p.ring.free) != 0 {
+		t.Fatal("Drop kept free buffers")
+	}
+}

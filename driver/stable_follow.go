@@ -23,7 +23,9 @@ const stableReadBudget = 5
 //     recorder's files are read (this starts the container: the wake notice is said first),
 //     every StableRecoverEvery while the run goes on, unless opts.NoFollow.
 //
-// Cursors are "s1:<stdout bytes>:<stderr bytes>" (see stable_ext.go).
+// Cursors are "s1:<stdout bytes>:<stderr bytes>" (see stable_ext.go). opts.Pool is not used: Data
+// events carry slices of the run's buffer or of a file read, which no pool gave out (a consumer
+// that hands them back to its pool hands back nothing).
 func (d *Stable) Follow(ctx context.Context, sandbox, id string, opts FollowOptions) <-chan client.LogEvent {
 	out := make(chan client.LogEvent, 64)
 	failNow := func(ev client.LogEvent) <-chan client.LogEvent {

@@ -217,6 +217,12 @@ func EndTerminalInput(c *Context, sandbox, terminal string, endHint string) tea.
 // in all, so a stream reaches the UI as one message per frame instead of one per value. closed
 // reports that ch was closed (batch then holds what came before the close, possibly nothing).
 func Drain[T any](ch <-chan T, limit int) (batch []T, closed bool) {
+	return DrainInto(ch, nil, limit)
+}
+
+// DrainInto is Drain appending to batch, an earlier batch the caller no longer reads cut to length
+// 0, so that a stream of batches needs no new slice each.
+func DrainInto[T any](ch <-chan T, batch []T, limit int) ([]T, bool) {
 	v, ok := <-ch
 	if !ok {
 		return nil, true

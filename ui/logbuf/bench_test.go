@@ -156,21 +156,27 @@ func BenchmarkIngest(b *testing.B) {
 }
 
 // BenchmarkIngestReplay is figure 3's stream without the bridge: 62-byte plain lines (what `yes`
-// writes) in events of 200 KB, about what a replay delivers per event, cut mid-line.
+// writes) cut mid-line into events of 200 KB (a live producer's large reads) and of 10 KB (what the
+// local bridge's replay of a finished 256 MiB process mostly delivers: 4–12 KB a pipe read). Each
+// iteration adds 16 MiB, so the raw file grows as in a long follow.
 func BenchmarkIngestReplay(b *testing.B) {
 	line := "sandscope benchmark line 0123456789abcdefghijklmnopqrstuvwxyz\n"
 	data := []byte(strings.Repeat(line, 16<<20/len(line)))
-	buf, err := New(Options{Dir: b.TempDir()})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer buf.Close()
-	b.SetBytes(int64(len(data)))
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		for off := 0; off < len(data); off += 200000 {
-			buf.AddData("", client.Stdout, data[off:min(off+200000, len(data))], "c", time.Time{})
-		}
-		buf.Lines(buf.Len()-48, 48)
+	for _, ev := range []int{200000, 10000} {
+		b.Run(fmt.Sprintf("event=%d", ev), func(b *testing.B) {
+			buf, err := New(Options{Dir: b.TempDir()})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer buf.Close()
+			b.SetBytes(int64(len(data)))
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				for off := 0; off < len(data); off += ev {
+					buf.AddData("", client.Stdout, data[off:min(off+ev, len(data))], "c", time.Time{})
+				}
+				buf.Lines(buf.Len()-48, 48)
+			}
+		})
 	}
 }

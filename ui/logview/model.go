@@ -37,6 +37,12 @@ const (
 // followQueue is how many events a follower may queue for the view: a few MiB at most.
 const followQueue = 16
 
+// followPool is how many free decode buffers a follower's pool may keep: more than are in flight
+// between the follower and the view (its queue, the follower's read-ahead of 32 events, one drained
+// batch and a channel a driver may add in between), so that a flood needs no new ones. The pool never holds
+// more than were in flight at once, and lets them go after a quiet second (see tickMsg).
+const followPool = 8 * followQueue
+
 // source is one followed process.
 type source struct {
 	name   string // the label in the buffer and the prefix ("p1", or "p1#1" when stale duplicates)
@@ -44,7 +50,10 @@ type source struct {
 	target common.LogTarget
 	ch     <-chan client.LogEvent
 	cancel context.CancelFunc
-	done   bool
+	// pool is where the follower decodes output: each Data event's bytes go back to it once the
+	// buffer has taken them (see place).
+	pool *client.DataPool
+	done bool
 
 	state     State
 	since     time.Time // when the state began
@@ -193,12 +202,13 @@ func (m *Model) startSource(i int) tea.Cmd {
 	}
 	ctx, cancel := context.WithCancel(m.ctx.BaseCtx())
 	s.cancel = cancel
+	s.pool = client.NewDataPool(followPool)
 	// A short queue: bridge events carry up to 256 KiB each, so the default depth would let a
 	// producer that outruns the screen park tens of MiB in the channel. The buffer, not the
 	// queue, is where history lives (and it spills to disk).
 	s.ch = m.ctx.Driver.Follow(ctx, s.target.Sandbox, s.target.Process.ID, driver.FollowOptions{
-		FollowOptions: client.FollowOptions{QuietAfter: m.quietAfter, Buffer: followQueue}, Background: s.target.Background})
-	return waitForLog(m, s.ch, i, m.gen)
+		FollowOptions: client.FollowOptions{QuietAfter: m.quietAfter, Buffer: followQueue, Pool: s.pool}, Background: s.target.Background})
+	return waitForLog(m, s.ch, nil, i, m.gen)
 }
 
 // captureMsg is what the record captured of source i (read in a command: the record's file is
@@ -366,10 +376,11 @@ type logBatchMsg struct {
 }
 
 // waitForLog drains a follower: everything already queued is one message, so a flood of output is
-// one update per frame.
-func waitForLog(owner *Model, ch <-chan client.LogEvent, src, gen int) tea.Cmd {
+// one update per frame. The batch goes into spare's array (the last batch's, which the view has
+// placed: nil at first).
+func waitForLog(owner *Model, ch <-chan client.LogEvent, spare []client.LogEvent, src, gen int) tea.Cmd {
 	return func() tea.Msg {
-		batch, closed := common.Drain(ch, 4096)
+		batch, closed := common.DrainInto(ch, spare, 4096)
 		return logBatchMsg{owner: owner, src: src, gen: gen, events: batch, closed: closed}
 	}
 }

@@ -33,6 +33,7 @@ type held struct {
 	key     time.Time // the timestamp it is placed by
 	arrived time.Time
 	ev      client.LogEvent
+	pool    *client.DataPool // where ev's bytes go back once placed
 	marker  bool
 	kind    logbuf.Kind
 	text    string
@@ -71,11 +72,15 @@ func (m *Model) keyFor(name string, t time.Time, data bool) time.Time {
 	return k
 }
 
-// place adds a stream's events to the buffer, through the reorder window when ordering.
-func (m *Model) place(name string, evs []client.LogEvent) {
+// place adds a stream's events to the buffer, through the reorder window when ordering. Their
+// bytes go back to pool once the buffer has taken them (it keeps copies, never the slices).
+func (m *Model) place(name string, pool *client.DataPool, evs []client.LogEvent) {
 	if !m.ordering() {
 		m.release(true)
 		m.buf.Append(name, evs...)
+		for _, ev := range evs {
+			pool.Put(ev.Data)
+		}
 		return
 	}
 	now := m.ctx.Clock()
@@ -83,7 +88,7 @@ func (m *Model) place(name string, evs []client.LogEvent) {
 		if ev.Kind == client.Quiet || ev.Kind == client.Reconnecting {
 			continue // not entries (logbuf.Append skips them too)
 		}
-		m.held = append(m.held, held{name: name, key: m.keyFor(name, ev.Time, ev.Kind == client.Data), arrived: now, ev: ev})
+		m.held = append(m.held, held{name: name, key: m.keyFor(name, ev.Time, ev.Kind == client.Data), arrived: now, ev: ev, pool: pool})
 	}
 	m.release(false)
 }
@@ -122,9 +127,12 @@ func (m *Model) release(all bool) {
 			m.buf.AddMarker(h.name, h.kind, h.text, h.ev.Cursor, h.ev.Time)
 		} else {
 			m.buf.Append(h.name, h.ev)
+			h.pool.Put(h.ev.Data)
 		}
 	}
-	m.held = append(m.held[:0], m.held[n:]...)
+	k := copy(m.held, m.held[n:])
+	clear(m.held[k:]) // what was released is not read again
+	m.held = m.held[:k]
 }
 
 // armReorder schedules the next release while entries wait.

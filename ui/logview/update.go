@@ -64,6 +64,7 @@ func (m *Model) update(msg tea.Msg) (common.Component, tea.Cmd) {
 		}
 		if msg.closed {
 			s.done = true
+			s.pool.Drop() // nothing decodes into it any more
 			if s.state < Ended {
 				// the follower stopped without a final word: nothing confirms an ending
 				s.state, s.since = Failed, m.ctx.Clock()
@@ -71,7 +72,10 @@ func (m *Model) update(msg tea.Msg) (common.Component, tea.Cmd) {
 				m.addMarker(s.name, logbuf.Failed, "FOLLOW STOPPED: the stream closed without a confirmed ending", s.cursor, m.ctx.Clock())
 			}
 		} else {
-			cmds = append(cmds, waitForLog(m, s.ch, msg.src, m.gen))
+			// the batch is placed (the reorder window keeps copies of its events): its array
+			// takes the next one
+			clear(msg.events)
+			cmds = append(cmds, waitForLog(m, s.ch, msg.events[:0], msg.src, m.gen))
 		}
 		return m, tea.Batch(cmds...)
 	case tickMsg:
@@ -80,6 +84,9 @@ func (m *Model) update(msg tea.Msg) (common.Component, tea.Cmd) {
 		}
 		for _, s := range m.sources {
 			s.rate = float64(s.rateBytes)
+			if s.rateBytes == 0 {
+				s.pool.Drop() // a quiet second: the buffers a burst left free are not kept for the next
+			}
 			s.rateBytes = 0
 		}
 		return m, m.tick()
@@ -162,8 +169,8 @@ func (m *Model) ingest(s *source, evs []client.LogEvent) {
 	if m.buf == nil {
 		return
 	}
-	m.place(s.name, evs)
 	m.record(s, evs)
+	m.place(s.name, s.pool, evs)
 	now := m.ctx.Clock()
 	for i := range evs {
 		ev := &evs[i]
