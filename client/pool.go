@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"regexp"
 	"strconv"
+	"sync"
 )
 
 // PoolStats is the bridge's container pool (GET /v1/pool/stats): warm containers ready for use,
@@ -42,7 +43,10 @@ func (c *Client) PoolStats(ctx context.Context) (PoolStats, error) {
 }
 
 // capacityCounts finds "(N/M)" in the bridge's capacity message ("instance limit reached (N/M)").
-var capacityCounts = regexp.MustCompile(`instance limit reached \((\d{1,9})/(\d{1,9})\)`)
+// Compiled at first use, not at every command's start.
+var capacityCounts = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`instance limit reached \((\d{1,9})/(\d{1,9})\)`)
+})
 
 // CapacityLimit reads the numbers a 503 capacity_exceeded names: the instances in use and the
 // limit. ok is false when err is no capacity error or its message carries no numbers.
@@ -51,7 +55,7 @@ func CapacityLimit(err error) (used, limit int, ok bool) {
 	if !errors.As(err, &ae) || !ae.Is(ErrCapacity) {
 		return 0, 0, false
 	}
-	m := capacityCounts.FindStringSubmatch(ae.Message)
+	m := capacityCounts().FindStringSubmatch(ae.Message)
 	if m == nil {
 		return 0, 0, false
 	}

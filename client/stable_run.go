@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -139,7 +140,8 @@ func (s *Stable) Run(ctx context.Context, sandbox string, opts ExecOptions) (*Re
 	return r, nil
 }
 
-var reStart = regexp.MustCompile(`^(\d+):([0-9a-f]*)\n`)
+// reStart is compiled at first use, not at every command's start.
+var reStart = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(\d+):([0-9a-f]*)\n`) })
 
 // read strips the recorder's header and trailer from stdout and classifies the ending.
 func (r *RecordedRun) read(ctx context.Context) {
@@ -161,7 +163,7 @@ func (r *RecordedRun) read(ctx context.Context) {
 	flushSafe := func(final bool) bool {
 		if !headerDone {
 			if bytes.HasPrefix(pending, startTag) {
-				m := reStart.FindSubmatch(pending[len(startTag):])
+				m := reStart().FindSubmatch(pending[len(startTag):])
 				if m == nil {
 					if !final && len(pending) < len(startTag)+64 {
 						return true

@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 )
 
 //go:embed data/*.json
@@ -40,7 +41,10 @@ type Palette struct {
 	Prefixes   []string `json:"prefixes"` // colours of the per-process prefixes in multi-follow
 }
 
-var colourRE = regexp.MustCompile(`^(#[0-9a-fA-F]{6}|#[0-9a-fA-F]{3}|[0-9]{1,3})$`)
+// colourRE is compiled at first use, not at every command's start.
+var colourRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(#[0-9a-fA-F]{6}|#[0-9a-fA-F]{3}|[0-9]{1,3})$`)
+})
 
 // Validate reports the first missing or malformed colour.
 func (p Palette) Validate() error {
@@ -56,7 +60,7 @@ func (p Palette) Validate() error {
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		if !colourRE.MatchString(fields[n]) {
+		if !colourRE().MatchString(fields[n]) {
 			return fmt.Errorf("theme %q: colour %s = %q is not #rrggbb or an ANSI number", p.Name, n, fields[n])
 		}
 	}
@@ -64,7 +68,7 @@ func (p Palette) Validate() error {
 		return fmt.Errorf("theme %q: prefixes: at least one colour needed", p.Name)
 	}
 	for i, c := range p.Prefixes {
-		if !colourRE.MatchString(c) {
+		if !colourRE().MatchString(c) {
 			return fmt.Errorf("theme %q: prefixes[%d] = %q is not a colour", p.Name, i, c)
 		}
 	}
