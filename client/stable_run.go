@@ -86,10 +86,11 @@ type RecordedRun struct {
 	ID      string // the run's ID (its directory under RecorderDir)
 	Sandbox string
 	Session string
-	// Incarnation is the container marker the recorder printed (empty until its header arrived).
+	// Incarnation is the container marker the recorder printed, and PID the recorder's pid in the
+	// container. Both are set by the goroutine reading the run, just before the header's event (an
+	// empty RunEvent, the first of Events): read them after receiving an event, not before.
 	Incarnation string
-	// PID is the recorder's pid in the container (0 until its header arrived).
-	PID int
+	PID         int
 
 	s      *Stable
 	exec   *ExecRun

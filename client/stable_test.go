@@ -174,8 +174,10 @@ func TestStableRunCutRecoveredAndLost(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for run.Incarnation == "" {
-		time.Sleep(20 * time.Millisecond) // the header arrives before any output
+	// the recorder's header is the run's first event (an empty one, before any output): its
+	// fields are set once it is received
+	if _, ok := <-run.Events(); !ok || run.Incarnation == "" {
+		t.Fatalf("no header event (open %v), incarnation %q", ok, run.Incarnation)
 	}
 	// The replacement container starts with an empty /workspace, as on the platform.
 	if err := b.Server.ReplaceSandbox("box"); err != nil {
