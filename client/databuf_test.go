@@ -16,15 +16,7 @@ func TestFollowReuseDataValidUntilNextReceive(t *testing.T) {
 	fb := newFakeBridge(t)
 	fb.addProcess("p1")
 	rng := rand.New(rand.NewPCG(3, 4))
-	var want bytes.Buffer
-	for i := 0; i < 120; i++ {
-		chunk := make([]byte, 1+rng.IntN(80<<10))
-		for j := range chunk {
-			chunk[j] = byte(rng.IntN(256))
-		}
-		want.Write(chunk)
-		fb.write("p1", "stdout", chunk)
-	}
+	want := fb.writeRandom("p1", rng, 120, 80<<10)
 	fb.exit("p1", 0)
 	fb.cutAfter = func(conn int) int {
 		if conn > 5 {
@@ -58,21 +50,7 @@ func TestFollowReuseDataValidUntilNextReceive(t *testing.T) {
 		}
 		got.Write(ev.Data)
 	}
-	if !bytes.Equal(got.Bytes(), want.Bytes()) {
-		t.Fatalf("output differs: got %d bytes, want %d", got.Len(), want.Len())
-	}
-	if last.Kind != Ended {
-		t.Fatalf("last event %v (%s)", last.Kind, last.Reason)
-	}
-	reused := 0
-	for _, n := range seen {
-		if n > 1 {
-			reused++
-		}
-	}
-	if reused == 0 {
-		t.Fatalf("no buffer was recycled across %d distinct buffers", len(seen))
-	}
+	checkRecycledFollow(t, got.Bytes(), want, last, seen)
 }
 
 // With a Pool, a Data event's bytes stay intact for as long as the consumer keeps them, across any
@@ -82,15 +60,7 @@ func TestFollowPoolKeepsDataUntilPut(t *testing.T) {
 	fb := newFakeBridge(t)
 	fb.addProcess("p1")
 	rng := rand.New(rand.NewPCG(5, 6))
-	var want bytes.Buffer
-	for i := 0; i < 200; i++ {
-		chunk := make([]byte, 1+rng.IntN(40<<10))
-		for j := range chunk {
-			chunk[j] = byte(rng.IntN(256))
-		}
-		want.Write(chunk)
-		fb.write("p1", "stdout", chunk)
-	}
+	want := fb.writeRandom("p1", rng, 200, 40<<10)
 	fb.exit("p1", 0)
 	fb.cutAfter = func(conn int) int {
 		if conn > 5 {
@@ -133,21 +103,7 @@ func TestFollowPoolKeepsDataUntilPut(t *testing.T) {
 			window = window[1:]
 		}
 	}
-	if !bytes.Equal(got.Bytes(), want.Bytes()) {
-		t.Fatalf("output differs: got %d bytes, want %d", got.Len(), want.Len())
-	}
-	if last.Kind != Ended {
-		t.Fatalf("last event %v (%s)", last.Kind, last.Reason)
-	}
-	reused := 0
-	for _, n := range seen {
-		if n > 1 {
-			reused++
-		}
-	}
-	if reused == 0 {
-		t.Fatalf("no buffer was recycled across %d distinct buffers", len(seen))
-	}
+	checkRecycledFollow(t, got.Bytes(), want, last, seen)
 }
 
 // Put takes back only what the pool gave out and has not had back; a pool that lost track of
@@ -178,5 +134,27 @@ func TestDataPoolPut(t *testing.T) {
 	p.Drop()
 	if len(p.ring.free) != 0 {
 		t.Fatal("Drop kept free buffers")
+	}
+}
+
+// checkRecycledFollow checks a follow that decoded into recycled buffers: its output is what was
+// written, it ended, and some buffer (seen counts each by its first byte) carried more than one
+// event.
+func checkRecycledFollow(t *testing.T, got, want []byte, last LogEvent, seen map[unsafe.Pointer]int) {
+	t.Helper()
+	if !bytes.Equal(got, want) {
+		t.Fatalf("output differs: got %d bytes, want %d", len(got), len(want))
+	}
+	if last.Kind != Ended {
+		t.Fatalf("last event %v (%s)", last.Kind, last.Reason)
+	}
+	reused := 0
+	for _, n := range seen {
+		if n > 1 {
+			reused++
+		}
+	}
+	if reused == 0 {
+		t.Fatalf("no buffer was recycled across %d distinct buffers", len(seen))
 	}
 }

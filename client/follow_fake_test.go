@@ -1,10 +1,12 @@
 package client
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -93,6 +95,21 @@ func (f *fakeBridge) write(id string, stream string, data []byte) {
 	p := f.procs[id]
 	p.events = append(p.events, fakeEvent{typ: stream, data: append([]byte(nil), data...)})
 	f.notify()
+}
+
+// writeRandom writes n chunks of 1 to maxChunk random bytes (rng's) to id's stdout and returns
+// all it wrote, in order.
+func (f *fakeBridge) writeRandom(id string, rng *rand.Rand, n, maxChunk int) []byte {
+	var all bytes.Buffer
+	for i := 0; i < n; i++ {
+		chunk := make([]byte, 1+rng.IntN(maxChunk))
+		for j := range chunk {
+			chunk[j] = byte(rng.IntN(256))
+		}
+		all.Write(chunk)
+		f.write(id, "stdout", chunk)
+	}
+	return all.Bytes()
 }
 
 func (f *fakeBridge) exit(id string, code int) {

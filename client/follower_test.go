@@ -48,15 +48,7 @@ func TestFollowRandomCutsByteExact(t *testing.T) {
 	fb := newFakeBridge(t)
 	fb.addProcess("p1")
 	rng := rand.New(rand.NewPCG(1, 2))
-	var want bytes.Buffer
-	for i := 0; i < 400; i++ {
-		chunk := make([]byte, 1+rng.IntN(3000))
-		for j := range chunk {
-			chunk[j] = byte(rng.IntN(256))
-		}
-		want.Write(chunk)
-		fb.write("p1", "stdout", chunk)
-	}
+	want := fb.writeRandom("p1", rng, 400, 3000)
 	fb.exit("p1", 0)
 	fb.cutAfter = func(conn int) int {
 		if conn > 60 {
@@ -75,8 +67,8 @@ func TestFollowRandomCutsByteExact(t *testing.T) {
 	if cuts < 30 {
 		t.Fatalf("only %d cuts happened", cuts)
 	}
-	if !bytes.Equal(out, want.Bytes()) {
-		t.Fatalf("output differs: got %d bytes, want %d", len(out), want.Len())
+	if !bytes.Equal(out, want) {
+		t.Fatalf("output differs: got %d bytes, want %d", len(out), len(want))
 	}
 	if n := countKind(evs, Interrupted); n != cuts {
 		t.Fatalf("interrupted %d times, cuts %d", n, cuts)
