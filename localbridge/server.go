@@ -169,15 +169,17 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	var doc []byte
-	switch cfg.Dialect {
-	case "", DialectPreview:
+	if cfg.Dialect == "" {
 		cfg.Dialect = DialectPreview
-		doc, err = openAPIDocument(id)
-	case DialectStable:
+	}
+	if err := CheckDialect(cfg.Dialect); err != nil {
+		return nil, fmt.Errorf("localbridge: dialect %w", err)
+	}
+	var doc []byte
+	if cfg.Dialect == DialectStable {
 		doc, err = stableOpenAPIDocument(id)
-	default:
-		return nil, fmt.Errorf("localbridge: unknown dialect %q (want %s or %s)", cfg.Dialect, DialectPreview, DialectStable)
+	} else {
+		doc, err = openAPIDocument(id)
 	}
 	if err != nil {
 		return nil, err

@@ -25,6 +25,24 @@ const (
 	DialectStable  = "stable"     // the stable 0.12 API (exec, pty, session): Part B of the protocol reference
 )
 
+// CheckDialect refuses a dialect the local bridge cannot speak ("" is not one: callers fill the
+// default first). The error names the dialect and the ones there are; callers say where it came from.
+func CheckDialect(dialect string) error {
+	if dialect != DialectPreview && dialect != DialectStable {
+		return fmt.Errorf("%q: want %s or %s", dialect, DialectPreview, DialectStable)
+	}
+	return nil
+}
+
+// DefaultRoot is where a local bridge of dialect keeps its sandboxes under stateDir when it is given
+// no root: each dialect its own directory, since a sandbox of one is not one of the other.
+func DefaultRoot(stateDir, dialect string) string {
+	if dialect == DialectStable {
+		return filepath.Join(stateDir, "sandboxes-stable")
+	}
+	return filepath.Join(stateDir, "sandboxes")
+}
+
 // openapiStable is the document a stable (0.12.10) bridge serves at /v1/openapi.json.
 //
 //go:embed openapi-stable.json

@@ -89,10 +89,7 @@ func (o *ServeOptions) Complete(cmd *cobra.Command, _ []string) error {
 	}
 	o.StateDir = localbridge.DefaultStateDir()
 	if o.Root == "" {
-		o.Root = filepath.Join(o.StateDir, "sandboxes")
-		if o.Dialect == localbridge.DialectStable {
-			o.Root = filepath.Join(o.StateDir, "sandboxes-stable")
-		}
+		o.Root = localbridge.DefaultRoot(o.StateDir, o.Dialect)
 	}
 	return nil
 }
@@ -101,8 +98,8 @@ func (o *ServeOptions) Complete(cmd *cobra.Command, _ []string) error {
 // negative idle sleep, a --listen that is not host:port, and a non-loopback one without
 // --allow-remote.
 func (o *ServeOptions) Validate() error {
-	if o.Dialect != localbridge.DialectPreview && o.Dialect != localbridge.DialectStable {
-		return &cmdutil.ExitError{Code: 2, Err: fmt.Errorf("serve: --dialect %q: want %s or %s", o.Dialect, localbridge.DialectPreview, localbridge.DialectStable)}
+	if err := localbridge.CheckDialect(o.Dialect); err != nil {
+		return &cmdutil.ExitError{Code: 2, Err: fmt.Errorf("serve: --dialect %w", err)}
 	}
 	if o.FakeCompletion != 0 && o.Dialect != localbridge.DialectStable {
 		return &cmdutil.ExitError{Code: 2, Err: errors.New("serve: --stable-fake-completion needs --dialect stable")}

@@ -79,8 +79,8 @@ func (o *TUIOptions) Validate() error {
 	if o.otlpErr != nil {
 		return &cmdutil.ExitError{Code: cmdutil.ExitUsage, Err: o.otlpErr}
 	}
-	if o.Dialect != localbridge.DialectPreview && o.Dialect != localbridge.DialectStable {
-		return &cmdutil.ExitError{Code: 2, Err: fmt.Errorf("--dialect %q: want %s or %s", o.Dialect, localbridge.DialectPreview, localbridge.DialectStable)}
+	if err := localbridge.CheckDialect(o.Dialect); err != nil {
+		return &cmdutil.ExitError{Code: 2, Err: fmt.Errorf("--dialect %w", err)}
 	}
 	return nil
 }

@@ -312,10 +312,7 @@ func (e *embedded) target() (ui.Target, error) {
 	if err != nil {
 		return ui.Target{}, err
 	}
-	root := filepath.Join(e.stateDir, "sandboxes")
-	if e.dialect == localbridge.DialectStable {
-		root = filepath.Join(e.stateDir, "sandboxes-stable")
-	}
+	root := localbridge.DefaultRoot(e.stateDir, e.dialect)
 	srv, err := localbridge.New(localbridge.Config{Root: root, Token: tok, Dialect: e.dialect})
 	if err != nil {
 		return ui.Target{}, fmt.Errorf("local bridge: %w", err)
