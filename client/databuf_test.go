@@ -13,18 +13,7 @@ import (
 // pause, while the follower runs ahead), output must stay byte-exact across cuts, and buffers must
 // actually be recycled.
 func TestFollowReuseDataValidUntilNextReceive(t *testing.T) {
-	fb := newFakeBridge(t)
-	fb.addProcess("p1")
-	rng := rand.New(rand.NewPCG(3, 4))
-	want := fb.writeRandom("p1", rng, 120, 80<<10)
-	fb.exit("p1", 0)
-	fb.cutAfter = func(conn int) int {
-		if conn > 5 {
-			return 0
-		}
-		return 1 + rng.IntN(3<<20)
-	}
-	c := fb.client(t)
+	c, want := cutProcess(t, rand.New(rand.NewPCG(3, 4)), 120, 80<<10)
 	opts := followFastOpts()
 	opts.ReuseData = true
 	opts.Buffer = 2
@@ -57,18 +46,7 @@ func TestFollowReuseDataValidUntilNextReceive(t *testing.T) {
 // number of receives, and are recycled once handed back; slices the pool did not give out are
 // ignored by Put.
 func TestFollowPoolKeepsDataUntilPut(t *testing.T) {
-	fb := newFakeBridge(t)
-	fb.addProcess("p1")
-	rng := rand.New(rand.NewPCG(5, 6))
-	want := fb.writeRandom("p1", rng, 200, 40<<10)
-	fb.exit("p1", 0)
-	fb.cutAfter = func(conn int) int {
-		if conn > 5 {
-			return 0
-		}
-		return 1 + rng.IntN(3<<20)
-	}
-	c := fb.client(t)
+	c, want := cutProcess(t, rand.New(rand.NewPCG(5, 6)), 200, 40<<10)
 	opts := followFastOpts()
 	opts.Pool = NewDataPool(8)
 	opts.Buffer = 2
@@ -157,4 +135,21 @@ func checkRecycledFollow(t *testing.T, got, want []byte, last LogEvent, seen map
 	if reused == 0 {
 		t.Fatalf("no buffer was recycled across %d distinct buffers", len(seen))
 	}
+}
+
+// cutProcess is a fake bridge whose process p1 wrote n random chunks of up to maxChunk bytes and
+// exited, and whose first five streams are cut at random offsets; it returns a client of it and
+// what p1 wrote.
+func cutProcess(t *testing.T, rng *rand.Rand, n, maxChunk int) (*Client, []byte) {
+	fb := newFakeBridge(t)
+	fb.addProcess("p1")
+	want := fb.writeRandom("p1", rng, n, maxChunk)
+	fb.exit("p1", 0)
+	fb.cutAfter = func(conn int) int {
+		if conn > 5 {
+			return 0
+		}
+		return 1 + rng.IntN(3<<20)
+	}
+	return fb.client(t), want
 }
