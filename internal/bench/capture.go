@@ -1,8 +1,10 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -10,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -147,7 +150,9 @@ func (e *env) captureOnce(b *bridge, sb string, ids []string, window time.Durati
 }
 
 // curlWindow follows the processes' logs live with one curl each and returns the CPU the readers
-// used, and the bytes they read, over the window. As on the TUI's side, the window begins a
+// used, and the bytes of output they read (decoded from the events, as the TUI's side counts the
+// bytes the record kept; the wire carries them base64-encoded, about 1.37 times as many), over
+// the window. As on the TUI's side, the window begins a
 // second after the readers started: neither side's start (a process start each for curl, 20 of
 // them) nor the replay of what the bridge retained before it counts, only following live output.
 func (e *env) curlWindow(b *bridge, sb string, ids []string, window time.Duration) (time.Duration, int64, error) {
@@ -161,7 +166,7 @@ func (e *env) curlWindow(b *bridge, sb string, ids []string, window time.Duratio
 		go func() {
 			defer wg.Done()
 			cmd := exec.Command(e.curl, "-sSN", "-H", "@"+b.hdrFile, b.url+"/v1/sandbox/"+sb+"/processes/"+id+"/logs?follow=true")
-			var cnt countWriter
+			var cnt outputCounter
 			cmd.Stdout = &cnt
 			if err := cmd.Start(); err != nil {
 				errs <- err
@@ -227,3 +232,36 @@ func capturedBytes(stateDir, bridgeURL, sb string, ids []string) (int64, error) 
 	}
 	return n, nil
 }
+
+// outputCounter counts the bytes of process output in an SSE stream written to it: each event's
+// decoded "data" field (the wire's base64 and framing are not output). load may be called while
+// it runs.
+type outputCounter struct {
+	n    atomic.Int64
+	line []byte
+}
+
+func (w *outputCounter) Write(p []byte) (int, error) {
+	n := len(p)
+	for len(p) > 0 {
+		i := bytes.IndexByte(p, '\n')
+		if i < 0 {
+			w.line = append(w.line, p...)
+			break
+		}
+		w.line = append(w.line, p[:i]...)
+		p = p[i+1:]
+		if payload, ok := bytes.CutPrefix(w.line, []byte("data:")); ok {
+			var ev struct {
+				Data []byte `json:"data"`
+			}
+			if json.Unmarshal(bytes.TrimSpace(payload), &ev) == nil {
+				w.n.Add(int64(len(ev.Data)))
+			}
+		}
+		w.line = w.line[:0]
+	}
+	return n, nil
+}
+
+func (w *outputCounter) load() int64 { return w.n.Load() }
