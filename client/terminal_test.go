@@ -416,7 +416,9 @@ func TestTerminalStalledLinkNoticedByStatus(t *testing.T) {
 	}
 	f.setFault(1, connFault{stallAfterChunks: 2})
 	opts := fastOpts()
-	opts.KeepAlive = 10 * time.Millisecond // pings are answered: they must not end the connection
+	// Pings are answered: they must not end the connection. The read deadline is three intervals,
+	// wide enough that a busy machine's scheduling does not pass for a dead link.
+	opts.KeepAlive = 50 * time.Millisecond
 	opts.QuietCheck = 20 * time.Millisecond
 	conn, err := f.client().ConnectTerminal(context.Background(), "abc", "t1", opts)
 	if err != nil {
@@ -430,12 +432,15 @@ func TestTerminalStalledLinkNoticedByStatus(t *testing.T) {
 		}
 		return n == 2
 	})
-	// Wait until the silent link was checked several times while running.
+	// Wait until the silent link was checked several times while running, and outlived its first
+	// read deadline by the pongs alone.
+	silentSince := time.Now()
 	for {
 		f.mu.Lock()
 		lookups := f.lookups
 		f.mu.Unlock()
-		if lookups >= 4 { // the connect's own lookup + three quiet checks
+		// the connect's own lookup + three quiet checks
+		if lookups >= 4 && time.Since(silentSince) > 4*opts.KeepAlive {
 			break
 		}
 		time.Sleep(5 * time.Millisecond)
