@@ -581,7 +581,7 @@ func (r *follower) quietCheck() (action, bool) {
 func (r *follower) handle(m LogMessage) (action, bool) {
 	switch m.Type {
 	case "stdout", "stderr":
-		cur := ParseCursor(m.Cursor)
+		cur := parseCursorAfter(m.Cursor, r.last)
 		after, ok := cur.After(r.last)
 		if ok && !after || !ok && r.replayed(m.Cursor) {
 			if r.ring != nil {
