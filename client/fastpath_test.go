@@ -3,6 +3,7 @@ package client
 import (
 	"bytes"
 	"encoding/base64"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"strings"
@@ -221,6 +222,30 @@ func TestCursorTrailingBits(t *testing.T) {
 		raw := canon[:len(canon)-1] + string(alphabet[last|spare])
 		if c := ParseCursor(raw); c.Known {
 			t.Errorf("%q (spare bits %d) parsed as known: %+v", raw, spare, c)
+		}
+	}
+}
+
+// plainWord agrees with a byte-by-byte check on every position of each kind of byte, alone and
+// among others.
+func TestPlainWord(t *testing.T) {
+	plain := func(c byte) bool { return c >= 0x20 && c < 0x80 && c != '"' && c != '\\' }
+	for c := 0; c < 256; c++ {
+		for pos := 0; pos < 8; pos++ {
+			for _, fill := range []byte{'a', ' ', '~', 0x7f, '!', '#', '[', ']'} {
+				var w [8]byte
+				for k := range w {
+					w[k] = fill
+				}
+				w[pos] = byte(c)
+				want := true
+				for _, x := range w {
+					want = want && plain(x)
+				}
+				if got := plainWord(binary.LittleEndian.Uint64(w[:])); got != want {
+					t.Fatalf("%q: %v, want %v", w, got, want)
+				}
+			}
 		}
 	}
 }
