@@ -63,6 +63,10 @@ func FuzzCursor(f *testing.F) {
 				t.Fatalf("%q: %+v, want %+v", raw, c, ref)
 			}
 		}
+		// a cursor read after another gives the same, whichever came before
+		if after := parseCursorAfter(raw, ParseCursor(FormatCursor(store, 1))); after != c {
+			t.Fatalf("%q after a cursor of %q: %+v, want %+v", raw, store, after, c)
+		}
 		if c.Known {
 			if c.Seq < 1 || c.Seq > maxSafeInteger || c.Store == "" {
 				t.Fatalf("bad known cursor %+v", c)

@@ -2,6 +2,7 @@ package client
 
 import (
 	"bytes"
+	"encoding/binary"
 	"unicode/utf8"
 )
 
@@ -79,11 +80,11 @@ func decodeLogFastInto(b []byte, alloc func(n int) []byte) (r rawLogEvent, ok bo
 func (r *rawLogEvent) setString(key, val []byte) bool {
 	switch string(key) {
 	case "type":
-		r.Type = string(val)
+		r.Type = eventType(val)
 	case "cursor":
 		r.Cursor = string(val)
 	case "timestamp":
-		r.Timestamp = string(val)
+		r.ts = val // parsed where it lies (logMessage): no string is made of it
 	case "state":
 		r.State = string(val)
 	case "exit", "error":
@@ -96,6 +97,21 @@ func (r *rawLogEvent) setString(key, val []byte) bool {
 		}
 	}
 	return true
+}
+
+// eventType is the type member as a string, without allocating one for the types the bridge sends.
+func eventType(val []byte) string {
+	switch string(val) {
+	case "stdout":
+		return "stdout"
+	case "stderr":
+		return "stderr"
+	case "terminal":
+		return "terminal"
+	case "truncated":
+		return "truncated"
+	}
+	return string(val)
 }
 
 // decodeDataValue decodes the base64 string at b[i] into r.Data and returns the index after it.
@@ -157,27 +173,38 @@ func skipWS(b []byte, i int) int {
 }
 
 // simpleString reads a JSON string starting at b[i] that has no escapes, no control characters and
-// is valid UTF-8.
+// is valid UTF-8. One pass finds its end and checks its bytes, eight at a time while none is a
+// quote, a backslash, a control or outside ASCII; only a string with bytes outside ASCII is checked
+// again as UTF-8.
 func simpleString(b []byte, i int) (s []byte, next int, ok bool) {
 	if i >= len(b) || b[i] != '"' {
 		return nil, 0, false
 	}
-	rest := b[i+1:]
-	end := bytes.IndexByte(rest, '"')
-	if end < 0 {
-		return nil, 0, false
+	ascii := true
+	j := i + 1
+	for ; j+8 <= len(b) && plainWord(binary.LittleEndian.Uint64(b[j:])); j += 8 {
 	}
-	s = rest[:end]
-	if bytes.IndexByte(s, '\\') >= 0 {
-		return nil, 0, false
-	}
-	for _, c := range s {
-		if c < 0x20 {
+	for ; j < len(b); j++ {
+		switch c := b[j]; {
+		case c == '"':
+			s = b[i+1 : j]
+			if !ascii && !utf8.Valid(s) {
+				return nil, 0, false
+			}
+			return s, j + 1, true
+		case c < 0x20 || c == '\\':
 			return nil, 0, false
+		case c >= 0x80:
+			ascii = false
 		}
 	}
-	if !utf8.Valid(s) {
-		return nil, 0, false
-	}
-	return s, i + 1 + end + 1, true
+	return nil, 0, false
+}
+
+// plainWord says none of the eight bytes in w is a quote, a backslash, a control (below 0x20) or
+// outside ASCII.
+func plainWord(w uint64) bool {
+	const lo, hi = 0x0101010101010101, 0x8080808080808080
+	zero := func(v uint64) uint64 { return (v - lo) & ^v & hi } // non-zero when a byte of v is 0
+	return (w|zero(w^(lo*'"'))|zero(w^(lo*'\\'))|((w-lo*0x20)&^w))&hi == 0
 }

@@ -368,10 +368,16 @@ func (r *follower) stream() action {
 		defer close(items)
 		for {
 			m, err := ls.Next()
+			// a send with room goes without a select over both channels (most of a replay's
+			// events); once the reader is ahead, it waits for room or the end
 			select {
 			case items <- streamItem{m, err}:
-			case <-sctx.Done():
-				return
+			default:
+				select {
+				case items <- streamItem{m, err}:
+				case <-sctx.Done():
+					return
+				}
 			}
 			if err != nil {
 				var me *MalformedEventError
@@ -392,39 +398,61 @@ func (r *follower) stream() action {
 		stall = stallTimer.C
 	}
 	r.quietSent = false
+	burst := 0 // events taken in a row without looking at the context and the timers
 	for {
-		select {
-		case <-r.ctx.Done():
-			return actEnd
-		case <-stall:
-			return r.interrupt(fmt.Sprintf("stalled: no data for %v", r.opts.StallAfter), nil)
-		case <-quiet.C:
-			if act, done := r.quietCheck(); done {
-				return act
+		var it streamItem
+		ok, got := false, false
+		if burst < maxBurst {
+			// An event already read ahead is taken without a select over every channel (a
+			// replay's events are nearly all ready); every maxBurst events, and whenever none is
+			// ready, the full select below gives the context and the timers their turn.
+			select {
+			case it, ok = <-items:
+				got = true
+				burst++
+			default:
 			}
-			quiet.Reset(r.opts.QuietAfter)
-		case it, ok := <-items:
-			if !ok {
-				return actEnd // only when sctx is done
-			}
-			if it.err != nil {
-				return r.streamError(it.err)
-			}
-			act, done := r.handle(it.msg)
-			if done {
-				return act
-			}
-			if it.msg.Type == "stdout" || it.msg.Type == "stderr" {
-				// Go 1.23+ timers: Reset discards a pending expiry, nothing stale is received.
-				quiet.Reset(r.opts.QuietAfter)
-				if stallTimer != nil {
-					stallTimer.Reset(r.opts.StallAfter)
+		}
+		if !got {
+			burst = 0
+			select {
+			case <-r.ctx.Done():
+				return actEnd
+			case <-stall:
+				return r.interrupt(fmt.Sprintf("stalled: no data for %v", r.opts.StallAfter), nil)
+			case <-quiet.C:
+				if act, done := r.quietCheck(); done {
+					return act
 				}
-				r.quietSent = false
+				quiet.Reset(r.opts.QuietAfter)
+				continue
+			case it, ok = <-items:
 			}
+		}
+		if !ok {
+			return actEnd // only when sctx is done
+		}
+		if it.err != nil {
+			return r.streamError(it.err)
+		}
+		act, done := r.handle(it.msg)
+		if done {
+			return act
+		}
+		if it.msg.Type == "stdout" || it.msg.Type == "stderr" {
+			// Go 1.23+ timers: Reset discards a pending expiry, nothing stale is received.
+			quiet.Reset(r.opts.QuietAfter)
+			if stallTimer != nil {
+				stallTimer.Reset(r.opts.StallAfter)
+			}
+			r.quietSent = false
 		}
 	}
 }
+
+// maxBurst is how many events the follower's loop takes in a row, while they are ready, before
+// it looks at its context and timers again.
+const maxBurst = 16
 
 // openFailed decides what a failed open means.
 func (r *follower) openFailed(err error) action {
@@ -581,7 +609,7 @@ func (r *follower) quietCheck() (action, bool) {
 func (r *follower) handle(m LogMessage) (action, bool) {
 	switch m.Type {
 	case "stdout", "stderr":
-		cur := ParseCursor(m.Cursor)
+		cur := parseCursorAfter(m.Cursor, r.last)
 		after, ok := cur.After(r.last)
 		if ok && !after || !ok && r.replayed(m.Cursor) {
 			if r.ring != nil {

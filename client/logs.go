@@ -38,6 +38,10 @@ type rawLogEvent struct {
 	State     string    `json:"state"`
 	Exit      *Exit     `json:"exit"`
 	Error     *RunError `json:"error"`
+
+	// ts is the timestamp as the fast decoder found it (a slice of the event; Timestamp is then
+	// empty), parsed by logMessage before the event's bytes are reused.
+	ts []byte
 }
 
 // DecodeLogMessage decodes one SSE data payload of a process log. Errors are *MalformedEventError.
@@ -71,7 +75,10 @@ func decodeLogSlow(data []byte) (LogMessage, error) {
 // logMessage checks a decoded event and makes it a LogMessage.
 func logMessage(data []byte, r rawLogEvent) (LogMessage, error) {
 	m := LogMessage{Type: r.Type, Cursor: r.Cursor, Data: r.Data, State: r.State, Exit: r.Exit, Error: r.Error}
-	if r.Timestamp != "" {
+	switch {
+	case len(r.ts) > 0:
+		m.Time = parseTimestamp(r.ts)
+	case r.Timestamp != "":
 		if t, err := time.Parse(time.RFC3339Nano, r.Timestamp); err == nil {
 			m.Time = t
 		}
