@@ -67,6 +67,7 @@ type Model struct {
 	natural   []components.Column // the columns sized by the cells of rows
 	list      *components.List
 	attention bool // narrowed to the runs that need attention
+	need      int  // the runs that need attention, read or counted (the title's: as of rebuild)
 
 	cancel  context.CancelFunc
 	changes <-chan string
@@ -481,6 +482,15 @@ func (m *Model) rebuild() {
 		n := len(m.all)
 		m.all = m.all[:n+m.unread[sb].runs]
 		clear(m.all[n:])
+	}
+	m.need = 0
+	for _, r := range m.all {
+		if r != nil && r.attention {
+			m.need++
+		}
+	}
+	for _, c := range m.unread {
+		m.need += c.attention
 	}
 	m.rows = m.all
 	if m.attention {

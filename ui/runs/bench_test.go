@@ -1,0 +1,122 @@
+package runs
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+	"github.com/muesli/termenv"
+
+	"sandscope/record"
+	"sandscope/record/recordtest"
+	"sandscope/themes"
+	"sandscope/ui/internal/uitest"
+)
+
+// benchScreen is the all-runs screen at 160×48 over a generated record of runs (50 a sandbox,
+// as figure 13 of scripts/bench has them, with as few events as that allows), every sandbox
+// tracked by a background watcher and read, the cursor moved down as the figure moves it.
+func benchScreen(b *testing.B, runs int) *Model {
+	b.Helper()
+	dir := b.TempDir()
+	const bridge = "http://bench.invalid"
+	s := record.Synthetic{Sandboxes: runs / 50, Runs: runs, Events: 2*runs + runs/50, CaptureBytes: 256, End: uitest.T0}
+	if err := record.WriteSynthetic(dir, bridge, s); err != nil {
+		b.Fatal(err)
+	}
+	rec, err := record.Open(record.Options{Dir: dir, Bridge: bridge,
+		Budget: record.Budget{MaxEvents: 1 << 30, MaxAge: 365 * 24 * time.Hour, CaptureTotal: 1 << 40}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = rec.Close() })
+	known, err := rec.KnownSandboxes()
+	if err != nil {
+		b.Fatal(err)
+	}
+	mgr := record.NewManager(context.Background(), rec, recordtest.IdleBridge{}, record.DefaultWatchBudget)
+	b.Cleanup(mgr.Close)
+	mgr.Track(known...)
+	for _, sb := range known {
+		rec.State(sb)
+	}
+	pal, err := themes.Builtin("dark")
+	if err != nil {
+		b.Fatal(err)
+	}
+	r := lipgloss.NewRenderer(nil)
+	r.SetColorProfile(termenv.TrueColor)
+	ctx := uitest.Context(b, nil, 160, 48)
+	ctx.Styles = themes.New(pal, r)
+	ctx.StateDir = filepath.Join(b.TempDir(), "state")
+	ctx.Record, ctx.Watch = rec, mgr
+	m := readAllNow(ctx, 160, 48)
+	if got, want := m.list.Len(), runs; got != want {
+		b.Fatalf("%d runs listed, want %d", got, want)
+	}
+	for i := 0; i < 60; i++ {
+		k := tea.KeyMsg{Type: tea.KeyDown}
+		if i >= 19 {
+			k = tea.KeyMsg{Type: tea.KeyPgDown}
+		}
+		m.Update(k)
+		_ = m.View()
+	}
+	return m
+}
+
+// processCPU is the CPU time the process has used so far (the garbage collector's too).
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// benchFilters are typed into the filter, a keystroke at a time, as figure 13h types them.
+var benchFilters = []string{"scale-0042", "proc-00123", "agent --ta", "scale-0007", "exited"}
+
+// BenchmarkFilterKey is a filter keystroke to its frame on the all-runs screen (figure 13h of
+// scripts/bench, in-process): an op types the figure's 46 keystrokes; ms/key is one of them, cpu-ms/key the process's CPU time
+// meanwhile, update-ms/key the part before the frame (the filter).
+func BenchmarkFilterKey(b *testing.B) {
+	for _, runs := range []int{1000, 10000} {
+		b.Run(fmt.Sprint(runs), func(b *testing.B) {
+			m := benchScreen(b, runs)
+			var took, cpu, upd time.Duration
+			keys := 0
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				for _, typed := range benchFilters {
+					m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{'/'}})
+					_ = m.View()
+					for _, c := range typed {
+						k := tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{c}}
+						if c == ' ' {
+							k = tea.KeyMsg{Type: tea.KeySpace, Runes: []rune{' '}}
+						}
+						t, c := time.Now(), processCPU()
+						m.Update(k)
+						upd += time.Since(t)
+						_ = m.View()
+						took += time.Since(t)
+						cpu += processCPU() - c
+						keys++
+					}
+					m.Update(tea.KeyMsg{Type: tea.KeyEsc})
+					_ = m.View()
+				}
+			}
+			b.ReportMetric(float64(took.Microseconds())/1000/float64(keys), "ms/key")
+			b.ReportMetric(float64(cpu.Microseconds())/1000/float64(keys), "cpu-ms/key")
+			b.ReportMetric(float64(upd.Microseconds())/1000/float64(keys), "update-ms/key")
+		})
+	}
+}
