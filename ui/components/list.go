@@ -184,14 +184,27 @@ func (l *List) refilter() {
 		// typed further at its end: where the shorter filter first occurs, only what was typed
 		// since is compared; elsewhere the filter occurs later or not at all
 		k, added := len(l.matchedBy), fb[len(l.matchedBy):]
+		texts, ends := l.texts, l.ends
 		for _, i := range l.matched {
-			t, at := l.textOf(i), int(l.at[i])
-			if at+len(fb) <= len(t) && bytes.Equal(t[at+k:at+len(fb)], added) {
+			start := 0
+			if i > 0 {
+				start = int(ends[i-1])
+			}
+			end, at := int(ends[i]), start+int(l.at[i]) // at: where in texts
+			same := false
+			if q := at + len(fb); q <= end {
+				if len(added) == 1 { // a key typed: one byte to compare
+					same = texts[at+k] == added[0]
+				} else {
+					same = bytes.Equal(texts[at+k:q], added)
+				}
+			}
+			if same {
 				l.order = append(l.order, i)
 				continue
 			}
-			if j := bytes.Index(t[at+1:], fb); j >= 0 {
-				l.at[i] = int32(at + 1 + j)
+			if j := bytes.Index(texts[at+1:end], fb); j >= 0 {
+				l.at[i] = int32(at + 1 + j - start)
 				l.order = append(l.order, i)
 			}
 		}
