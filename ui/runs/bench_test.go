@@ -128,3 +128,29 @@ func medianMs(ds []time.Duration) float64 {
 	slices.Sort(ds)
 	return float64(ds[len(ds)/2].Microseconds()) / 1000
 }
+
+// BenchmarkRefresh is the all-runs screen's 1 s refresh over a generated record (as
+// BenchmarkFilterKey's): ui-ms/refresh is its time on the UI goroutine (asking, then taking the
+// answer), read-ms/refresh the command's, off it.
+func BenchmarkRefresh(b *testing.B) {
+	for _, runs := range []int{1000, 10000} {
+		b.Run(fmt.Sprint(runs), func(b *testing.B) {
+			m := benchScreen(b, runs)
+			var ui, read time.Duration
+			b.ResetTimer()
+			for range b.N {
+				t := time.Now()
+				cmd := m.reloadLater()
+				ui += time.Since(t)
+				t = time.Now()
+				msg := cmd()
+				read += time.Since(t)
+				t = time.Now()
+				m.Update(msg)
+				ui += time.Since(t)
+			}
+			b.ReportMetric(float64(ui.Microseconds())/1000/float64(b.N), "ui-ms/refresh")
+			b.ReportMetric(float64(read.Microseconds())/1000/float64(b.N), "read-ms/refresh")
+		})
+	}
+}
