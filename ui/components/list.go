@@ -1,6 +1,7 @@
 package components
 
 import (
+	"bytes"
 	"fmt"
 	"sort"
 	"strings"
@@ -49,11 +50,23 @@ type List struct {
 	filter  string
 	input   textinput.Model
 	editing bool
-	// matched are the source rows, ascending, whose text contains matchedBy (for these rows): a
-	// filter typed further is looked for among them only
+	// matched are the source rows whose text contains matchedBy (for these rows), in the order
+	// shown when they were matched (sortIdx and desc as matchedIn says): a filter typed further is
+	// looked for among them only, and keeps their order (a subsequence of rows in a stable order
+	// is in that order: nothing is sorted again)
 	matched   []int
 	matchedBy string
+	matchedIn [2]int // the sortIdx and desc (1) matched is in
 	matchedOK bool
+	// at is, for each source row in matched, where matchedBy first occurs in its (lower-case)
+	// text: a filter typed further at its end first occurs there or later, so most rows are
+	// decided by comparing the filter's new end at that place
+	at []int32
+	// texts are the rows' lower-case texts as the last full scan read them, one after the other
+	// (row i's is texts[ends[i-1]:ends[i]]): a filter typed further reads them there, in one
+	// block, instead of asking for each row's text again (valid while matchedOK)
+	texts []byte
+	ends  []int32
 
 	selectable bool
 	selected   map[string]bool
@@ -115,30 +128,142 @@ func (l *List) key(i int) string {
 
 // rebuild recomputes the shown rows and puts the cursor on the row keyed cur if it is shown.
 func (l *List) rebuild(cur string) {
+	l.refilter()
+	if cur != "" {
+		for p, i := range l.order {
+			if l.key(i) == cur {
+				l.cursor = p
+				break
+			}
+		}
+	}
+	l.clamp()
+}
+
+// rebuildAt recomputes the shown rows, the rows being the same, and puts the cursor on source row
+// cur (-1: none) if it is shown: no key is made.
+func (l *List) rebuildAt(cur int) {
+	l.refilter()
+	if cur >= 0 {
+		for p, i := range l.order {
+			if i == cur {
+				l.cursor = p
+				break
+			}
+		}
+	}
+	l.clamp()
+}
+
+// refilter recomputes the shown rows: filtered, then sorted. A filter that contains the last
+// one looks among the rows that one matched, in the order they were shown; one that extends it
+// at its end first looks where the shorter one first occurred in each.
+func (l *List) refilter() {
 	l.order = l.order[:0]
 	f := strings.ToLower(l.filter)
+	in := l.sortState()
+	narrow := l.matchedOK && l.matchedIn == in && strings.Contains(f, l.matchedBy)
 	switch {
 	case f == "":
 		for i := 0; i < l.rows.N; i++ {
 			l.order = append(l.order, i)
 		}
-	case l.matchedOK && strings.Contains(f, l.matchedBy):
-		// a row without the shorter filter has not the longer one either
+		l.sort()
+		return
+	case narrow:
+		fb := []byte(f)
+		if !strings.HasPrefix(f, l.matchedBy) {
+			for _, i := range l.matched {
+				if at := bytes.Index(l.textOf(i), fb); at >= 0 {
+					l.at[i] = int32(at)
+					l.order = append(l.order, i)
+				}
+			}
+			break
+		}
+		// typed further at its end: where the shorter filter first occurs, only what was typed
+		// since is compared; elsewhere the filter occurs later or not at all
+		k, added := len(l.matchedBy), fb[len(l.matchedBy):]
+		texts, ends := l.texts, l.ends
 		for _, i := range l.matched {
-			if l.matches(i, f) {
+			start := 0
+			if i > 0 {
+				start = int(ends[i-1])
+			}
+			end, at := int(ends[i]), start+int(l.at[i]) // at: where in texts
+			same := false
+			if q := at + len(fb); q <= end {
+				if len(added) == 1 { // a key typed: one byte to compare
+					same = texts[at+k] == added[0]
+				} else {
+					same = bytes.Equal(texts[at+k:q], added)
+				}
+			}
+			if same {
+				l.order = append(l.order, i)
+				continue
+			}
+			if j := bytes.Index(texts[at+1:end], fb); j >= 0 {
+				l.at[i] = int32(at + 1 + j - start)
 				l.order = append(l.order, i)
 			}
 		}
 	default:
-		for i := 0; i < l.rows.N; i++ {
-			if l.matches(i, f) {
-				l.order = append(l.order, i)
+		l.scan(f)
+		l.sort()
+	}
+	l.matched, l.matchedBy, l.matchedIn, l.matchedOK = append(l.matched[:0], l.order...), f, in, true
+}
+
+// scan reads every row's text (kept in texts) and puts the rows containing f (lower-case) in
+// order, ascending.
+func (l *List) scan(f string) {
+	n := l.rows.N
+	if cap(l.at) < n {
+		l.at = make([]int32, n)
+	}
+	l.at, l.ends, l.texts = l.at[:n], l.ends[:0], l.texts[:0]
+	fb := []byte(f)
+	for i := 0; i < n; i++ {
+		start := len(l.texts)
+		if l.rows.Text != nil {
+			t := l.rows.Text(i)
+			if !l.rows.Lower {
+				t = strings.ToLower(t)
 			}
+			l.texts = append(l.texts, t...)
+		}
+		l.ends = append(l.ends, int32(len(l.texts)))
+		if at := bytes.Index(l.texts[start:], fb); at >= 0 {
+			l.at[i] = int32(at)
+			l.order = append(l.order, i)
 		}
 	}
-	if f != "" {
-		l.matched, l.matchedBy, l.matchedOK = append(l.matched[:0], l.order...), f, true
+}
+
+// textOf is source row i's lower-case text as the last scan read it.
+func (l *List) textOf(i int) []byte {
+	start := int32(0)
+	if i > 0 {
+		start = l.ends[i-1]
 	}
+	return l.texts[start:l.ends[i]]
+}
+
+// sortState is the order rows are shown in: the sort's index and the direction.
+func (l *List) sortState() [2]int {
+	in := [2]int{-1, 0}
+	if l.sortIdx >= 0 && l.sortIdx < len(l.sorts) {
+		in[0] = l.sortIdx
+	}
+	if l.desc {
+		in[1] = 1
+	}
+	return in
+}
+
+// sort puts order, ascending, in the order shown.
+func (l *List) sort() {
 	if l.sortIdx >= 0 && l.sortIdx < len(l.sorts) {
 		less := l.sorts[l.sortIdx].Less
 		sort.SliceStable(l.order, func(a, b int) bool {
@@ -152,27 +277,6 @@ func (l *List) rebuild(cur string) {
 			l.order[i], l.order[j] = l.order[j], l.order[i]
 		}
 	}
-	if cur != "" {
-		for p, i := range l.order {
-			if l.key(i) == cur {
-				l.cursor = p
-				break
-			}
-		}
-	}
-	l.clamp()
-}
-
-// matches reports whether source row i's text contains f (lower-case).
-func (l *List) matches(i int, f string) bool {
-	if l.rows.Text == nil {
-		return false
-	}
-	t := l.rows.Text(i)
-	if !l.rows.Lower {
-		t = strings.ToLower(t)
-	}
-	return strings.Contains(t, f)
 }
 
 func (l *List) clamp() {
@@ -301,7 +405,7 @@ func (l *List) Filter() string { return l.filter }
 // SetFilter filters the rows to those whose text contains f (case-insensitive).
 func (l *List) SetFilter(f string) {
 	l.filter = f
-	l.rebuild(l.CursorKey())
+	l.rebuildAt(l.Cursor())
 }
 
 // Capturing reports whether the filter is being typed: the list then takes every key.
@@ -403,11 +507,11 @@ func (l *List) actions() KeyActions {
 			if l.sortIdx >= len(l.sorts) {
 				l.sortIdx = -1
 			}
-			l.rebuild(l.CursorKey())
+			l.rebuildAt(l.Cursor())
 			return nil
 		}))
 	}
-	acts = append(acts, Act(k.SortReverse, func() tea.Cmd { l.desc = !l.desc; l.rebuild(l.CursorKey()); return nil }))
+	acts = append(acts, Act(k.SortReverse, func() tea.Cmd { l.desc = !l.desc; l.rebuildAt(l.Cursor()); return nil }))
 	if l.selectable {
 		acts = append(acts, Act(k.Select, func() tea.Cmd {
 			if c := l.CursorKey(); c != "" {

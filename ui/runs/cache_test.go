@@ -47,7 +47,7 @@ func TestKeptCellsAreWhatTheRowShowsNow(t *testing.T) {
 		if rng.Intn(3) == 0 {
 			m.Update(changeMsg{owner: m, gen: m.gen, sbs: map[string]bool{sb: true}})
 		}
-		m.Update(tickMsg{owner: m, gen: m.gen})
+		refreshNow(t, m)
 		var fresh [][]string
 		for _, r := range m.rows {
 			if r.e.Kind == record.Process {

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	tea "github.com/charmbracelet/bubbletea"
+
 	"sandscope/client"
 	"sandscope/record"
 	"sandscope/record/recordtest"
@@ -163,7 +165,7 @@ func TestReadRestKeepsNewerReads(t *testing.T) {
 	rec.Add(record.FromSandboxEvent(client.SandboxEvent{Kind: client.ProcessChanged, Sandbox: "nightly", Time: uitest.T0, Incarnation: client.Incarnation{Number: 1},
 		Process: &client.Process{ID: "f0e1d2c3-build", Command: []string{"make", "release"}, State: "exited", Exit: &client.Exit{Code: 2},
 			StartedAt: uitest.T0.Add(-3 * time.Hour), Incarnation: 1}}))
-	m.Update(tickMsg{owner: m, gen: m.gen})
+	refreshNow(t, m)
 	if r := build(); r.label != "EXITED 2" || r.cells[0] != "EXITED 2" || !strings.Contains(r.text, "exited 2") {
 		t.Fatalf("the build shows %q (cells %q, filter text %q) after it ended", r.label, r.cells, r.text)
 	}
@@ -212,7 +214,7 @@ func TestARefreshShowsAChangedEnding(t *testing.T) {
 		rec.Add(record.FromSandboxEvent(client.SandboxEvent{Kind: client.ProcessChanged, Sandbox: "nightly", Time: uitest.T0, Incarnation: inc,
 			Process: &client.Process{ID: "f0e1d2c3-build", PID: 100, Command: []string{"make", "release"}, State: state, Exit: exit, Error: rerr,
 				StartedAt: uitest.T0.Add(-3 * time.Hour), Incarnation: 1}}))
-		m.Update(tickMsg{owner: m, gen: m.gen})
+		refreshNow(t, m)
 	}
 	for _, step := range []struct {
 		exit  *client.Exit
@@ -250,12 +252,81 @@ func TestReadRestRunsBesideTheScreen(t *testing.T) {
 	for i := range 5 {
 		rec.Add(record.FromSandboxEvent(client.SandboxEvent{Kind: client.ProcessAppeared, Sandbox: "idle", Time: uitest.T0, Incarnation: client.Incarnation{Number: 1},
 			Process: &client.Process{ID: fmt.Sprintf("late-%d", i), Command: []string{"late"}, State: "running", StartedAt: uitest.T0, Incarnation: 1}}))
-		m.Update(tickMsg{owner: m, gen: m.gen})
+		refreshNow(t, m)
 		_ = m.View()
 	}
 	m.Update((<-answer).(readMsg))
-	m.Update(tickMsg{owner: m, gen: m.gen})
+	refreshNow(t, m)
 	if got, want := m.View(), readAllNow(ctx, 200, 24).View(); got != want {
 		t.Errorf("after readRest's answer and a refresh:\n%s\nread whole:\n%s", got, want)
+	}
+}
+
+// TestARefreshIsReadInACommand: the refresh tick reads nothing on the UI goroutine; its answer
+// shows what changed without a change notice, is not taken for a sandbox a change notice read
+// again meanwhile (that read is newer), and a sandbox listed meanwhile is read when it is taken.
+func TestARefreshIsReadInACommand(t *testing.T) {
+	ctx, rec := watchedScene(t)
+	m := readAllNow(ctx, 200, 24)
+	inc := client.Incarnation{Number: 1}
+	build := func(state string, exit *client.Exit) {
+		rec.Add(record.FromSandboxEvent(client.SandboxEvent{Kind: client.ProcessChanged, Sandbox: "nightly", Time: uitest.T0, Incarnation: inc,
+			Process: &client.Process{ID: "f0e1d2c3-build", Command: []string{"make", "release"}, State: state, Exit: exit,
+				StartedAt: uitest.T0.Add(-3 * time.Hour), Incarnation: 1}}))
+	}
+	shows := func(sb, id string) string {
+		for _, r := range m.all {
+			if r != nil && r.sandbox == sb && r.e.ID == id {
+				return r.label
+			}
+		}
+		return ""
+	}
+	// no change notice for these: only a refresh shows them
+	build("running", nil)
+	rec.Add(record.FromSandboxEvent(client.SandboxEvent{Kind: client.ProcessAppeared, Sandbox: "batch-03", Time: uitest.T0, Incarnation: inc,
+		Process: &client.Process{ID: "quiet", Command: []string{"quiet"}, State: "running", StartedAt: uitest.T0, Incarnation: 1}}))
+
+	_, cmd := m.Update(tickMsg{owner: m, gen: m.gen})
+	if got := shows("nightly", "f0e1d2c3-build"); got != "EXITED 0" {
+		t.Fatalf("the tick itself read the record: the build shows %q", got)
+	}
+	answer := reloadAnswer(t, cmd) // read while the build runs
+	if _, again := m.Update(tickMsg{owner: m, gen: m.gen}); again != nil && hasReload(again) {
+		t.Fatal("a second refresh was asked while the first one's answer was on its way")
+	}
+
+	// meanwhile the build ends and its notice is read; a sandbox is listed
+	build("exited", &client.Exit{Code: 2})
+	m.Update(changeMsg{owner: m, gen: m.gen, sbs: map[string]bool{"nightly": true}})
+	rec.Add(record.FromSandboxEvent(client.SandboxEvent{Kind: client.ProcessAppeared, Sandbox: "late", Time: uitest.T0, Incarnation: inc,
+		Process: &client.Process{ID: "late-1", Command: []string{"late"}, State: "running", StartedAt: uitest.T0, Incarnation: 1}}))
+	ctx.Watch.Track("late")
+
+	m.Update(answer)
+	if got := shows("nightly", "f0e1d2c3-build"); got != "EXITED 2" {
+		t.Fatalf("the build shows %q after the older answer was taken; the notice read EXITED 2", got)
+	}
+	if got := shows("batch-03", "quiet"); got != "RUNNING" {
+		t.Fatalf("the run the refresh read shows %q", got)
+	}
+	if got := shows("late", "late-1"); got != "RUNNING" {
+		t.Fatalf("the sandbox listed meanwhile shows %q", got)
+	}
+	if got, want := m.View(), readAllNow(ctx, 200, 24).View(); got != want {
+		t.Errorf("after the refresh:\n%s\nread whole:\n%s", got, want)
+	}
+	refreshNow(t, m) // the next tick asks again
+}
+
+// hasReload reports whether a tick's commands ask reloadLater: its answer comes at once, the
+// next tick's after a second.
+func hasReload(cmd tea.Cmd) bool {
+	select {
+	case msg := <-runCmds(cmd):
+		_, ok := msg.(reloadMsg)
+		return ok
+	case <-time.After(300 * time.Millisecond):
+		return false
 	}
 }

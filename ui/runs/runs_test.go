@@ -279,3 +279,60 @@ func TestAttentionWordsAgreeWithTheCount(t *testing.T) {
 		}
 	}
 }
+
+// refreshAnswer is what the refresh tick asks of the record, read: the tick's commands run on
+// goroutines of their own (the next tick's is left waiting), reloadLater's answer returned, not
+// taken.
+func refreshAnswer(t *testing.T, m *Model) reloadMsg {
+	t.Helper()
+	_, cmd := m.Update(tickMsg{owner: m, gen: m.gen})
+	return reloadAnswer(t, cmd)
+}
+
+// reloadAnswer runs a tick's commands on goroutines of their own and returns reloadLater's
+// answer.
+func reloadAnswer(t *testing.T, cmd tea.Cmd) reloadMsg {
+	t.Helper()
+	got := runCmds(cmd)
+	deadline := time.After(10 * time.Second)
+	for {
+		select {
+		case msg := <-got:
+			if r, ok := msg.(reloadMsg); ok {
+				return r
+			}
+		case <-deadline:
+			t.Fatal("the refresh tick read nothing")
+		}
+	}
+}
+
+// runCmds runs cmd and the commands of its batches each on a goroutine of its own, and sends
+// their messages.
+func runCmds(cmd tea.Cmd) <-chan tea.Msg {
+	got := make(chan tea.Msg, 16)
+	var run func(c tea.Cmd)
+	run = func(c tea.Cmd) {
+		if c == nil {
+			return
+		}
+		go func() {
+			msg := c()
+			if b, ok := msg.(tea.BatchMsg); ok {
+				for _, c := range b {
+					run(c)
+				}
+				return
+			}
+			got <- msg
+		}()
+	}
+	run(cmd)
+	return got
+}
+
+// refreshNow is a refresh tick and its answer taken.
+func refreshNow(t *testing.T, m *Model) {
+	t.Helper()
+	m.Update(refreshAnswer(t, m))
+}

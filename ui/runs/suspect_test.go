@@ -30,7 +30,7 @@ func TestSuspectEndClearsOnceTheRecordShowsTheEnd(t *testing.T) {
 			} else {
 				rec.Add(record.FromLogEvent("shopweb", p.ID, client.LogEvent{Kind: client.Ended, Time: uitest.T0, Status: p}))
 			}
-			m.Update(tickMsg{owner: m, gen: m.gen})
+			refreshNow(t, m)
 			v := m.View()
 			if strings.Contains(v, "SUSPECT END") || strings.Contains(v, "suspect end") {
 				t.Fatalf("SUSPECT END lingers after the record shows the end:\n%s", v)

@@ -26,9 +26,18 @@ func (m *Model) Update(msg tea.Msg) (common.Component, tea.Cmd) {
 		if msg.owner != m || msg.gen != m.gen || m.closed {
 			return m, nil
 		}
-		// a sandbox added or forgotten elsewhere, ages and last output times
-		m.reload()
-		return m, tea.Batch(m.tick(), m.loadKnown())
+		// a sandbox added or forgotten elsewhere, ages and last output times: read in a command
+		return m, tea.Batch(m.tick(), m.loadKnown(), m.reloadLater())
+	case reloadMsg:
+		if msg.owner != m {
+			return m, nil
+		}
+		m.reloading = false
+		if msg.gen != m.gen || m.closed {
+			return m, nil
+		}
+		m.reloaded(msg)
+		return m, nil
 	case readMsg:
 		if msg.owner != m || m.closed {
 			return m, nil

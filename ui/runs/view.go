@@ -44,15 +44,7 @@ func (m *Model) View() string {
 	}
 	var b strings.Builder
 
-	need := 0
-	for _, r := range m.all {
-		if r != nil && r.attention {
-			need++
-		}
-	}
-	for _, c := range m.unread {
-		need += c.attention
-	}
+	need := m.need
 	title := st.Title.Render(fmt.Sprintf("All runs (%d)", len(m.all)))
 	if m.attention {
 		title = st.Title.Render(fmt.Sprintf("Runs needing attention (%d of %d)", len(m.rows), len(m.all)))
