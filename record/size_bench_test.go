@@ -13,9 +13,10 @@ import (
 	"sandscope/client"
 )
 
-// diskBytes is what a record takes on disk: the file, its WAL and its shared-memory index.
+// diskBytes is what a record takes on disk: the file, its WAL, its shared-memory index and the
+// segment files of its captured output.
 func diskBytes(path string) int64 {
-	var n int64
+	n := outputBytes(path)
 	for _, p := range []string{path, path + "-wal", path + "-shm"} {
 		if fi, err := os.Stat(p); err == nil {
 			n += fi.Size()
@@ -33,7 +34,7 @@ func liveBytes(path string) (int64, error) {
 	}
 	defer db.Close()
 	var chunks, events int64
-	if err := db.QueryRow("SELECT COALESCE(SUM(length(data)), 0) FROM chunks").Scan(&chunks); err != nil {
+	if err := db.QueryRow("SELECT COALESCE(SUM(" + chunkLen + "), 0) FROM chunks").Scan(&chunks); err != nil {
 		return 0, err
 	}
 	if err := db.QueryRow("SELECT COALESCE(SUM(length(body)), 0) FROM events").Scan(&events); err != nil {
