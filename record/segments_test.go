@@ -124,7 +124,7 @@ func TestOutputRoundTripAcrossSegments(t *testing.T) {
 
 // copyRecord copies a record's file, WAL and segment files as they are now (a sandscope killed at
 // this moment leaves them so).
-func copyRecord(t *testing.T, from, to string) {
+func copyRecord(t testing.TB, from, to string) {
 	t.Helper()
 	for _, suf := range []string{"", "-wal"} {
 		if err := copyFile(from+suf, to+suf); err != nil && suf == "" {

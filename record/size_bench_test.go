@@ -147,8 +147,9 @@ func BenchmarkPrunedSize(b *testing.B) {
 }
 
 // BenchmarkOpenUnclean: opening a record of about 160 MiB whose sandscope was killed while it had
-// it open (a copy of the file and its WAL taken then: no clean mark, frames not checkpointed),
-// which makes Open recover the WAL and check the file. Budget: under 1 s for a large record.
+// it open (a copy of the file, its WAL and its output's segments taken then: no clean mark, frames
+// not checkpointed), which makes Open recover the WAL and check the file. Budget: under 1 s for a
+// large record.
 //
 //	go test ./record -run '^$' -bench OpenUnclean -benchtime 3x
 func BenchmarkOpenUnclean(b *testing.B) {
@@ -156,11 +157,7 @@ func BenchmarkOpenUnclean(b *testing.B) {
 	r := fillOpen(b, src, Budget{CapturePerRun: 8 << 20, CaptureTotal: 1 << 40}, 32, 5<<20)
 	path := FileFor(src, bridgeID)
 	crash := b.TempDir()
-	for _, suffix := range []string{"", "-wal"} {
-		if err := copyFile(path+suffix, FileFor(crash, bridgeID)+suffix); err != nil && suffix == "" {
-			b.Fatal(err)
-		}
-	}
+	copyRecord(b, path, FileFor(crash, bridgeID))
 	if err := r.Close(); err != nil {
 		b.Fatal(err)
 	}
@@ -170,11 +167,7 @@ func BenchmarkOpenUnclean(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
 		dir := b.TempDir()
-		for _, suffix := range []string{"", "-wal"} {
-			if err := copyFile(FileFor(crash, bridgeID)+suffix, FileFor(dir, bridgeID)+suffix); err != nil && suffix == "" {
-				b.Fatal(err)
-			}
-		}
+		copyRecord(b, FileFor(crash, bridgeID), FileFor(dir, bridgeID))
 		b.StartTimer()
 		t := time.Now()
 		r, err := Open(Options{Dir: dir, Bridge: bridgeID, Budget: Budget{CaptureTotal: 1 << 40}})
