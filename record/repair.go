@@ -250,6 +250,7 @@ func (r *Record) afterRepair() {
 		return
 	}
 	atomic.StoreInt64(&r.run, run)
+	holdRun(r.path, run, true)
 	for _, n := range notes {
 		r.note(n)
 	}

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -64,6 +65,43 @@ const syncEvery int64 = 4 << 20
 // reclaimEvery bounds how often the writer reclaims space after the per-process budget trimmed
 // output (pruning and Close reclaim whenever rows were removed).
 const reclaimEvery = 30 * time.Second
+
+// heldRuns are the runs of the Records this process has open, by record path. An unclean end is
+// told by a run's PID, which this process shares with every Record it opens: a second Record of
+// the same file must not close the first one's segments (reclaim would compact them under it).
+var heldRuns struct {
+	sync.Mutex
+	m map[string]map[int64]bool
+}
+
+// holdRun notes (held) or forgets that a Record of this process has run open on path.
+func holdRun(path string, run int64, held bool) {
+	if run == 0 {
+		return
+	}
+	heldRuns.Lock()
+	defer heldRuns.Unlock()
+	if held {
+		if heldRuns.m == nil {
+			heldRuns.m = map[string]map[int64]bool{}
+		}
+		if heldRuns.m[path] == nil {
+			heldRuns.m[path] = map[int64]bool{}
+		}
+		heldRuns.m[path][run] = true
+		return
+	}
+	delete(heldRuns.m[path], run)
+	if len(heldRuns.m[path]) == 0 {
+		delete(heldRuns.m, path)
+	}
+}
+
+func runHeld(path string, run int64) bool {
+	heldRuns.Lock()
+	defer heldRuns.Unlock()
+	return heldRuns.m[path][run]
+}
 
 // outputDir is the directory of a record's segments.
 func outputDir(path string) string { return path + ".output" }
@@ -168,6 +206,7 @@ func (s *segTx) rotate() error {
 	}
 	s.cur = outSeg{id: id, f: f}
 	s.created = append(s.created, s.cur)
+	s.r.madeSegments = true
 	if _, err := s.tx.Exec("INSERT INTO segments (id, run, open) VALUES (?, ?, 1)", id, s.r.Run()); err != nil {
 		return fmt.Errorf("record: new output segment: %w", err)
 	}

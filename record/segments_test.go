@@ -516,3 +516,35 @@ func TestRepairKeepsOutputReadable(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// Two Records of one file in one process (they share a PID, which is how an unclean end is
+// told): the second does not close the first one's segment, and both keep every byte.
+func TestSecondRecordInProcessLeavesFirstSegmentOpen(t *testing.T) {
+	dir := t.TempDir()
+	r1 := open(t, dir)
+	r1.CaptureData("demo", "one", client.LogEvent{Kind: client.Data, Cursor: "1", Data: []byte("first\n")})
+	if err := r1.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	r2 := open(t, dir)
+	var open1 int
+	if err := r2.db.QueryRow("SELECT open FROM segments WHERE run = ?", r1.Run()).Scan(&open1); err != nil || open1 != 1 {
+		t.Fatalf("the first Record's segment: open %d (%v)", open1, err)
+	}
+	r1.CaptureData("demo", "one", client.LogEvent{Kind: client.Data, Cursor: "2", Data: []byte("second\n")})
+	r2.CaptureData("demo", "two", client.LogEvent{Kind: client.Data, Cursor: "1", Data: []byte("other\n")})
+	if err := r1.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := r2.Close(); err != nil {
+		t.Fatal(err)
+	}
+	r3 := open(t, dir)
+	defer r3.Close()
+	if got := string(capturedBytes(t, r3, "one")); got != "first\nsecond\n" {
+		t.Fatalf("one: %q", got)
+	}
+	if got := string(capturedBytes(t, r3, "two")); got != "other\n" {
+		t.Fatalf("two: %q", got)
+	}
+}

@@ -125,6 +125,7 @@ type Record struct {
 	spared       bool          // recycle kept buffers in spare since dropSpare last let them go
 	prepared     map[string]*sql.Stmt
 	out          outSeg       // the segment captured output is appended to (segments.go)
+	madeSegments bool         // this run made a segment (Close closes its rows)
 	reclaimDue   atomic.Bool  // rows were removed since reclaim last ran
 	lastReclaim  atomic.Int64 // when reclaim last ran (Unix ns)
 	outBuf       []byte       // a commit's output bytes, gathered for one write
@@ -497,6 +498,9 @@ func (r *Record) prepare(check bool) (time.Duration, error) {
 		return lockWait, err
 	}
 	atomic.StoreInt64(&r.run, run)
+	if !r.readOnly {
+		holdRun(r.path, run, true)
+	}
 	r.notices = append(r.notices, notes...)
 	_ = os.Chmod(r.path, 0o600)
 	return lockWait, nil
@@ -728,7 +732,10 @@ func (r *Record) startRun(ctx context.Context, tx *sql.Tx) ([]string, int64, err
 				return nil, 0, fmt.Errorf("runs: %w", err)
 			}
 			// its output segments take no more bytes: reclaim cuts off what it wrote past its
-			// last committed row
+			// last committed row (unless another Record of this process has that run open)
+			if runHeld(r.path, id) {
+				continue
+			}
 			res, err := tx.ExecContext(ctx, "UPDATE segments SET open = 0 WHERE run = ? AND open = 1", id)
 			if err != nil {
 				return nil, 0, fmt.Errorf("runs: %w", err)
@@ -1033,7 +1040,12 @@ func (r *Record) Close() error {
 	var err error
 	// the output's bytes are durable before the rows naming them (the close checkpoints the WAL)
 	r.closeOutput()
-	if !r.readOnly && !r.detached && atomic.LoadInt64(&r.run) != 0 {
+	if !r.readOnly && !r.detached && atomic.LoadInt64(&r.run) != 0 && !r.madeSegments {
+		err = r.retryBusy(func() error {
+			_, err := r.db.Exec("UPDATE runs SET ended = ? WHERE id = ?", r.now().UnixNano(), atomic.LoadInt64(&r.run))
+			return err
+		})
+	} else if !r.readOnly && !r.detached && atomic.LoadInt64(&r.run) != 0 {
 		err = r.retryBusy(func() error {
 			tx, err := r.db.Begin()
 			if err != nil {
@@ -1063,6 +1075,9 @@ func (r *Record) Close() error {
 				_ = os.WriteFile(r.cleanMark(), []byte(m), 0o600)
 			}
 		}
+	}
+	if !r.readOnly {
+		holdRun(r.path, atomic.LoadInt64(&r.run), false)
 	}
 	r.lock.close()
 	if err != nil {
