@@ -403,6 +403,14 @@ func (f *stableFollow) kept() bool {
 		}
 	}
 	for _, ch := range c.Chunks {
+		if ch.Lost != nil {
+			// the record no longer has these bytes (record.ErrOutputLost): a gap in their place
+			if !f.emit(client.LogEvent{Kind: client.Gap, Reason: ch.Lost.Error(),
+				Gap: &client.GapInfo{Reason: client.GapTruncated, Bytes: ch.LostBytes, Events: -1, FromCursor: f.cursor()}}) {
+				return false
+			}
+			continue
+		}
 		out, errN, ok := parseStableCursor(ch.Cursor)
 		end := out
 		if ch.Stream == client.Stderr {

@@ -558,6 +558,11 @@ func (m *mapper) outputLogs(c record.OutputChunk) []logSpec {
 	// (bridge, incarnation, command, state)
 	base := []attribute.KeyValue{attribute.String(keySandbox, text(c.Sandbox)), attribute.String(keyRunID, text(c.Process)),
 		attribute.String(keyIOStream, stream), attribute.Int64(keyChunkID, c.ID)}
+	if c.Lost != nil {
+		// the record no longer has these bytes: one warning in their place, not silence
+		body := fmt.Sprintf("%d bytes of captured output lost: %v", c.LostBytes, c.Lost)
+		return []logSpec{{run: &ref, time: c.Time, severity: log.SeverityWarn, eventName: "", body: validUTF8([]byte(body)), attrs: base}}
+	}
 	data := c.Data
 	var out []logSpec
 	for len(data) > 0 {

@@ -21,7 +21,10 @@ type Capture struct {
 	Bytes       int64  // bytes kept
 	LastCursor  string // cursor of the last byte captured
 	Ended       string // why capture stopped ("" while it runs or when it never stopped cleanly)
-	Chunks      []Chunk
+	// Chunks is the output kept, oldest first. A chunk whose bytes are gone (its segment file
+	// deleted or cut short) has Lost set and no Data; Lost here counts their bytes.
+	Chunks []Chunk
+	Lost   int64
 }
 
 // maxChunk is the largest output row; consecutive chunks of one stream are merged up to it.
@@ -182,17 +185,37 @@ func (r *Record) metaLocked(sandbox, process string) *captureMeta {
 	return m
 }
 
-// writeChunks stores output and capture rows in tx, then trims each process to its budget.
-func (r *Record) writeChunks(tx *sql.Tx, chunks []Chunk, metas map[capKey]captureMeta) error {
+// writeChunks stores output and capture rows in tx, then trims each process to its budget. The
+// chunks' bytes go to the active segment first, in one write; their rows say where.
+func (r *Record) writeChunks(tx *sql.Tx, out *segTx, chunks []Chunk, metas map[capKey]captureMeta) error {
 	if len(chunks) > 0 {
+		n := 0
+		for _, c := range chunks {
+			n += len(c.Data)
+		}
+		buf := r.outBuf[:0]
+		if cap(buf) < n {
+			buf = make([]byte, 0, n)
+		}
+		for _, c := range chunks {
+			buf = append(buf, c.Data...)
+		}
+		if cap(buf) <= 4<<20 {
+			r.outBuf = buf[:0]
+		}
+		seg, off, err := out.append(buf)
+		if err != nil {
+			return err
+		}
 		st, err := r.txStmt(tx, insertChunk)
 		if err != nil {
 			return fmt.Errorf("record: write output: %w", err)
 		}
 		for _, c := range chunks {
-			if _, err := st.Exec(c.Sandbox, c.Process, c.Time.UnixNano(), c.Cursor, int(c.Stream), c.Data); err != nil {
+			if _, err := st.Exec(c.Sandbox, c.Process, c.Time.UnixNano(), c.Cursor, int(c.Stream), seg, off, len(c.Data)); err != nil {
 				return fmt.Errorf("record: write output: %w", err)
 			}
+			off += int64(len(c.Data))
 		}
 	}
 	var upsert *sql.Stmt
@@ -201,6 +224,9 @@ func (r *Record) writeChunks(tx *sql.Tx, chunks []Chunk, metas map[capKey]captur
 			d, err := trimOldest(tx, k, m.bytes-r.budget.CapturePerRun)
 			if err != nil {
 				return err
+			}
+			if d > 0 {
+				r.reclaimDue.Store(true)
 			}
 			r.mu.Lock()
 			if cur := r.capture[k]; cur != nil {
@@ -228,7 +254,7 @@ func (r *Record) writeChunks(tx *sql.Tx, chunks []Chunk, metas map[capKey]captur
 }
 
 const (
-	insertChunk   = "INSERT INTO chunks (sandbox, process, time, cursor, stream, data) VALUES (?, ?, ?, ?, ?, ?)"
+	insertChunk   = "INSERT INTO chunks (sandbox, process, time, cursor, stream, data, seg, off, len) VALUES (?, ?, ?, ?, ?, x'', ?, ?, ?)"
 	upsertCapture = `INSERT INTO captures (sandbox, process, began, began_cursor, earlier_gone, gone_reason, dropped, bytes, last_cursor, updated, ended)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (sandbox, process) DO UPDATE SET began = excluded.began, began_cursor = excluded.began_cursor,
@@ -279,7 +305,7 @@ func (r *Record) closePrepared() {
 func trimOldest(tx *sql.Tx, k capKey, excess int64) (int64, error) {
 	var deleted int64
 	for deleted < excess {
-		rows, err := tx.Query("SELECT id, length(data) FROM chunks WHERE sandbox = ? AND process = ? ORDER BY id LIMIT 64", k.sandbox, k.process)
+		rows, err := tx.Query("SELECT id, "+chunkLen+" FROM chunks WHERE sandbox = ? AND process = ? ORDER BY id LIMIT 64", k.sandbox, k.process)
 		if err != nil {
 			return deleted, fmt.Errorf("record: trim output: %w", err)
 		}
@@ -327,6 +353,7 @@ func (r *Record) pruneCaptures() bool {
 	}
 	rows.Close()
 	const why = "removed to keep the record under its total output budget"
+	r.reclaimDue.Store(true)
 	for i, k := range victims {
 		if _, err := r.db.Exec("DELETE FROM chunks WHERE sandbox = ? AND process = ?", k.sandbox, k.process); err != nil {
 			continue
@@ -359,22 +386,40 @@ func (r *Record) Captured(sandbox, process string) (Capture, error) {
 		return c, fmt.Errorf("record: capture of %s: %w", process, err)
 	}
 	c.Found, c.Began, c.EarlierGone = true, time.Unix(0, began), gone != 0
-	rows, err := r.db.Query("SELECT time, cursor, stream, data FROM chunks WHERE sandbox = ? AND process = ? ORDER BY id", sandbox, process)
+	rows, err := r.db.Query("SELECT id, time, cursor, stream, data, seg, off, len FROM chunks WHERE sandbox = ? AND process = ? ORDER BY id", sandbox, process)
 	if err != nil {
 		return c, fmt.Errorf("record: capture of %s: %w", process, err)
 	}
-	defer rows.Close()
+	type place struct{ id, seg, off, n int64 }
+	var places []place
 	for rows.Next() {
 		var ch Chunk
+		var p place
 		var t int64
 		var s int
-		if err := rows.Scan(&t, &ch.Cursor, &s, &ch.Data); err != nil {
+		if err := rows.Scan(&p.id, &t, &ch.Cursor, &s, &ch.Data, &p.seg, &p.off, &p.n); err != nil {
+			rows.Close()
 			return c, fmt.Errorf("record: capture of %s: %w", process, err)
 		}
 		ch.Sandbox, ch.Process, ch.Time, ch.Stream = sandbox, process, time.Unix(0, t), client.Stream(s)
 		c.Chunks = append(c.Chunks, ch)
+		places = append(places, p)
 	}
-	return c, rows.Err()
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return c, fmt.Errorf("record: capture of %s: %w", process, err)
+	}
+	// the bytes are read once the rows are (chunkBytes may query the file again)
+	sr := r.segReader()
+	defer sr.close()
+	for i, p := range places {
+		ch := &c.Chunks[i]
+		if ch.Data, err = r.chunkBytes(sr, p.id, p.seg, p.off, p.n, ch.Data); err != nil {
+			lostChunk(ch, err)
+			c.Lost += ch.LostBytes
+		}
+	}
+	return c, nil
 }
 
 // captureCursor is the cursor of the last byte captured of a process, where a new capture

@@ -79,36 +79,50 @@ type OutputChunk struct {
 	Chunk
 }
 
-// ChunksAfter returns up to limit committed output chunks with an ID above after, oldest first.
+// ChunksAfter returns up to limit committed output chunks with an ID above after, oldest first. A
+// chunk whose bytes are gone has Lost set (and no Data).
 func (r *Record) ChunksAfter(after int64, limit int) ([]OutputChunk, error) {
 	if limit <= 0 {
 		limit = 256
 	}
-	rows, err := r.db.Query("SELECT id, sandbox, process, time, cursor, stream, data FROM chunks WHERE id > ? ORDER BY id LIMIT ?", after, limit)
+	rows, err := r.db.Query("SELECT id, sandbox, process, time, cursor, stream, data, seg, off, len FROM chunks WHERE id > ? ORDER BY id LIMIT ?", after, limit)
 	if err != nil {
 		return nil, fmt.Errorf("record: read output: %w", err)
 	}
-	defer rows.Close()
 	var out []OutputChunk
+	type place struct{ seg, off, n int64 }
+	var places []place
 	for rows.Next() {
 		var c OutputChunk
+		var p place
 		var t int64
 		var s int
-		if err := rows.Scan(&c.ID, &c.Sandbox, &c.Process, &t, &c.Cursor, &s, &c.Data); err != nil {
+		if err := rows.Scan(&c.ID, &c.Sandbox, &c.Process, &t, &c.Cursor, &s, &c.Data, &p.seg, &p.off, &p.n); err != nil {
+			rows.Close()
 			return out, fmt.Errorf("record: read output: %w", err)
 		}
 		c.Time, c.Stream = time.Unix(0, t), client.Stream(s)
 		out = append(out, c)
+		places = append(places, p)
 	}
+	rows.Close()
 	if err := rows.Err(); err != nil {
 		return out, fmt.Errorf("record: read output: %w", err)
+	}
+	sr := r.segReader()
+	defer sr.close()
+	for i, p := range places {
+		c := &out[i]
+		if c.Data, err = r.chunkBytes(sr, c.ID, p.seg, p.off, p.n, c.Data); err != nil {
+			lostChunk(&c.Chunk, err)
+		}
 	}
 	return out, nil
 }
 
 // ChunkBacklog is the number of committed chunks above after and the bytes they hold.
 func (r *Record) ChunkBacklog(after int64) (chunks, bytes int64, err error) {
-	if err := r.db.QueryRow("SELECT COUNT(*), COALESCE(SUM(length(data)), 0) FROM chunks WHERE id > ?", after).Scan(&chunks, &bytes); err != nil {
+	if err := r.db.QueryRow("SELECT COUNT(*), COALESCE(SUM("+chunkLen+"), 0) FROM chunks WHERE id > ?", after).Scan(&chunks, &bytes); err != nil {
 		return 0, 0, fmt.Errorf("record: count output: %w", err)
 	}
 	return chunks, bytes, nil

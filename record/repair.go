@@ -180,6 +180,9 @@ func (r *Record) takeAway(problem error, atOpen bool) bool {
 		_ = os.WriteFile(r.checkMark(), []byte(problem.Error()+"\n"), 0o600)
 	}
 	r.gate.close(r.db, repairWait)
+	// the segment this process appended to is closed by the repair (or by another process's):
+	// output goes to a new one afterwards
+	r.closeOutput()
 	r.damagedIno = r.fileIno
 	if r.damagedIno == 0 {
 		r.damagedIno = inode(r.path)
@@ -247,6 +250,7 @@ func (r *Record) afterRepair() {
 		return
 	}
 	atomic.StoreInt64(&r.run, run)
+	holdRun(r.path, run, true)
 	for _, n := range notes {
 		r.note(n)
 	}
@@ -288,6 +292,10 @@ func (r *Record) repairLocked(problem error, newer *newerSchemaError) bool {
 	_ = os.Remove(r.path + "-shm")
 	_ = os.Remove(r.cleanMark())
 	if newer != nil {
+		// its captured output goes with it (its rows name segments under its own path)
+		if err := os.Rename(outputDir(r.path), outputDir(aside)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			r.note(fmt.Sprintf("the captured output of the record moved to %s stays in %s: %v", aside, outputDir(r.path), err))
+		}
 		r.detached = false
 		r.fileIno = 0 // the next open makes it
 		r.gate.open(r.db)
@@ -304,7 +312,7 @@ func (r *Record) repairLocked(problem error, newer *newerSchemaError) bool {
 		r.note(fmt.Sprintf("the record %s was damaged (SQLite: %v); moved it to %s and started a new one, but nothing could be recovered (%v)", r.path, problem, aside, err))
 		return true
 	}
-	r.note(fmt.Sprintf("repaired the record %s (SQLite: %v): moved the damaged file to %s and recovered %d events and %d output chunks from it into a new record", r.path, problem, aside, events, chunks))
+	r.note(fmt.Sprintf("repaired the record %s (SQLite: %v): moved the damaged file to %s and recovered %d events and %d output chunks from it into a new record (the captured output's bytes stay in %s, where the new record's rows find them)", r.path, problem, aside, events, chunks, outputDir(r.path)))
 	return true
 }
 

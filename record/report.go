@@ -548,7 +548,11 @@ func lastLines(c Capture, ev Event, n int) ([]string, string) {
 	}
 	var tail []byte
 	for i := end; i >= 0 && len(tail) < 64<<10; i-- {
-		tail = append(append([]byte(nil), c.Chunks[i].Data...), tail...)
+		data := c.Chunks[i].Data
+		if ch := c.Chunks[i]; ch.Lost != nil {
+			data = fmt.Appendf(nil, "[%d bytes of captured output lost: %v]\n", ch.LostBytes, ch.Lost)
+		}
+		tail = append(append([]byte(nil), data...), tail...)
 	}
 	tail = bytes.TrimRight(tail, "\n")
 	lines := bytes.Split(tail, []byte("\n"))

@@ -1,12 +1,21 @@
 package record
 
-import "hash/fnv"
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"hash/fnv"
+)
 
 // SchemaVersion is the version of the on-disk schema. A file with a newer version is not touched
 // (it is moved aside with a notice); an older one is migrated by the steps below.
-const SchemaVersion = 1
+//
+// Version 2 keeps captured output in segment files beside the record (see segments.go): its
+// chunks rows name where their bytes are and hold none, which version 1 would read as empty
+// output, so it moves a version 2 file aside instead.
+const SchemaVersion = 2
 
-// schema is version 1. Times are Unix nanoseconds (UTC).
+// schema is version 2. Times are Unix nanoseconds (UTC).
 //
 //   - meta: key/value (schema_version, bridge)
 //   - runs: one row per sandscope process that opened the record; ended stays NULL when it was
@@ -17,7 +26,11 @@ const SchemaVersion = 1
 //     week": SELECT … WHERE lost = 1 AND time > ?)
 //   - captures: one row per captured process (where capture began, whether earlier bytes were
 //     already gone, how much the budget dropped)
-//   - chunks: captured output, in arrival order
+//   - chunks: captured output, in arrival order: its bytes are len bytes at off in segment seg
+//     (data empty), or, in rows written by version 1 (seg 0), data itself
+//   - segments: the segment files of captured output; run is the sandscope run that appends to
+//     one, open says it still may (1), no longer does (0), or the file was removed (-1: the row
+//     stays, so a number is never used twice)
 var schema = []string{
 	`CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)`,
 	`CREATE TABLE IF NOT EXISTS runs (
@@ -67,11 +80,47 @@ var schema = []string{
 		time INTEGER NOT NULL,
 		cursor TEXT NOT NULL DEFAULT '',
 		stream INTEGER NOT NULL DEFAULT 0,
-		data BLOB NOT NULL)`,
+		data BLOB NOT NULL,
+		seg INTEGER NOT NULL DEFAULT 0,
+		off INTEGER NOT NULL DEFAULT 0,
+		len INTEGER NOT NULL DEFAULT 0)`,
 	`CREATE INDEX IF NOT EXISTS chunks_process ON chunks (sandbox, process, id)`,
 	// pruning by age at every open: without them it read every output row and capture
 	`CREATE INDEX IF NOT EXISTS chunks_time ON chunks (time)`,
 	`CREATE INDEX IF NOT EXISTS captures_updated ON captures (updated, bytes)`,
+	`CREATE TABLE IF NOT EXISTS segments (
+		id INTEGER PRIMARY KEY,
+		run INTEGER NOT NULL,
+		open INTEGER NOT NULL DEFAULT 1)`,
+	// live bytes per segment (reclaim), without reading the rows
+	`CREATE INDEX IF NOT EXISTS chunks_seg ON chunks (seg, off, len)`,
+}
+
+// migrate brings a file of an older schema version up to this one, in tx, before the schema's
+// statements run: version 1's chunks gain the columns naming a segment (its rows keep their
+// bytes in data and read as before).
+func migrate(ctx context.Context, tx *sql.Tx) error {
+	rows, err := tx.QueryContext(ctx, "SELECT name FROM pragma_table_info('chunks')")
+	if err != nil {
+		return fmt.Errorf("schema: %w", err)
+	}
+	cols := map[string]bool{}
+	for rows.Next() {
+		var name string
+		if rows.Scan(&name) == nil {
+			cols[name] = true
+		}
+	}
+	rows.Close()
+	if len(cols) == 0 || cols["seg"] {
+		return nil // a new file (the schema makes it), or already migrated
+	}
+	for _, c := range []string{"seg", "off", "len"} {
+		if _, err := tx.ExecContext(ctx, "ALTER TABLE chunks ADD COLUMN "+c+" INTEGER NOT NULL DEFAULT 0"); err != nil {
+			return fmt.Errorf("schema: migrate output rows: %w", err)
+		}
+	}
+	return nil
 }
 
 // schemaStamp names the statements of schema. prepare keeps it in the file's user_version once

@@ -13,9 +13,10 @@ import (
 	"sandscope/client"
 )
 
-// diskBytes is what a record takes on disk: the file, its WAL and its shared-memory index.
+// diskBytes is what a record takes on disk: the file, its WAL, its shared-memory index and the
+// segment files of its captured output.
 func diskBytes(path string) int64 {
-	var n int64
+	n := outputBytes(path)
 	for _, p := range []string{path, path + "-wal", path + "-shm"} {
 		if fi, err := os.Stat(p); err == nil {
 			n += fi.Size()
@@ -33,7 +34,7 @@ func liveBytes(path string) (int64, error) {
 	}
 	defer db.Close()
 	var chunks, events int64
-	if err := db.QueryRow("SELECT COALESCE(SUM(length(data)), 0) FROM chunks").Scan(&chunks); err != nil {
+	if err := db.QueryRow("SELECT COALESCE(SUM(" + chunkLen + "), 0) FROM chunks").Scan(&chunks); err != nil {
 		return 0, err
 	}
 	if err := db.QueryRow("SELECT COALESCE(SUM(length(body)), 0) FROM events").Scan(&events); err != nil {
@@ -146,8 +147,9 @@ func BenchmarkPrunedSize(b *testing.B) {
 }
 
 // BenchmarkOpenUnclean: opening a record of about 160 MiB whose sandscope was killed while it had
-// it open (a copy of the file and its WAL taken then: no clean mark, frames not checkpointed),
-// which makes Open recover the WAL and check the file. Budget: under 1 s for a large record.
+// it open (a copy of the file, its WAL and its output's segments taken then: no clean mark, frames
+// not checkpointed), which makes Open recover the WAL and check the file. Budget: under 1 s for a
+// large record.
 //
 //	go test ./record -run '^$' -bench OpenUnclean -benchtime 3x
 func BenchmarkOpenUnclean(b *testing.B) {
@@ -155,11 +157,7 @@ func BenchmarkOpenUnclean(b *testing.B) {
 	r := fillOpen(b, src, Budget{CapturePerRun: 8 << 20, CaptureTotal: 1 << 40}, 32, 5<<20)
 	path := FileFor(src, bridgeID)
 	crash := b.TempDir()
-	for _, suffix := range []string{"", "-wal"} {
-		if err := copyFile(path+suffix, FileFor(crash, bridgeID)+suffix); err != nil && suffix == "" {
-			b.Fatal(err)
-		}
-	}
+	copyRecord(b, path, FileFor(crash, bridgeID))
 	if err := r.Close(); err != nil {
 		b.Fatal(err)
 	}
@@ -169,11 +167,7 @@ func BenchmarkOpenUnclean(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
 		dir := b.TempDir()
-		for _, suffix := range []string{"", "-wal"} {
-			if err := copyFile(FileFor(crash, bridgeID)+suffix, FileFor(dir, bridgeID)+suffix); err != nil && suffix == "" {
-				b.Fatal(err)
-			}
-		}
+		copyRecord(b, FileFor(crash, bridgeID), FileFor(dir, bridgeID))
 		b.StartTimer()
 		t := time.Now()
 		r, err := Open(Options{Dir: dir, Bridge: bridgeID, Budget: Budget{CaptureTotal: 1 << 40}})

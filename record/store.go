@@ -124,6 +124,11 @@ type Record struct {
 	lastOutput   time.Time     // when output was last committed
 	spared       bool          // recycle kept buffers in spare since dropSpare last let them go
 	prepared     map[string]*sql.Stmt
+	out          outSeg       // the segment captured output is appended to (segments.go)
+	madeSegments bool         // this run made a segment (Close closes its rows)
+	reclaimDue   atomic.Bool  // rows were removed since reclaim last ran
+	lastReclaim  atomic.Int64 // when reclaim last ran (Unix ns)
+	outBuf       []byte       // a commit's output bytes, gathered for one write
 
 	mu       sync.Mutex
 	states   map[string]*State // folded sandboxes, loaded on first use
@@ -166,7 +171,11 @@ type Chunk struct {
 	Cursor  string
 	Stream  client.Stream
 	Data    []byte
-	sealed  bool // a stream event followed: later output starts a new chunk, so the event's cursor stays findable
+	// Lost says the chunk's bytes are gone (an *OutputLostError: its segment file was deleted or
+	// cut short); Data is nil then and LostBytes is how many there were.
+	Lost      error
+	LostBytes int64
+	sealed    bool // a stream event followed: later output starts a new chunk, so the event's cursor stays findable
 }
 
 type capKey struct{ sandbox, process string }
@@ -462,6 +471,9 @@ func (r *Record) prepare(check bool) (time.Duration, error) {
 	}
 	defer tx.Rollback()
 	if !current {
+		if err := migrate(ctx, tx); err != nil {
+			return lockWait, err
+		}
 		for _, s := range schema {
 			if _, err := tx.ExecContext(ctx, s); err != nil {
 				return lockWait, fmt.Errorf("schema: %w", err)
@@ -486,6 +498,9 @@ func (r *Record) prepare(check bool) (time.Duration, error) {
 		return lockWait, err
 	}
 	atomic.StoreInt64(&r.run, run)
+	if !r.readOnly {
+		holdRun(r.path, run, true)
+	}
 	r.notices = append(r.notices, notes...)
 	_ = os.Chmod(r.path, 0o600)
 	return lockWait, nil
@@ -542,13 +557,17 @@ func salvage(path string, db *sql.DB) (events, chunks int) {
 	}
 	defer old.Close()
 	old.SetMaxOpenConns(1)
-	copyRange := func(table, cols string, n int) int {
+	// values is the INSERT's VALUES list ("" for n placeholders)
+	copyRange := func(table, cols string, n int, values string) int {
 		tx, err := db.Begin()
 		if err != nil {
 			return 0
 		}
 		defer tx.Commit()
-		ins, err := tx.Prepare("INSERT OR IGNORE INTO " + table + " (" + cols + ") VALUES (" + strings.TrimSuffix(strings.Repeat("?, ", n), ", ") + ")")
+		if values == "" {
+			values = strings.TrimSuffix(strings.Repeat("?, ", n), ", ")
+		}
+		ins, err := tx.Prepare("INSERT OR IGNORE INTO " + table + " (" + cols + ") VALUES (" + values + ")")
 		if err != nil {
 			return 0
 		}
@@ -591,7 +610,7 @@ func salvage(path string, db *sql.DB) (events, chunks int) {
 		}
 		return copied
 	}
-	_ = copyRange("runs", "id, started, ended, version, pid", 5)
+	_ = copyRange("runs", "id, started, ended, version, pid", 5, "")
 	if rows, err := old.Query("SELECT key, value FROM meta"); err == nil {
 		for rows.Next() {
 			var k, v string
@@ -601,8 +620,19 @@ func salvage(path string, db *sql.DB) (events, chunks int) {
 		}
 		rows.Close()
 	}
-	events = copyRange("events", "id, run, time, sandbox, source, kind, entity, entity_id, incarnation, lost, cursor, body", 12)
-	chunks = copyRange("chunks", "id, sandbox, process, time, cursor, stream, data", 7)
+	events = copyRange("events", "id, run, time, sandbox, source, kind, entity, entity_id, incarnation, lost, cursor, body", 12, "")
+	if _, err := old.Exec("SELECT seg, off, len FROM chunks LIMIT 0"); err == nil {
+		// their bytes stay where they are: the segment files belong to the record's path
+		// (an empty data reads back as nil: NOT NULL would skip the row)
+		chunks = copyRange("chunks", "id, sandbox, process, time, cursor, stream, data, seg, off, len", 10, "?, ?, ?, ?, ?, ?, COALESCE(?, x''), ?, ?, ?")
+		_ = copyRange("segments", "id, run, open", 3, "")
+	} else {
+		chunks = copyRange("chunks", "id, sandbox, process, time, cursor, stream, data", 7, "")
+	}
+	// every segment a row names is known (and closed: the damaged file's writers are gone), so
+	// that reclaim looks after its space
+	_, _ = db.Exec("INSERT OR IGNORE INTO segments (id, run, open) SELECT DISTINCT seg, 0, 0 FROM chunks WHERE seg > 0")
+	_, _ = db.Exec("UPDATE segments SET open = 0 WHERE open = 1")
 	rows, err := old.Query("SELECT sandbox, process, began, began_cursor, earlier_gone, gone_reason, dropped, bytes, last_cursor, updated, ended FROM captures")
 	if err == nil {
 		for rows.Next() {
@@ -700,6 +730,18 @@ func (r *Record) startRun(ctx context.Context, tx *sql.Tx) ([]string, int64, err
 		for _, id := range ids {
 			if _, err := tx.ExecContext(ctx, "UPDATE runs SET ended = 0 WHERE id = ?", id); err != nil {
 				return nil, 0, fmt.Errorf("runs: %w", err)
+			}
+			// its output segments take no more bytes: reclaim cuts off what it wrote past its
+			// last committed row (unless another Record of this process has that run open)
+			if runHeld(r.path, id) {
+				continue
+			}
+			res, err := tx.ExecContext(ctx, "UPDATE segments SET open = 0 WHERE run = ? AND open = 1", id)
+			if err != nil {
+				return nil, 0, fmt.Errorf("runs: %w", err)
+			}
+			if n, _ := res.RowsAffected(); n > 0 {
+				r.reclaimDue.Store(true)
 			}
 		}
 	}
@@ -996,10 +1038,28 @@ func (r *Record) Close() error {
 	close(r.quit)
 	<-r.done
 	var err error
-	if !r.readOnly && !r.detached && atomic.LoadInt64(&r.run) != 0 {
+	// the output's bytes are durable before the rows naming them (the close checkpoints the WAL)
+	r.closeOutput()
+	if !r.readOnly && !r.detached && atomic.LoadInt64(&r.run) != 0 && !r.madeSegments {
 		err = r.retryBusy(func() error {
 			_, err := r.db.Exec("UPDATE runs SET ended = ? WHERE id = ?", r.now().UnixNano(), atomic.LoadInt64(&r.run))
 			return err
+		})
+	} else if !r.readOnly && !r.detached && atomic.LoadInt64(&r.run) != 0 {
+		err = r.retryBusy(func() error {
+			tx, err := r.db.Begin()
+			if err != nil {
+				return err
+			}
+			defer tx.Rollback()
+			run := atomic.LoadInt64(&r.run)
+			if _, err := tx.Exec("UPDATE runs SET ended = ? WHERE id = ?", r.now().UnixNano(), run); err != nil {
+				return err
+			}
+			if _, err := tx.Exec("UPDATE segments SET open = 0 WHERE run = ?", run); err != nil {
+				return err
+			}
+			return tx.Commit()
 		})
 	}
 	cerr := r.db.Close()
@@ -1015,6 +1075,9 @@ func (r *Record) Close() error {
 				_ = os.WriteFile(r.cleanMark(), []byte(m), 0o600)
 			}
 		}
+	}
+	if !r.readOnly {
+		holdRun(r.path, atomic.LoadInt64(&r.run), false)
 	}
 	r.lock.close()
 	if err != nil {
@@ -1098,6 +1161,9 @@ func (r *Record) writer(every time.Duration) {
 		select {
 		case <-r.quit:
 			err := r.flushAll()
+			if err == nil && r.reclaimDue.Load() && !r.readOnly && !r.detached {
+				r.reclaim()
+			}
 			if err != nil {
 				// what still waits cannot be kept
 				r.mu.Lock()
@@ -1126,6 +1192,9 @@ func (r *Record) writer(every time.Duration) {
 					r.setErr(err)
 				}
 				dirty = false
+			}
+			if r.reclaimDue.Load() && !r.readOnly && !r.detached && time.Since(time.Unix(0, r.lastReclaim.Load())) >= reclaimEvery {
+				r.reclaim()
 			}
 		case <-prune.C:
 			if !r.readOnly && !r.detached {
@@ -1300,6 +1369,10 @@ func (r *Record) write(evs []Event, chunks []Chunk, metas map[capKey]captureMeta
 		return fmt.Errorf("record: write: %w", err)
 	}
 	defer tx.Rollback()
+	var seg *segTx
+	if len(chunks) > 0 {
+		seg = r.segTx(tx)
+	}
 	if len(evs) > 0 {
 		st, err := r.txStmt(tx, insertEvent)
 		if err != nil {
@@ -1318,11 +1391,20 @@ func (r *Record) write(evs []Event, chunks []Chunk, metas map[capKey]captureMeta
 		}
 		st.Close()
 	}
-	if err := r.writeChunks(tx, chunks, metas); err != nil {
+	if err := r.writeChunks(tx, seg, chunks, metas); err != nil {
+		if seg != nil {
+			seg.done(false)
+		}
 		return err
 	}
 	if err := tx.Commit(); err != nil {
+		if seg != nil {
+			seg.done(false)
+		}
 		return fmt.Errorf("record: commit: %w", err)
+	}
+	if seg != nil {
+		seg.done(true)
 	}
 	return nil
 }
@@ -1382,6 +1464,7 @@ func (r *Record) prune() {
 	if removed == 0 {
 		return // nothing freed: no vacuum, and no checkpoint (an fsync) at every open
 	}
+	r.reclaim()
 	// each step frees pages: read it to the end
 	if rows, err := r.db.Query("PRAGMA incremental_vacuum"); err == nil {
 		for rows.Next() {

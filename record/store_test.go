@@ -2,6 +2,7 @@ package record
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"os"
 	"os/exec"
@@ -267,6 +268,21 @@ func TestSIGKILLKeepsEverythingCommitted(t *testing.T) {
 	n, _ := strconv.Atoi(c.LastCursor)
 	if n < acked {
 		t.Fatalf("capture ends at %d, %d were committed", n, acked)
+	}
+	// every committed byte reads back, and nothing past the last committed row (the killed
+	// process may have written a commit's bytes it never committed)
+	var got, want []byte
+	for _, ch := range c.Chunks {
+		if ch.Lost != nil {
+			t.Fatalf("chunk at %s lost: %v", ch.Cursor, ch.Lost)
+		}
+		got = append(got, ch.Data...)
+	}
+	for i := 0; i <= n; i++ {
+		want = append(want, strings.Repeat("o", 1+i%300)+"\n"...)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatalf("captured %d bytes up to cursor %d, want %d", len(got), n, len(want))
 	}
 	// a second start reports nothing: the unclean end was told once
 	r.Close()

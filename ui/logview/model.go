@@ -285,6 +285,12 @@ func (m *Model) replayCapture(s *source, c record.Capture, st *record.State, err
 	m.addMarker(s.name, logbuf.Note, began, c.BeganCursor, c.Began)
 	evs := make([]client.LogEvent, 0, len(c.Chunks)+1)
 	for _, ch := range c.Chunks {
+		if ch.Lost != nil {
+			// the record no longer has these bytes: a gap says so where they were
+			evs = append(evs, client.LogEvent{Kind: client.Gap, Cursor: ch.Cursor, Time: ch.Time, Reason: common.SanitizeText(ch.Lost.Error()),
+				Gap: &client.GapInfo{Reason: client.GapTruncated, Bytes: ch.LostBytes, Events: -1, ToCursor: ch.Cursor}})
+			continue
+		}
 		evs = append(evs, client.LogEvent{Kind: client.Data, Cursor: ch.Cursor, Time: ch.Time, Stream: ch.Stream, Data: ch.Data})
 	}
 	e := st.Find(record.Process, id)
