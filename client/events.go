@@ -104,6 +104,9 @@ const (
 	GapInvalidCursor                  // the bridge rejected the resume cursor; restarted from the oldest retained
 	GapRestarted                      // the stream restarted from the beginning (cursor chain broken)
 	GapSkipped                        // sequence numbers were skipped with no reason given (no `truncated`)
+	// GapNotKept: the bytes were captured, but sandscope's record no longer holds them (its budget
+	// dropped the oldest, or the file that kept them is missing or short). Not the bridge's doing.
+	GapNotKept
 )
 
 // GapInfo describes a gap. Bytes and Events are -1 when unknown. FromCursor is the last cursor before

@@ -398,7 +398,7 @@ func (f *stableFollow) kept() bool {
 	}
 	if c.Dropped > 0 || c.EarlierGone {
 		if !f.emit(client.LogEvent{Kind: client.Gap, Reason: "the record kept only the newest output of this run",
-			Gap: &client.GapInfo{Reason: client.GapTruncated, Bytes: -1, Events: -1, FromCursor: f.cursor()}}) {
+			Gap: &client.GapInfo{Reason: client.GapNotKept, Bytes: -1, Events: -1, FromCursor: f.cursor()}}) {
 			return false
 		}
 	}
@@ -406,7 +406,7 @@ func (f *stableFollow) kept() bool {
 		if ch.Lost != nil {
 			// the record no longer has these bytes (record.ErrOutputLost): a gap in their place
 			if !f.emit(client.LogEvent{Kind: client.Gap, Reason: ch.Lost.Error(),
-				Gap: &client.GapInfo{Reason: client.GapTruncated, Bytes: ch.LostBytes, Events: -1, FromCursor: f.cursor()}}) {
+				Gap: &client.GapInfo{Reason: client.GapNotKept, Bytes: ch.LostBytes, Events: -1, FromCursor: f.cursor()}}) {
 				return false
 			}
 			continue

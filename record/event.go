@@ -153,6 +153,8 @@ func GapReasonText(r client.GapReason) string {
 		return "the stream restarted from the beginning"
 	case client.GapSkipped:
 		return "the bridge skipped these events without saying why"
+	case client.GapNotKept:
+		return "the record no longer holds these bytes"
 	}
 	return "unknown"
 }

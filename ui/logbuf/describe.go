@@ -37,6 +37,8 @@ func Describe(ev client.LogEvent) string {
 				s += ": stream restarted from the beginning"
 			case client.GapSkipped:
 				s += ": events skipped by the bridge (no reason given)"
+			case client.GapNotKept:
+				s += ": output the record no longer holds"
 			}
 			switch {
 			case g.Bytes > 0:

@@ -12,6 +12,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"sandscope/client"
+	"sandscope/record"
 	"sandscope/ui/common"
 	"sandscope/ui/internal/uitest"
 )
@@ -399,5 +400,27 @@ func TestNextMatchKeysTypedTogether(t *testing.T) {
 	}
 	if m.match != 10 {
 		t.Fatalf("NN together moved to %d, want 10", m.match)
+	}
+}
+
+// TestLostCaptureBytesAreTheRecordsGap: captured bytes whose file is gone show as a gap of the
+// record's, where they were, never as output the bridge evicted.
+func TestLostCaptureBytesAreTheRecordsGap(t *testing.T) {
+	tg := target("p1", "agent")
+	tg.Lost, tg.Incarnation = true, 1
+	m, _ := newView(t, tg)
+	lost := &record.OutputLostError{Segment: 1, Offset: 1080, Length: 803, Why: "its segment file is missing"}
+	c := record.Capture{Found: true, Began: at(0), Bytes: 806, Chunks: []record.Chunk{
+		{Time: at(1), Cursor: "c1", Stream: client.Stdout, Data: []byte("kept\n")},
+		{Time: at(2), Cursor: "c2", Lost: lost, LostBytes: 803},
+		{Time: at(3), Cursor: "c3", Stream: client.Stdout, Data: []byte("after\n")},
+	}}
+	m.Update(captureMsg{owner: m, gen: m.gen, i: 0, c: c, st: record.NewState(tg.Sandbox)})
+	v := m.View()
+	if !strings.Contains(v, "output the record no longer holds (803 bytes missing)") || strings.Contains(v, "evicted by the bridge") {
+		t.Fatalf("the lost bytes are not the record's gap:\n%s", v)
+	}
+	if strings.Index(v, "kept") > strings.Index(v, "no longer holds") || strings.Index(v, "no longer holds") > strings.Index(v, "after") {
+		t.Fatalf("the gap is not where the bytes were:\n%s", v)
 	}
 }

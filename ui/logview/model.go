@@ -288,7 +288,7 @@ func (m *Model) replayCapture(s *source, c record.Capture, st *record.State, err
 		if ch.Lost != nil {
 			// the record no longer has these bytes: a gap says so where they were
 			evs = append(evs, client.LogEvent{Kind: client.Gap, Cursor: ch.Cursor, Time: ch.Time, Reason: common.SanitizeText(ch.Lost.Error()),
-				Gap: &client.GapInfo{Reason: client.GapTruncated, Bytes: ch.LostBytes, Events: -1, ToCursor: ch.Cursor}})
+				Gap: &client.GapInfo{Reason: client.GapNotKept, Bytes: ch.LostBytes, Events: -1, ToCursor: ch.Cursor}})
 			continue
 		}
 		evs = append(evs, client.LogEvent{Kind: client.Data, Cursor: ch.Cursor, Time: ch.Time, Stream: ch.Stream, Data: ch.Data})
