@@ -29,17 +29,7 @@ func TestListFilterNarrowsLikeAFullScan(t *testing.T) {
 		l := NewList(keymap.New())
 		l.SetHeight(5)
 		var texts []string
-		setRows := func() {
-			texts = texts[:0]
-			for i, n := 0, rng.Intn(60); i < n; i++ {
-				w := word(1 + rng.Intn(8))
-				if lower {
-					w = strings.ToLower(w)
-				}
-				texts = append(texts, w)
-			}
-			l.SetRows(Rows{N: len(texts), Text: func(i int) string { return texts[i] }, Lower: lower})
-		}
+		setRows := func() { setRandomRows(l, &texts, rng, word, 60, 8, lower) }
 		setRows()
 		filter := ""
 		for step := 0; step < 3000; step++ {
@@ -98,17 +88,7 @@ func TestListFilterKeepsTheOrderShown(t *testing.T) {
 	for _, lower := range []bool{false, true} {
 		l := NewList(keys).SetSorts(sorts)
 		l.SetHeight(5)
-		setRows := func() {
-			texts = texts[:0]
-			for i, n := 0, rng.Intn(80); i < n; i++ {
-				w := word(1 + rng.Intn(12))
-				if lower {
-					w = strings.ToLower(w)
-				}
-				texts = append(texts, w)
-			}
-			l.SetRows(Rows{N: len(texts), Text: func(i int) string { return texts[i] }, Lower: lower})
-		}
+		setRows := func() { setRandomRows(l, &texts, rng, word, 80, 12, lower) }
 		setRows()
 		filter := ""
 		for step := 0; step < 5000; step++ {
@@ -159,4 +139,19 @@ func TestListFilterKeepsTheOrderShown(t *testing.T) {
 			}
 		}
 	}
+}
+
+// setRandomRows gives l fewer than maxRows rows of random words (1 to maxLen parts each), kept
+// in *texts, lower-cased when the rows say their texts are.
+func setRandomRows(l *List, texts *[]string, rng *rand.Rand, word func(int) string, maxRows, maxLen int, lower bool) {
+	*texts = (*texts)[:0]
+	for i, n := 0, rng.Intn(maxRows); i < n; i++ {
+		w := word(1 + rng.Intn(maxLen))
+		if lower {
+			w = strings.ToLower(w)
+		}
+		*texts = append(*texts, w)
+	}
+	ts := *texts
+	l.SetRows(Rows{N: len(ts), Text: func(i int) string { return ts[i] }, Lower: lower})
 }
