@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 	"unsafe"
@@ -152,4 +153,38 @@ func cutProcess(t *testing.T, rng *rand.Rand, n, maxChunk int) (*Client, []byte)
 		return 1 + rng.IntN(3<<20)
 	}
 	return fb.client(t), want
+}
+
+// A follow with a Sink hands every event to it in the follower's goroutine, in order (byte-exact
+// across cut streams, the interruptions and the confirmed ending), recycling buffers with
+// ReuseData, and its Events channel sends nothing and closes when the follower ends.
+func TestFollowSinkTakesEveryEvent(t *testing.T) {
+	c, want := cutProcess(t, rand.New(rand.NewPCG(9, 10)), 200, 40<<10)
+	opts := followFastOpts()
+	opts.ReuseData, opts.Buffer = true, 2
+	var got bytes.Buffer
+	var kinds []LogEventKind
+	var last LogEvent
+	seen := map[unsafe.Pointer]int{}
+	opts.Sink = func(ev LogEvent) {
+		// the follower's goroutine: no locking needed until the channel closes
+		last = ev
+		kinds = append(kinds, ev.Kind)
+		if ev.Kind == Data {
+			if cap(ev.Data) > 0 {
+				seen[unsafe.Pointer(unsafe.SliceData(ev.Data))]++
+			}
+			got.Write(ev.Data)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	f := c.Follow(ctx, "sbx", "p1", opts)
+	for ev := range f.Events() {
+		t.Fatalf("an event came on the channel of a follow with a sink: %v", ev.Kind)
+	}
+	checkRecycledFollow(t, got.Bytes(), want, last, seen)
+	if !slices.Contains(kinds, Interrupted) || !slices.Contains(kinds, Resumed) {
+		t.Fatalf("the cuts were not told to the sink: %v", kinds)
+	}
 }

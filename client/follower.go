@@ -42,6 +42,11 @@ type FollowOptions struct {
 	// Status, when set, is the caller's fresh status of the process (e.g. StartProcess's answer):
 	// the follower skips its initial lookup and opens the stream at once.
 	Status *Process
+	// Sink, when set, receives every event in the follower's own goroutine instead of the Events
+	// channel, which then only closes when the follower ends: a consumer that keeps events without
+	// blocking (the record's capture) saves a goroutine hand-off, and often a thread's wake-up, per
+	// event. Sink must not block. With ReuseData a Data event's bytes are valid during the call only.
+	Sink func(LogEvent)
 }
 
 func (o *FollowOptions) defaults() {
@@ -272,6 +277,15 @@ func (r *follower) emit(ev LogEvent) bool {
 	}
 	if ev.Kind != Data && ev.Cursor == "" {
 		ev.Cursor = r.last.Raw
+	}
+	if r.opts.Sink != nil {
+		if r.ctx.Err() != nil {
+			return false
+		}
+		r.opts.Sink(ev)
+		r.emitted++
+		r.release()
+		return true
 	}
 	select {
 	case r.pub.events <- ev:

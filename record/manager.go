@@ -436,53 +436,29 @@ var ErrNotFollowed = errors.New("not followed: reading this run would start its 
 func (m *Manager) capture(ctx context.Context, k capKey, queuedAt time.Time) {
 	defer m.wg.Done()
 	since := m.rec.captureCursor(k.sandbox, k.process)
+	run := &captureRun{m: m, k: k, first: since == "", why: "sandscope stopped capturing (it quit)"}
 	// CaptureData copies each chunk before the next receive, so the follower may decode into
 	// recycled buffers (a capture of a busy process otherwise clears and faults in a fresh buffer
-	// per event); a short queue keeps the buffers in rotation few.
-	events := m.src.Follow(ctx, k.sandbox, k.process, client.FollowOptions{Since: since, QuietAfter: m.budget.CaptureQuiet, ReuseData: true, Buffer: 8})
-	why := "sandscope stopped capturing (it quit)"
-	first := since == ""
-	// The capture begins with the first event: a source that does not follow the process says
-	// so in it, and then nothing of this capture belongs in the record.
-	began := false
+	// per event); a short queue keeps the buffers in rotation few. A source that can hands the
+	// events over in its own goroutine (Sink): keeping them never blocks, and each event then
+	// wakes one goroutine instead of two.
+	events := m.src.Follow(ctx, k.sandbox, k.process, client.FollowOptions{Since: since, QuietAfter: m.budget.CaptureQuiet,
+		ReuseData: true, Buffer: 8, Sink: run.take})
 	for {
 		ev, ok := recv(ctx, events)
 		if !ok {
 			break
 		}
-		if !began {
-			if ev.Kind == client.Failed && errors.Is(ev.Err, ErrNotFollowed) {
-				m.mu.Lock()
-				delete(m.captures, k)
-				m.notFollowed[k] = true
-				m.startLocked()
-				m.mu.Unlock()
-				return
-			}
-			began = true
-			m.rec.CaptureBegin(k.sandbox, k.process, false, "")
-		}
-		switch ev.Kind {
-		case client.Data:
-			first = false
-			m.rec.CaptureData(k.sandbox, k.process, ev)
-			continue
-		case client.Gap:
-			if first && ev.Gap != nil {
-				m.rec.CaptureGap(k.sandbox, k.process, fmt.Sprintf("the bridge no longer had the first bytes when capture began (%s)", GapReasonText(ev.Gap.Reason)))
-			}
-		case client.Quiet:
-			continue // not worth a row: the status lookup says running
-		case client.Ended:
-			why = whyEnded
-			m.Nudge(k.sandbox) // the watcher confirms the ending (and what came after) soon
-		case client.Lost:
-			why = whyLost
-			m.Nudge(k.sandbox)
-		case client.Failed:
-			why = "capture failed: " + ev.Reason
-		}
-		m.rec.Add(FromLogEvent(k.sandbox, k.process, ev))
+		run.take(ev) // a source that sends on the channel instead
+	}
+	began, why, notFollowed := run.finish()
+	if notFollowed {
+		m.mu.Lock()
+		delete(m.captures, k)
+		m.notFollowed[k] = true
+		m.startLocked()
+		m.mu.Unlock()
+		return
 	}
 	if !began {
 		m.rec.CaptureBegin(k.sandbox, k.process, false, "")
@@ -492,6 +468,68 @@ func (m *Manager) capture(ctx context.Context, k capKey, queuedAt time.Time) {
 	delete(m.captures, k)
 	m.startLocked()
 	m.mu.Unlock()
+}
+
+// captureRun keeps one capture's events, from the follower's goroutine (Sink) or the capture's
+// own (the channel); once finished it takes no more (a source may outlive the capture's context).
+type captureRun struct {
+	m *Manager
+	k capKey
+
+	mu          sync.Mutex
+	done        bool
+	began       bool // the first event came: the capture began (or the source does not follow it)
+	first       bool // no output captured yet from the first byte
+	notFollowed bool // the source does not follow this process in the background
+	why         string
+}
+
+func (c *captureRun) take(ev client.LogEvent) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.done || c.notFollowed {
+		return
+	}
+	m, k := c.m, c.k
+	// The capture begins with the first event: a source that does not follow the process says
+	// so in it, and then nothing of this capture belongs in the record.
+	if !c.began {
+		if ev.Kind == client.Failed && errors.Is(ev.Err, ErrNotFollowed) {
+			c.notFollowed = true
+			return
+		}
+		c.began = true
+		m.rec.CaptureBegin(k.sandbox, k.process, false, "")
+	}
+	switch ev.Kind {
+	case client.Data:
+		c.first = false
+		m.rec.CaptureData(k.sandbox, k.process, ev)
+		return
+	case client.Gap:
+		if c.first && ev.Gap != nil {
+			m.rec.CaptureGap(k.sandbox, k.process, fmt.Sprintf("the bridge no longer had the first bytes when capture began (%s)", GapReasonText(ev.Gap.Reason)))
+		}
+	case client.Quiet:
+		return // not worth a row: the status lookup says running
+	case client.Ended:
+		c.why = whyEnded
+		m.Nudge(k.sandbox) // the watcher confirms the ending (and what came after) soon
+	case client.Lost:
+		c.why = whyLost
+		m.Nudge(k.sandbox)
+	case client.Failed:
+		c.why = "capture failed: " + ev.Reason
+	}
+	m.rec.Add(FromLogEvent(k.sandbox, k.process, ev))
+}
+
+// finish stops taking events and says what the capture saw.
+func (c *captureRun) finish() (began bool, why string, notFollowed bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.done = true
+	return c.began, c.why, c.notFollowed
 }
 
 // recv receives from ch unless ctx ends first (a source that does not close its channel on
