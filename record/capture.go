@@ -390,11 +390,10 @@ func (r *Record) Captured(sandbox, process string) (Capture, error) {
 	if err != nil {
 		return c, fmt.Errorf("record: capture of %s: %w", process, err)
 	}
-	type place struct{ id, seg, off, n int64 }
-	var places []place
+	var places []chunkPlace
 	for rows.Next() {
 		var ch Chunk
-		var p place
+		var p chunkPlace
 		var t int64
 		var s int
 		if err := rows.Scan(&p.id, &t, &ch.Cursor, &s, &ch.Data, &p.seg, &p.off, &p.n); err != nil {
@@ -409,16 +408,7 @@ func (r *Record) Captured(sandbox, process string) (Capture, error) {
 	if err := rows.Err(); err != nil {
 		return c, fmt.Errorf("record: capture of %s: %w", process, err)
 	}
-	// the bytes are read once the rows are (chunkBytes may query the file again)
-	sr := r.segReader()
-	defer sr.close()
-	for i, p := range places {
-		ch := &c.Chunks[i]
-		if ch.Data, err = r.chunkBytes(sr, p.id, p.seg, p.off, p.n, ch.Data); err != nil {
-			lostChunk(ch, err)
-			c.Lost += ch.LostBytes
-		}
-	}
+	c.Lost = r.readChunks(places, func(i int) *Chunk { return &c.Chunks[i] })
 	return c, nil
 }
 

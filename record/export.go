@@ -90,18 +90,17 @@ func (r *Record) ChunksAfter(after int64, limit int) ([]OutputChunk, error) {
 		return nil, fmt.Errorf("record: read output: %w", err)
 	}
 	var out []OutputChunk
-	type place struct{ seg, off, n int64 }
-	var places []place
+	var places []chunkPlace
 	for rows.Next() {
 		var c OutputChunk
-		var p place
+		var p chunkPlace
 		var t int64
 		var s int
 		if err := rows.Scan(&c.ID, &c.Sandbox, &c.Process, &t, &c.Cursor, &s, &c.Data, &p.seg, &p.off, &p.n); err != nil {
 			rows.Close()
 			return out, fmt.Errorf("record: read output: %w", err)
 		}
-		c.Time, c.Stream = time.Unix(0, t), client.Stream(s)
+		c.Time, c.Stream, p.id = time.Unix(0, t), client.Stream(s), c.ID
 		out = append(out, c)
 		places = append(places, p)
 	}
@@ -109,14 +108,7 @@ func (r *Record) ChunksAfter(after int64, limit int) ([]OutputChunk, error) {
 	if err := rows.Err(); err != nil {
 		return out, fmt.Errorf("record: read output: %w", err)
 	}
-	sr := r.segReader()
-	defer sr.close()
-	for i, p := range places {
-		c := &out[i]
-		if c.Data, err = r.chunkBytes(sr, c.ID, p.seg, p.off, p.n, c.Data); err != nil {
-			lostChunk(&c.Chunk, err)
-		}
-	}
+	r.readChunks(places, func(i int) *Chunk { return &out[i].Chunk })
 	return out, nil
 }
 

@@ -146,7 +146,6 @@ type segTx struct {
 	cur     outSeg
 	created []outSeg // files made in this transaction
 	retired []outSeg // segments this transaction closed (rotated away from)
-	buf     []byte
 }
 
 func (r *Record) segTx(tx *sql.Tx) *segTx {
@@ -327,13 +326,30 @@ func (r *Record) chunkBytes(sr *segReader, id, seg, off, n int64, data []byte) (
 	return nil, err
 }
 
-// lostChunk fills a chunk whose bytes are gone: no data, Lost says why.
-func lostChunk(c *Chunk, err error) {
-	c.Data, c.Lost = nil, err
-	var le *OutputLostError
-	if errors.As(err, &le) {
-		c.LostBytes = le.Length
+// chunkPlace is where a chunks row says its bytes are (seg 0: in the data it was read with).
+type chunkPlace struct{ id, seg, off, n int64 }
+
+// readChunks gives each chunk its bytes, chunk(i) being the one places[i] describes, once the rows
+// are read (chunkBytes may query the file again). A chunk whose bytes are gone gets no Data and
+// Lost says why; lost is how many bytes that is, all chunks together.
+func (r *Record) readChunks(places []chunkPlace, chunk func(i int) *Chunk) (lost int64) {
+	sr := r.segReader()
+	defer sr.close()
+	for i, p := range places {
+		c := chunk(i)
+		b, err := r.chunkBytes(sr, p.id, p.seg, p.off, p.n, c.Data)
+		if err == nil {
+			c.Data = b
+			continue
+		}
+		c.Data, c.Lost = nil, err
+		var le *OutputLostError
+		if errors.As(err, &le) {
+			c.LostBytes = le.Length
+		}
+		lost += c.LostBytes
 	}
+	return lost
 }
 
 // reclaim gives back the space of deleted output: closed segments no row refers to are deleted,

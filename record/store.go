@@ -1040,24 +1040,20 @@ func (r *Record) Close() error {
 	var err error
 	// the output's bytes are durable before the rows naming them (the close checkpoints the WAL)
 	r.closeOutput()
-	if !r.readOnly && !r.detached && atomic.LoadInt64(&r.run) != 0 && !r.madeSegments {
-		err = r.retryBusy(func() error {
-			_, err := r.db.Exec("UPDATE runs SET ended = ? WHERE id = ?", r.now().UnixNano(), atomic.LoadInt64(&r.run))
-			return err
-		})
-	} else if !r.readOnly && !r.detached && atomic.LoadInt64(&r.run) != 0 {
+	if run := atomic.LoadInt64(&r.run); !r.readOnly && !r.detached && run != 0 {
 		err = r.retryBusy(func() error {
 			tx, err := r.db.Begin()
 			if err != nil {
 				return err
 			}
 			defer tx.Rollback()
-			run := atomic.LoadInt64(&r.run)
 			if _, err := tx.Exec("UPDATE runs SET ended = ? WHERE id = ?", r.now().UnixNano(), run); err != nil {
 				return err
 			}
-			if _, err := tx.Exec("UPDATE segments SET open = 0 WHERE run = ?", run); err != nil {
-				return err
+			if r.madeSegments {
+				if _, err := tx.Exec("UPDATE segments SET open = 0 WHERE run = ?", run); err != nil {
+					return err
+				}
 			}
 			return tx.Commit()
 		})
