@@ -130,12 +130,7 @@ func (l *List) key(i int) string {
 func (l *List) rebuild(cur string) {
 	l.refilter()
 	if cur != "" {
-		for p, i := range l.order {
-			if l.key(i) == cur {
-				l.cursor = p
-				break
-			}
-		}
+		l.cursorTo(func(i int) bool { return l.key(i) == cur })
 	}
 	l.clamp()
 }
@@ -145,14 +140,19 @@ func (l *List) rebuild(cur string) {
 func (l *List) rebuildAt(cur int) {
 	l.refilter()
 	if cur >= 0 {
-		for p, i := range l.order {
-			if i == cur {
-				l.cursor = p
-				break
-			}
-		}
+		l.cursorTo(func(i int) bool { return i == cur })
 	}
 	l.clamp()
+}
+
+// cursorTo puts the cursor on the first shown row that is the one (a source row index).
+func (l *List) cursorTo(is func(i int) bool) {
+	for p, i := range l.order {
+		if is(i) {
+			l.cursor = p
+			return
+		}
+	}
 }
 
 // refilter recomputes the shown rows: filtered, then sorted. A filter that contains the last
@@ -184,27 +184,14 @@ func (l *List) refilter() {
 		// typed further at its end: where the shorter filter first occurs, only what was typed
 		// since is compared; elsewhere the filter occurs later or not at all
 		k, added := len(l.matchedBy), fb[len(l.matchedBy):]
-		texts, ends := l.texts, l.ends
 		for _, i := range l.matched {
-			start := 0
-			if i > 0 {
-				start = int(ends[i-1])
-			}
-			end, at := int(ends[i]), start+int(l.at[i]) // at: where in texts
-			same := false
-			if q := at + len(fb); q <= end {
-				if len(added) == 1 { // a key typed: one byte to compare
-					same = texts[at+k] == added[0]
-				} else {
-					same = bytes.Equal(texts[at+k:q], added)
-				}
-			}
-			if same {
+			t, at := l.textOf(i), int(l.at[i])
+			if q := at + len(fb); q <= len(t) && bytes.Equal(t[at+k:q], added) {
 				l.order = append(l.order, i)
 				continue
 			}
-			if j := bytes.Index(texts[at+1:end], fb); j >= 0 {
-				l.at[i] = int32(at + 1 + j - start)
+			if j := bytes.Index(t[at+1:], fb); j >= 0 {
+				l.at[i] = int32(at + 1 + j)
 				l.order = append(l.order, i)
 			}
 		}
