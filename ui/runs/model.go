@@ -314,18 +314,7 @@ func (m *Model) reload() {
 	if m.ctx.Record == nil {
 		return
 	}
-	now := m.ctx.Clock()
-	keep := map[string]bool{}
-	for _, sb := range m.sandboxes() {
-		keep[sb] = true
-		if _, ok := m.unread[sb]; ok {
-			m.unread[sb] = m.count(sb) // readRest's answer is on its way
-			continue
-		}
-		m.load(sb, now)
-	}
-	m.drop(keep)
-	m.rebuild()
+	m.reloaded(m.readListed()())
 }
 
 // reloadMsg is reloadLater's answer: the listed sandboxes read again (reads, each with the count of
@@ -343,10 +332,18 @@ type reloadMsg struct {
 // made off the UI goroutine (at 10,000 runs this took about 12 ms there every second). Update takes
 // the answer for the sandboxes not read since (reloaded); nil while an answer is on its way.
 func (m *Model) reloadLater() tea.Cmd {
-	rec := m.ctx.Record
-	if rec == nil || m.reloading {
+	if m.ctx.Record == nil || m.reloading {
 		return nil
 	}
+	read := m.readListed()
+	m.reloading = true
+	return func() tea.Msg { return read() }
+}
+
+// readListed is the read of every listed sandbox as it stands: the function reads the record (and
+// nothing of the screen), reload runs it at once, reloadLater in a command.
+func (m *Model) readListed() func() reloadMsg {
+	rec := m.ctx.Record
 	type ask struct {
 		sb     string
 		unread bool
@@ -359,9 +356,8 @@ func (m *Model) reloadLater() tea.Cmd {
 		_, unread := m.unread[sb]
 		asks = append(asks, ask{sb: sb, unread: unread, seen: m.reads[sb], old: m.bySandbox[sb], file: m.outputs[sb]})
 	}
-	m.reloading = true
 	watch, clock, owner, gen := m.ctx.Watch, m.ctx.Clock, m, m.gen
-	return func() tea.Msg {
+	return func() reloadMsg {
 		msg := reloadMsg{owner: owner, gen: gen, counts: map[string]counted{}}
 		now := clock()
 		for _, a := range asks {
@@ -382,9 +378,10 @@ func (m *Model) reloadLater() tea.Cmd {
 // those still unread; a sandbox listed since is read now, one no longer listed is dropped.
 func (m *Model) reloaded(msg reloadMsg) {
 	for k, r := range msg.reads {
-		if _, ok := m.states[r.sandbox]; !ok || m.reads[r.sandbox] != msg.seen[k] {
-			continue // dropped, or read since (a change notice, a key): that read is newer
+		if _, unread := m.unread[r.sandbox]; unread || m.reads[r.sandbox] != msg.seen[k] {
+			continue // forgotten and listed again, or read since (a change notice, a key): that read is newer
 		}
+		m.reads[r.sandbox]++
 		m.states[r.sandbox], m.outputs[r.sandbox], m.bySandbox[r.sandbox] = r.st, r.outputs, r.rows
 	}
 	for sb, c := range msg.counts {
