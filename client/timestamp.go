@@ -43,7 +43,7 @@ func parseUTCTimestamp(b []byte) (t time.Time, ok bool) {
 	}
 	year := num(b[0:4], 0, 9999)
 	month := num(b[5:7], 1, 12)
-	day := num(b[8:10], 1, daysIn(month, year))
+	day := num(b[8:10], 1, 31)
 	hour := num(b[11:13], 0, 23)
 	minute := num(b[14:16], 0, 59)
 	sec := num(b[17:19], 0, 59)
@@ -61,19 +61,9 @@ func parseUTCTimestamp(b []byte) (t time.Time, ok bool) {
 	if !ok {
 		return time.Time{}, false
 	}
-	return time.Date(year, time.Month(month), day, hour, minute, sec, nsec, time.UTC), true
-}
-
-// daysIn is the number of days of month (1-12) in year, leap years included.
-func daysIn(month, year int) int {
-	switch month {
-	case 2:
-		if year%4 == 0 && (year%100 != 0 || year%400 == 0) {
-			return 29
-		}
-		return 28
-	case 4, 6, 9, 11:
-		return 30
+	t = time.Date(year, time.Month(month), day, hour, minute, sec, nsec, time.UTC)
+	if t.Day() != day {
+		return time.Time{}, false // a day the month has not (time.Date moved it on)
 	}
-	return 31
+	return t, true
 }
