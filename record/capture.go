@@ -196,21 +196,15 @@ func (r *Record) metaLocked(sandbox, process string) *captureMeta {
 // chunks' bytes go to the active segment first, in one write; their rows say where.
 func (r *Record) writeChunks(tx *sql.Tx, out *segTx, chunks []Chunk, metas map[capKey]captureMeta) error {
 	if len(chunks) > 0 {
-		n := 0
+		bufs := r.outBufs[:0]
 		for _, c := range chunks {
-			n += len(c.Data)
+			if len(c.Data) > 0 {
+				bufs = append(bufs, c.Data)
+			}
 		}
-		buf := r.outBuf[:0]
-		if cap(buf) < n {
-			buf = make([]byte, 0, n)
-		}
-		for _, c := range chunks {
-			buf = append(buf, c.Data...)
-		}
-		if cap(buf) <= 4<<20 {
-			r.outBuf = buf[:0]
-		}
-		seg, off, err := out.append(buf)
+		seg, off, err := out.append(bufs)
+		clear(bufs) // the chunks' buffers are recycled: nothing here keeps them
+		r.outBufs = bufs[:0]
 		if err != nil {
 			return err
 		}

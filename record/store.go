@@ -129,7 +129,7 @@ type Record struct {
 	madeSegments bool         // this run made a segment (Close closes its rows)
 	reclaimDue   atomic.Bool  // rows were removed since reclaim last ran
 	lastReclaim  atomic.Int64 // when reclaim last ran (Unix ns)
-	outBuf       []byte       // a commit's output bytes, gathered for one write
+	outBufs      [][]byte     // a commit's output buffers, written with one system call
 
 	mu       sync.Mutex
 	states   map[string]*State // folded sandboxes, loaded on first use
