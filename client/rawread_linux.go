@@ -4,6 +4,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"sync"
 	"syscall"
 	"unsafe"
 )
@@ -27,30 +28,64 @@ func quietReads(c net.Conn) net.Conn {
 	if err != nil {
 		return c
 	}
-	return &quietReadConn{TCPConn: tc, rc: rc}
+	q := &quietReadConn{TCPConn: tc, rc: rc}
+	q.readFn, q.writeFn = q.tryRead, q.tryWrite
+	return q
 }
 
+// quietReadConn keeps each direction's buffer and result in fields, under that direction's lock,
+// so that the functions handed to the raw connection are made once, not allocated per call.
 type quietReadConn struct {
 	*net.TCPConn
 	rc syscall.RawConn
+
+	rmu    sync.Mutex
+	readFn func(fd uintptr) bool
+	rbuf   []byte
+	rn     int
+	rerrno syscall.Errno
+
+	wmu     sync.Mutex
+	writeFn func(fd uintptr) bool
+	wbuf    []byte
+	wn      int
+	werrno  syscall.Errno
+}
+
+// tryRead reads once into rbuf; false (not ready) makes the raw connection wait in the poller
+// and call it again.
+func (c *quietReadConn) tryRead(fd uintptr) bool {
+	for {
+		r, _, e := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&c.rbuf[0])), uintptr(len(c.rbuf)))
+		if e == syscall.EINTR {
+			continue
+		}
+		c.rn, c.rerrno = int(r), e
+		return e != syscall.EAGAIN
+	}
+}
+
+func (c *quietReadConn) tryWrite(fd uintptr) bool {
+	for {
+		r, _, e := syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&c.wbuf[0])), uintptr(len(c.wbuf)))
+		if e == syscall.EINTR {
+			continue
+		}
+		c.wn, c.werrno = int(r), e
+		return e != syscall.EAGAIN
+	}
 }
 
 func (c *quietReadConn) Read(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
-	var n int
-	var errno syscall.Errno
-	err := c.rc.Read(func(fd uintptr) bool {
-		for {
-			r, _, e := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
-			if e == syscall.EINTR {
-				continue
-			}
-			n, errno = int(r), e
-			return e != syscall.EAGAIN // not ready: wait in the poller, then try again
-		}
-	})
+	c.rmu.Lock()
+	defer c.rmu.Unlock()
+	c.rbuf = p
+	err := c.rc.Read(c.readFn)
+	c.rbuf = nil
+	n, errno := c.rn, c.rerrno
 	switch {
 	case err != nil:
 		return 0, c.opError("read", err)
@@ -65,28 +100,20 @@ func (c *quietReadConn) Read(p []byte) (int, error) {
 // Write writes all of p the same way (a request to the bridge is written from a goroutine that
 // was idle: through the scheduler, its write woke the monitor thread as a read did).
 func (c *quietReadConn) Write(p []byte) (int, error) {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
 	written := 0
 	for written < len(p) {
-		var n int
-		var errno syscall.Errno
-		rest := p[written:]
-		err := c.rc.Write(func(fd uintptr) bool {
-			for {
-				r, _, e := syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&rest[0])), uintptr(len(rest)))
-				if e == syscall.EINTR {
-					continue
-				}
-				n, errno = int(r), e
-				return e != syscall.EAGAIN // no room: wait in the poller, then try again
-			}
-		})
+		c.wbuf = p[written:]
+		err := c.rc.Write(c.writeFn)
+		c.wbuf = nil
 		switch {
 		case err != nil:
 			return written, c.opError("write", err)
-		case errno != 0:
-			return written, c.opError("write", os.NewSyscallError("write", errno))
+		case c.werrno != 0:
+			return written, c.opError("write", os.NewSyscallError("write", c.werrno))
 		}
-		written += n
+		written += c.wn
 	}
 	return written, nil
 }
