@@ -131,7 +131,7 @@ func (e *env) captureOnce(b *bridge, sb string, ids []string, window time.Durati
 	start := time.Now()
 	if out := os.Getenv("SANDSCOPE_BENCH_PERF"); out != "" {
 		// profile the TUI over the window: perf record -g into this file (11b's profile)
-		p := exec.Command("perf", "record", "-F", "2999", "-g", "-p", strconv.Itoa(pid), "-o", out, "--", "sleep", strconv.Itoa(int(window.Seconds())))
+		p := exec.Command("perf", "record", "-F", "9999", "-g", "-p", strconv.Itoa(pid), "-o", out, "--", "sleep", strconv.Itoa(int(window.Seconds())))
 		if err := p.Start(); err == nil {
 			defer func() { _ = p.Wait() }()
 		}
