@@ -1,4 +1,4 @@
-package client
+package quietio
 
 import (
 	"bytes"
@@ -30,16 +30,17 @@ func quietPair(t *testing.T) (net.Conn, net.Conn) {
 		}
 		accepted <- c
 	}()
-	c, err := dialBridge(t.Context(), "tcp", ln.Addr().String())
+	raw, err := net.Dial("tcp", ln.Addr().String())
 	if err != nil {
 		t.Fatal(err)
 	}
+	c := Conn(raw)
 	peer := <-accepted
 	if peer == nil {
 		t.Fatal("accept failed")
 	}
-	if _, ok := c.(*quietReadConn); !ok {
-		t.Fatalf("dialBridge gave %T", c)
+	if _, ok := c.(*quietConn); !ok {
+		t.Fatalf("Conn gave %T", c)
 	}
 	t.Cleanup(func() { c.Close(); peer.Close() })
 	return c, peer
@@ -58,7 +59,7 @@ func TestQuietConnMovesBytesExactly(t *testing.T) {
 	if n, err := c.Write(want); n != len(want) || err != nil {
 		t.Fatalf("write: %d %v", n, err)
 	}
-	c.(*quietReadConn).CloseWrite()
+	c.(*quietConn).CloseWrite()
 	if b := <-got; !bytes.Equal(b, want) {
 		t.Fatalf("the peer read %d bytes, not the %d written", len(b), len(want))
 	}

@@ -1,4 +1,4 @@
-package client
+package quietio
 
 import (
 	"io"
@@ -9,33 +9,26 @@ import (
 	"unsafe"
 )
 
-// quietReads makes a TCP connection's reads plain read(2) calls on its non-blocking socket, made
-// without telling the Go scheduler a system call is under way, and waiting in the network poller
-// as before when there is nothing to read.
-//
-// Why: a Go program idle between events parks its monitor thread (sysmon) in a deep sleep, and the
-// first system call made through the scheduler wakes it, after which it polls every 20 µs while
-// anything runs. A follower woken by each event of a process's output made two to three of those
-// wake-ups per event: more than half of all the TUI's thread wake-ups while capturing eight
-// processes in the background (figure 11b). A read of a non-blocking socket never blocks, so the
-// scheduler has nothing to take back from it.
-func quietReads(c net.Conn) net.Conn {
+// Conn makes a TCP connection's reads and writes plain read(2) and write(2) calls on its
+// non-blocking socket, waiting in the network poller as before when there is nothing to read or
+// no room to write. A connection it cannot make quiet is returned as it is.
+func Conn(c net.Conn) net.Conn {
 	tc, ok := c.(*net.TCPConn)
 	if !ok {
 		return c
 	}
 	rc, err := tc.SyscallConn()
-	if err != nil {
+	if err != nil || !nonBlocking(rc) {
 		return c
 	}
-	q := &quietReadConn{TCPConn: tc, rc: rc}
+	q := &quietConn{TCPConn: tc, rc: rc}
 	q.readFn, q.writeFn = q.tryRead, q.tryWrite
 	return q
 }
 
-// quietReadConn keeps each direction's buffer and result in fields, under that direction's lock,
+// quietConn keeps each direction's buffer and result in fields, under that direction's lock,
 // so that the functions handed to the raw connection are made once, not allocated per call.
-type quietReadConn struct {
+type quietConn struct {
 	*net.TCPConn
 	rc syscall.RawConn
 
@@ -54,7 +47,7 @@ type quietReadConn struct {
 
 // tryRead reads once into rbuf; false (not ready) makes the raw connection wait in the poller
 // and call it again.
-func (c *quietReadConn) tryRead(fd uintptr) bool {
+func (c *quietConn) tryRead(fd uintptr) bool {
 	for {
 		r, _, e := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&c.rbuf[0])), uintptr(len(c.rbuf)))
 		if e == syscall.EINTR {
@@ -65,7 +58,7 @@ func (c *quietReadConn) tryRead(fd uintptr) bool {
 	}
 }
 
-func (c *quietReadConn) tryWrite(fd uintptr) bool {
+func (c *quietConn) tryWrite(fd uintptr) bool {
 	for {
 		r, _, e := syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&c.wbuf[0])), uintptr(len(c.wbuf)))
 		if e == syscall.EINTR {
@@ -76,7 +69,7 @@ func (c *quietReadConn) tryWrite(fd uintptr) bool {
 	}
 }
 
-func (c *quietReadConn) Read(p []byte) (int, error) {
+func (c *quietConn) Read(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
@@ -99,7 +92,7 @@ func (c *quietReadConn) Read(p []byte) (int, error) {
 
 // Write writes all of p the same way (a request to the bridge is written from a goroutine that
 // was idle: through the scheduler, its write woke the monitor thread as a read did).
-func (c *quietReadConn) Write(p []byte) (int, error) {
+func (c *quietConn) Write(p []byte) (int, error) {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
 	written := 0
@@ -118,11 +111,22 @@ func (c *quietReadConn) Write(p []byte) (int, error) {
 	return written, nil
 }
 
-// opError is what net.Conn's Read or Write returns for err (net.ErrClosed, os.ErrDeadlineExceeded, an
-// errno), so that callers telling them apart see no difference.
-func (c *quietReadConn) opError(op string, err error) error {
+// opError is what net.Conn's Read or Write returns for err (net.ErrClosed,
+// os.ErrDeadlineExceeded, an errno), so that callers telling them apart see no difference.
+func (c *quietConn) opError(op string, err error) error {
 	if oe, ok := err.(*net.OpError); ok {
 		err = oe.Err // the raw read's own wrapping
 	}
 	return &net.OpError{Op: op, Net: "tcp", Source: c.LocalAddr(), Addr: c.RemoteAddr(), Err: err}
+}
+
+// nonBlocking reports whether the descriptor is in non-blocking mode: only then can a raw read or
+// write not block.
+func nonBlocking(rc syscall.RawConn) bool {
+	nb := false
+	_ = rc.Control(func(fd uintptr) {
+		flags, _, e := syscall.RawSyscall(syscall.SYS_FCNTL, fd, syscall.F_GETFL, 0)
+		nb = e == 0 && flags&syscall.O_NONBLOCK != 0
+	})
+	return nb
 }
