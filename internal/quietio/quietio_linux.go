@@ -45,27 +45,25 @@ type quietConn struct {
 	werrno  syscall.Errno
 }
 
-// tryRead reads once into rbuf; false (not ready) makes the raw connection wait in the poller
-// and call it again.
+// tryRead reads once into rbuf, tryWrite writes once from wbuf; false (not ready) makes the raw
+// connection wait in the poller and call it again.
 func (c *quietConn) tryRead(fd uintptr) bool {
-	for {
-		r, _, e := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&c.rbuf[0])), uintptr(len(c.rbuf)))
-		if e == syscall.EINTR {
-			continue
-		}
-		c.rn, c.rerrno = int(r), e
-		return e != syscall.EAGAIN
-	}
+	c.rn, c.rerrno = once(syscall.SYS_READ, fd, c.rbuf)
+	return c.rerrno != syscall.EAGAIN
 }
 
 func (c *quietConn) tryWrite(fd uintptr) bool {
+	c.wn, c.werrno = once(syscall.SYS_WRITE, fd, c.wbuf)
+	return c.werrno != syscall.EAGAIN
+}
+
+// once makes the read or write system call trap on fd with b, again when a signal interrupts it.
+func once(trap, fd uintptr, b []byte) (int, syscall.Errno) {
 	for {
-		r, _, e := syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&c.wbuf[0])), uintptr(len(c.wbuf)))
-		if e == syscall.EINTR {
-			continue
+		r, _, e := syscall.RawSyscall(trap, fd, uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
+		if e != syscall.EINTR {
+			return int(r), e
 		}
-		c.wn, c.werrno = int(r), e
-		return e != syscall.EAGAIN
 	}
 }
 
