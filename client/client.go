@@ -116,6 +116,7 @@ func New(baseURL string, opts ...Option) (*Client, error) {
 // environment: the bridge token must not travel through an unexpected hop.
 var defaultTransport = &http.Transport{
 	Proxy:                 nil,
+	DialContext:           dialBridge,
 	MaxIdleConnsPerHost:   16,
 	IdleConnTimeout:       90 * time.Second,
 	TLSHandshakeTimeout:   10 * time.Second,

@@ -107,7 +107,7 @@ func (c *Client) Follow(ctx context.Context, sandbox, process string, opts Follo
 		resume: opts.Since, last: ParseCursor(opts.Since),
 	}
 	if opts.ReuseData {
-		r.ring = newDataRing(opts.Buffer + streamItemsBuffer + 8)
+		r.ring = newDataRing(opts.Buffer + 8)
 	}
 	go r.run()
 	return f
@@ -139,6 +139,7 @@ type follower struct {
 	// number (or marked at once when cursors are opaque).
 	restarted bool
 	quietSent bool
+	dataAt    time.Time // when the current stream last delivered output (the quiet and stall timers)
 
 	// An ending is confirmed only when the bridge's status says the process ended AND a stream
 	// opened after that answer carries the terminal event as the first thing after the last
@@ -334,18 +335,13 @@ func (r *follower) fail(reason string, err error) action {
 	return actEnd
 }
 
-// streamItemsBuffer is how many decoded events the reading goroutine may run ahead.
-const streamItemsBuffer = 32
-
-// reuseItemsBuffer is streamItemsBuffer under ReuseData.
-const reuseItemsBuffer = 4
-
-type streamItem struct {
-	msg LogMessage
-	err error
-}
-
 // stream opens the log once and consumes it until it ends, breaks or a decision is made.
+//
+// One goroutine reads, decodes and handles the stream's events (the follower's state is its own
+// while it runs); the calling goroutine meanwhile waits on the context and the quiet and stall
+// timers, and takes the follower's state (mu) only when one of them fires. Handing each event from
+// a reading goroutine to a handling one cost a goroutine wake-up, and often a thread's, per event:
+// the largest cost of a follow that is not the bytes themselves.
 func (r *follower) stream() action {
 	ls, err := r.c.Logs(r.ctx, r.sandbox, r.process, LogQuery{Since: r.resume, Replay: true, Follow: !r.opts.NoFollow})
 	if err != nil {
@@ -362,45 +358,54 @@ func (r *follower) stream() action {
 			return actEnd
 		}
 	}
-
-	ahead := streamItemsBuffer
 	switch {
 	case r.ring != nil:
 		ls.alloc = r.ring.get
-		// fewer buffers in rotation stay in cache; a consumer that keeps a short queue (logs
-		// --all follows 20 streams at once) keeps the reader's short too
-		ahead = min(reuseItemsBuffer, r.opts.Buffer)
 	case r.opts.Pool != nil:
-		// the full read-ahead: the stream's reader is what a fast follow waits for (with 4 events
-		// ahead the log view took a third longer to ingest a replay)
 		ls.alloc = r.opts.Pool.Get
 	}
-	items := make(chan streamItem, ahead)
-	sctx, stop := context.WithCancel(r.ctx)
-	defer stop()
+	r.quietSent = false
+	r.dataAt = time.Now()
+
+	var (
+		mu      sync.Mutex
+		over    bool // a decision was made: the reader no longer touches the follower's state
+		decided = make(chan action, 1)
+		read    = make(chan struct{})
+	)
 	go func() {
-		defer close(items)
+		defer close(read)
 		for {
 			m, err := ls.Next()
-			// a send with room goes without a select over both channels (most of a replay's
-			// events); once the reader is ahead, it waits for room or the end
-			select {
-			case items <- streamItem{m, err}:
-			default:
-				select {
-				case items <- streamItem{m, err}:
-				case <-sctx.Done():
-					return
-				}
+			mu.Lock()
+			if over {
+				mu.Unlock()
+				return
 			}
+			var act action
+			done := true
 			if err != nil {
-				var me *MalformedEventError
-				if !errors.As(err, &me) {
-					return
-				}
+				act = r.streamError(err)
+			} else if act, done = r.handle(m); !done && (m.Type == "stdout" || m.Type == "stderr") {
+				r.dataAt = time.Now()
+				r.quietSent = false
 			}
+			if done {
+				over = true
+				mu.Unlock()
+				decided <- act
+				return
+			}
+			mu.Unlock()
 		}
 	}()
+	// end stops the reader (closing the stream unblocks its read) and waits for it: nothing of
+	// this stream is delivered after stream returns.
+	end := func(act action) action {
+		ls.Close()
+		<-read
+		return act
+	}
 
 	quiet := time.NewTimer(r.opts.QuietAfter)
 	defer quiet.Stop()
@@ -411,64 +416,48 @@ func (r *follower) stream() action {
 		defer stallTimer.Stop()
 		stall = stallTimer.C
 	}
-	r.quietSent = false
-	burst := 0 // events taken in a row without looking at the context and the timers
-	for {
-		var it streamItem
-		ok, got := false, false
-		if burst < maxBurst {
-			// An event already read ahead is taken without a select over every channel (a
-			// replay's events are nearly all ready); every maxBurst events, and whenever none is
-			// ready, the full select below gives the context and the timers their turn.
-			select {
-			case it, ok = <-items:
-				got = true
-				burst++
-			default:
-			}
+	// decide runs a timer's check on the follower's state unless the reader decided first, or
+	// data came since the timer was set (it is set again for what remains of after).
+	decide := func(t *time.Timer, after time.Duration, check func() (action, bool)) (action, bool) {
+		mu.Lock()
+		if over {
+			mu.Unlock()
+			return end(<-decided), true
 		}
-		if !got {
-			burst = 0
-			select {
-			case <-r.ctx.Done():
-				return actEnd
-			case <-stall:
-				return r.interrupt(fmt.Sprintf("stalled: no data for %v", r.opts.StallAfter), nil)
-			case <-quiet.C:
-				if act, done := r.quietCheck(); done {
-					return act
-				}
-				quiet.Reset(r.opts.QuietAfter)
-				continue
-			case it, ok = <-items:
-			}
+		if since := time.Since(r.dataAt); since < after {
+			t.Reset(after - since)
+			mu.Unlock()
+			return 0, false
 		}
-		if !ok {
-			return actEnd // only when sctx is done
-		}
-		if it.err != nil {
-			return r.streamError(it.err)
-		}
-		act, done := r.handle(it.msg)
+		act, done := check()
+		over = done
+		mu.Unlock()
 		if done {
-			return act
+			return end(act), true
 		}
-		if it.msg.Type == "stdout" || it.msg.Type == "stderr" {
-			// Go 1.23+ timers: Reset discards a pending expiry, nothing stale is received.
-			quiet.Reset(r.opts.QuietAfter)
-			if stallTimer != nil {
-				stallTimer.Reset(r.opts.StallAfter)
+		t.Reset(after)
+		return 0, false
+	}
+	for {
+		select {
+		case <-r.ctx.Done():
+			return end(actEnd)
+		case act := <-decided:
+			return end(act)
+		case <-stall:
+			if act, done := decide(stallTimer, r.opts.StallAfter, func() (action, bool) {
+				return r.interrupt(fmt.Sprintf("stalled: no data for %v", r.opts.StallAfter), nil), true
+			}); done {
+				return act
 			}
-			r.quietSent = false
+		case <-quiet.C:
+			if act, done := decide(quiet, r.opts.QuietAfter, r.quietCheck); done {
+				return act
+			}
 		}
 	}
 }
 
-// maxBurst is how many events the follower's loop takes in a row, while they are ready, before
-// it looks at its context and timers again.
-const maxBurst = 16
-
-// openFailed decides what a failed open means.
 func (r *follower) openFailed(err error) action {
 	switch {
 	case r.ctx.Err() != nil:

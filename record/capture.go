@@ -30,6 +30,9 @@ type Capture struct {
 // maxChunk is the largest output row; consecutive chunks of one stream are merged up to it.
 const maxChunk = 64 << 10
 
+// outputBatch is how much queued output the writer commits without waiting for its output round.
+const outputBatch = 4 << 20
+
 // CaptureBegin notes that output capture of a process begins. earlierGone says bytes before the
 // first captured one are already gone, and why. Capturing a process again (after a restart)
 // continues the same capture.
@@ -84,6 +87,10 @@ func (r *Record) CaptureData(sandbox, process string, ev client.LogEvent) {
 	m.lastCursor = ev.Cursor
 	m.lastData = t
 	m.dirty = true
+	// a flood is committed in batches of outputBatch, not held for the whole round
+	if r.queued += len(ev.Data); r.queued >= outputBatch && r.queued-len(ev.Data) < outputBatch {
+		r.kickWriter()
+	}
 	// output waits for the writer's next output round (or an event's commit): the writer is told
 	// of the first output since a commit only, not woken per chunk
 	if r.outputWaiting.CompareAndSwap(false, true) {
@@ -189,21 +196,15 @@ func (r *Record) metaLocked(sandbox, process string) *captureMeta {
 // chunks' bytes go to the active segment first, in one write; their rows say where.
 func (r *Record) writeChunks(tx *sql.Tx, out *segTx, chunks []Chunk, metas map[capKey]captureMeta) error {
 	if len(chunks) > 0 {
-		n := 0
+		bufs := r.outBufs[:0]
 		for _, c := range chunks {
-			n += len(c.Data)
+			if len(c.Data) > 0 {
+				bufs = append(bufs, c.Data)
+			}
 		}
-		buf := r.outBuf[:0]
-		if cap(buf) < n {
-			buf = make([]byte, 0, n)
-		}
-		for _, c := range chunks {
-			buf = append(buf, c.Data...)
-		}
-		if cap(buf) <= 4<<20 {
-			r.outBuf = buf[:0]
-		}
-		seg, off, err := out.append(buf)
+		seg, off, err := out.append(bufs)
+		clear(bufs) // the chunks' buffers are recycled: nothing here keeps them
+		r.outBufs = bufs[:0]
 		if err != nil {
 			return err
 		}

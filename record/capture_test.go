@@ -239,7 +239,7 @@ func TestNewRecordPageSize(t *testing.T) {
 }
 
 // TestWriterCommitsWithoutFlush: with nobody calling Flush, an event is committed after about
-// FlushEvery and output alone after about ten of them, however the writer sleeps meanwhile; an
+// FlushEvery and output alone after about forty of them, however the writer sleeps meanwhile; an
 // idle writer wakes about once a second, not at every round.
 func TestWriterCommitsWithoutFlush(t *testing.T) {
 	r, err := Open(Options{Dir: t.TempDir(), Bridge: bridgeID, FlushEvery: 20 * time.Millisecond})

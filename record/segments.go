@@ -152,20 +152,24 @@ func (r *Record) segTx(tx *sql.Tx) *segTx {
 	return &segTx{r: r, tx: tx, cur: r.out}
 }
 
-// append writes p at the end of the active segment (beginning one when there is none or it is
+// append writes bufs, one after another, at the end of the active segment (beginning one when there is none or it is
 // full) and returns where it went.
-func (s *segTx) append(p []byte) (seg, off int64, err error) {
-	if s.cur.id == 0 || (s.cur.end > 0 && s.cur.end+int64(len(p)) > segmentMax) {
+func (s *segTx) append(bufs [][]byte) (seg, off int64, err error) {
+	n := int64(0)
+	for _, b := range bufs {
+		n += int64(len(b))
+	}
+	if s.cur.id == 0 || (s.cur.end > 0 && s.cur.end+n > segmentMax) {
 		if err := s.rotate(); err != nil {
 			return 0, 0, err
 		}
 	}
-	if _, err := s.cur.f.WriteAt(p, s.cur.end); err != nil {
+	if err := writeAtv(s.cur.f, bufs, s.cur.end); err != nil {
 		return 0, 0, fmt.Errorf("record: write output: %w", err)
 	}
 	seg, off = s.cur.id, s.cur.end
-	s.cur.end += int64(len(p))
-	s.cur.unsynced += int64(len(p))
+	s.cur.end += n
+	s.cur.unsynced += n
 	return seg, off, nil
 }
 
@@ -488,7 +492,7 @@ func (r *Record) compact(tx *sql.Tx, st *segTx, id int64) error {
 		if err != nil {
 			continue // lost already: the row keeps saying where its bytes were, and reads as lost
 		}
-		seg, off, err := st.append(b)
+		seg, off, err := st.append([][]byte{b})
 		if err != nil {
 			return err
 		}

@@ -67,7 +67,7 @@ type Options struct {
 	Version string
 	Budget  Budget
 	// FlushEvery is how often queued entries are committed (default 50 ms; captured output alone
-	// waits for every tenth round).
+	// waits for every fortieth round, or outputBatch of it).
 	FlushEvery time.Duration
 	// Now is the clock (default time.Now).
 	Now func() time.Time
@@ -84,8 +84,8 @@ type Options struct {
 
 // Record is what sandscope has observed on one bridge. It is safe for concurrent use. Add and
 // Capture never block on the disk: entries are queued and committed by one writer every
-// FlushEvery (captured output alone every 10 × FlushEvery; an event takes the queued output with
-// it), each batch in one transaction, so a crash costs at most the last batch.
+// FlushEvery (captured output alone every 40 × FlushEvery or outputBatch bytes; an event takes the
+// queued output with it), each batch in one transaction, so a crash costs at most the last batch.
 type Record struct {
 	db      *sql.DB
 	path    string
@@ -120,7 +120,8 @@ type Record struct {
 	held         bool          // a batch failed for a lock or damage and waits in pending
 	checkLater   bool          // Open left the check after an unclean end to the writer (a large record)
 	beginWait    time.Duration // how long the last write waited for the write lock
-	outputEvery  time.Duration // captured output alone is committed this often (10 × FlushEvery)
+	outputEvery  time.Duration // captured output alone is committed this often (40 × FlushEvery)
+	queued       int           // bytes of output queued since the last commit (mu)
 	lastOutput   time.Time     // when output was last committed
 	spared       bool          // recycle kept buffers in spare since dropSpare last let them go
 	prepared     map[string]*sql.Stmt
@@ -128,7 +129,7 @@ type Record struct {
 	madeSegments bool         // this run made a segment (Close closes its rows)
 	reclaimDue   atomic.Bool  // rows were removed since reclaim last ran
 	lastReclaim  atomic.Int64 // when reclaim last ran (Unix ns)
-	outBuf       []byte       // a commit's output bytes, gathered for one write
+	outBufs      [][]byte     // a commit's output buffers, written with one system call
 
 	mu       sync.Mutex
 	states   map[string]*State // folded sandboxes, loaded on first use
@@ -267,10 +268,12 @@ func Open(o Options) (*Record, error) {
 	if every <= 0 {
 		every = 50 * time.Millisecond
 	}
-	// Captured output is committed every 10 rounds (500 ms by default) unless an event or Flush
-	// commits it sooner: a profile of the TUI capturing 8 chatty processes (figure 11b) had the
-	// writer at 36 % of its CPU, a commit of a few small rows and a WAL append every 50 ms.
-	r.outputEvery = 10 * every
+	// Captured output is committed every 40 rounds (2 s by default) unless an event, Flush or
+	// outputBatch of it commits it sooner. Each commit costs the same few SQLite pages whatever
+	// it holds: committing every 500 ms, the writer was a fifth of the TUI's CPU while capturing
+	// 8 chatty processes (figure 11b), and the commit itself most of that. What a crash loses of
+	// the last 2 s is what the bridge still has: capture resumes from the last committed cursor.
+	r.outputEvery = 40 * every
 	go r.writer(every)
 	return r, nil
 }
@@ -1257,7 +1260,7 @@ func (r *Record) commit() error {
 	r.outputWaiting.Store(false) // before taking the queue: output queued after it waits again
 	r.mu.Lock()
 	evs, chunks := r.pending, r.chunks
-	r.pending, r.chunks = nil, nil
+	r.pending, r.chunks, r.queued = nil, nil, 0
 	var metas map[capKey]captureMeta
 	for k, m := range r.capture {
 		if m.dirty {

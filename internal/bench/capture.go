@@ -104,7 +104,7 @@ func (e *env) captureOnce(b *bridge, sb string, ids []string, window time.Durati
 	}
 	var before int64
 	for deadline := time.Now().Add(20 * time.Second); ; {
-		if before, err = capturedBytes(stateDir, b.url, sb, ids); err != nil {
+		if before, err = capturedBytes(stateDir, b.url, sb); err != nil {
 			return 0, 0, 0, "", err
 		}
 		if before > 0 {
@@ -116,30 +116,35 @@ func (e *env) captureOnce(b *bridge, sb string, ids []string, window time.Durati
 		time.Sleep(200 * time.Millisecond)
 	}
 	time.Sleep(time.Second)
-	if before, err = capturedBytes(stateDir, b.url, sb, ids); err != nil {
-		return 0, 0, 0, "", err
-	}
-	c0, err := cpuTime(t.cmd.Process.Pid)
+	db, err := openRecordOf(stateDir, b.url)
 	if err != nil {
 		return 0, 0, 0, "", err
 	}
+	defer db.Close()
+	// The window runs from one commit of captured output to another: the record commits output
+	// in rounds, and bytes read between them would count a round's bytes or not by chance.
+	pid := t.cmd.Process.Pid
+	before, c0, runs0, err := atCommit(db, sb, pid)
+	if err != nil {
+		return 0, 0, 0, "", err
+	}
+	start := time.Now()
 	if out := os.Getenv("SANDSCOPE_BENCH_PERF"); out != "" {
 		// profile the TUI over the window: perf record -g into this file (11b's profile)
-		p := exec.Command("perf", "record", "-F", "2999", "-g", "-p", strconv.Itoa(t.cmd.Process.Pid), "-o", out, "--", "sleep", strconv.Itoa(int(window.Seconds())))
+		p := exec.Command("perf", "record", "-F", "9999", "-g", "-p", strconv.Itoa(pid), "-o", out, "--", "sleep", strconv.Itoa(int(window.Seconds())))
 		if err := p.Start(); err == nil {
 			defer func() { _ = p.Wait() }()
 		}
 	}
 	time.Sleep(window)
-	c1, err := cpuTime(t.cmd.Process.Pid)
+	after, c1, runs1, err := atCommit(db, sb, pid)
+	took := time.Since(start)
 	t.stop()
 	if err != nil {
 		return 0, 0, 0, "", err
 	}
-	after, err := capturedBytes(stateDir, b.url, sb, ids)
-	if err != nil {
-		return 0, 0, 0, "", err
-	}
+	e.logf("11b TUI: %.2f ms of CPU a second, %.0f wake-ups a second, %.2f MB a second captured over %.1f s",
+		(c1-c0).Seconds()*1000/took.Seconds(), float64(runs1-runs0)/took.Seconds(), float64(after-before)/1e6/took.Seconds(), took.Seconds())
 	got := after - before
 	if got <= 0 {
 		return 0, 0, 0, "the record captured nothing", nil
@@ -203,34 +208,66 @@ func (e *env) curlWindow(b *bridge, sb string, ids []string, window time.Duratio
 	return cpu, total, nil
 }
 
-// capturedBytes is what the record of bridgeURL holds of the processes' output, counting bytes
+// capturedBytes is what the record of bridgeURL holds of sandbox sb's processes' output, counting bytes
 // later removed to keep its budget. It reads the record's captures table read-only, so the TUI
 // that writes it is not disturbed.
-func capturedBytes(stateDir, bridgeURL, sb string, ids []string) (int64, error) {
-	// the record is named after the bridge's identity (its ID when it reports one, not its URL):
-	// the state directory is this run's own, so its one record file is the TUI's
-	path := record.FileFor(filepath.Join(stateDir, "record"), bridgeURL)
-	if m, _ := filepath.Glob(filepath.Join(stateDir, "record", "*.db")); len(m) == 1 {
-		path = m[0]
-	}
+func capturedBytes(stateDir, bridgeURL, sb string) (int64, error) {
+	path := recordFileOf(stateDir, bridgeURL)
 	if _, err := os.Stat(path); err != nil {
 		return 0, nil // not created yet: nothing captured
 	}
-	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(5000)&mode=ro")
+	db, err := openRecordOf(stateDir, bridgeURL)
 	if err != nil {
-		return 0, fmt.Errorf("open the record: %w", err)
+		return 0, err
 	}
 	defer db.Close()
+	return sandboxCaptured(db, sb)
+}
+
+// recordFileOf is the TUI's record file in stateDir. The record is named after the bridge's
+// identity (its ID when it reports one, not its URL): the state directory is this run's own, so
+// its one record file is the TUI's.
+func recordFileOf(stateDir, bridgeURL string) string {
+	if m, _ := filepath.Glob(filepath.Join(stateDir, "record", "*.db")); len(m) == 1 {
+		return m[0]
+	}
+	return record.FileFor(filepath.Join(stateDir, "record"), bridgeURL)
+}
+
+func openRecordOf(stateDir, bridgeURL string) (*sql.DB, error) {
+	db, err := sql.Open("sqlite", "file:"+recordFileOf(stateDir, bridgeURL)+"?_pragma=busy_timeout(5000)&mode=ro")
+	if err != nil {
+		return nil, fmt.Errorf("open the record: %w", err)
+	}
+	return db, nil
+}
+
+// sandboxCaptured is the output captured of sandbox sb's processes so far (kept or dropped).
+func sandboxCaptured(db *sql.DB, sb string) (int64, error) {
 	var n int64
-	for _, id := range ids {
-		var b int64
-		err := db.QueryRow("SELECT COALESCE(SUM(bytes + dropped), 0) FROM captures WHERE sandbox = ? AND process = ?", sb, id).Scan(&b)
-		if err != nil {
-			return 0, fmt.Errorf("captured output of %s: %w", id, err)
-		}
-		n += b
+	if err := db.QueryRow("SELECT COALESCE(SUM(bytes + dropped), 0) FROM captures WHERE sandbox = ?", sb).Scan(&n); err != nil {
+		return 0, fmt.Errorf("captured output of %s: %w", sb, err)
 	}
 	return n, nil
+}
+
+// atCommit waits (5 s at most) for the record's next commit of captured output, then reads what
+// it holds and the TUI's CPU time and wake-ups at once.
+func atCommit(db *sql.DB, sb string, pid int) (bytes int64, cpu time.Duration, runs int64, err error) {
+	was, err := sandboxCaptured(db, sb)
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		n, err := sandboxCaptured(db, sb)
+		if err != nil {
+			return 0, 0, 0, err
+		}
+		if n != was || time.Now().After(deadline) {
+			cpu, runs, err := schedStat(pid)
+			return n, cpu, runs, err
+		}
+	}
 }
 
 // outputCounter counts the bytes of process output in an SSE stream written to it: each event's

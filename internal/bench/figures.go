@@ -36,11 +36,12 @@ var figures = []figure{
 	{"11", "the record's cost", figRecord},
 	{"12", "local bridge SSE vs a pipe", figSSE},
 	{"13", "a record of 10,000 runs", figScale},
+	{"11b", "TUI background capture (also in 11)", func(e *env) ([]row, error) { r, err := figCapture(e); return []row{r}, err }},
 	{"13i", "watcher requests of 200 known sandboxes (also in 13)", func(e *env) ([]row, error) { return e.watchRateRows() }},
 }
 
 // alone are the parts of another figure that also run on their own, only when named in --only.
-var alone = map[string]bool{"13i": true}
+var alone = map[string]bool{"11b": true, "13i": true}
 
 const benchSandbox = "bench"
 

@@ -158,23 +158,31 @@ func (t *tui) stop() {
 
 // cpuTime is the CPU the process has used so far (all threads, nanosecond resolution).
 func cpuTime(pid int) (time.Duration, error) {
+	cpu, _, err := schedStat(pid)
+	return cpu, err
+}
+
+// schedStat is the CPU time of all threads of process pid so far, and how many times they were
+// put on a CPU (each a wake-up, or a preemption's return).
+func schedStat(pid int) (time.Duration, int64, error) {
 	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	var total int64
+	var total, runs int64
 	for _, task := range tasks {
 		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/schedstat", pid, task.Name()))
 		if err != nil {
 			continue // the thread ended
 		}
 		f := strings.Fields(string(b))
-		if len(f) > 0 {
+		if len(f) > 2 {
 			v, _ := strconv.ParseInt(f[0], 10, 64)
-			total += v
+			n, _ := strconv.ParseInt(f[2], 10, 64)
+			total, runs = total+v, runs+n
 		}
 	}
-	return time.Duration(total), nil
+	return time.Duration(total), runs, nil
 }
 
 // Figure 9: from exec to the first frame of the sandboxes screen, on the bench bridge and with the

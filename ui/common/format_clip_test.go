@@ -78,3 +78,38 @@ func TestCutNeverDoublesTheEllipsis(t *testing.T) {
 		t.Errorf("Fit of text that fits changed it: %q", got)
 	}
 }
+
+// Printable ASCII takes a shortcut in Fit, Cut and FitCells: it must give what the general path
+// gives, for text around every width, with the spaces, dots and bytes beside the range it keys on.
+func TestPlainASCIIShortcutMatchesTheGeneralPath(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 5))
+	alphabet := []byte(" .~!az09AZ\x1f\x7f\x1b")
+	shortcuts := 0
+	for range 20000 {
+		b := make([]byte, rng.IntN(40))
+		for i := range b {
+			if rng.IntN(8) == 0 {
+				b[i] = alphabet[rng.IntN(len(alphabet))]
+			} else {
+				b[i] = byte(0x20 + rng.IntN(0x5f))
+			}
+		}
+		s := string(b)
+		if printableASCII(s) {
+			shortcuts++
+		}
+		w := 1 + rng.IntN(45)
+		if got, want := Fit(s, w), fitGeneral(s, w); got != want {
+			t.Fatalf("Fit(%q, %d) = %q, the general path gives %q", s, w, got, want)
+		}
+		if got, want := Cut(s, w), cutGeneral(s, w); got != want {
+			t.Fatalf("Cut(%q, %d) = %q, the general path gives %q", s, w, got, want)
+		}
+		if got, want := FitCells(s, w), fitCellsGeneral(s, w); got != want {
+			t.Fatalf("FitCells(%q, %d) = %q, the general path gives %q", s, w, got, want)
+		}
+	}
+	if shortcuts < 5000 {
+		t.Fatalf("only %d of 20000 strings took the shortcut", shortcuts)
+	}
+}

@@ -1,0 +1,19 @@
+//go:build !linux
+
+package record
+
+import "os"
+
+// writeAtv writes bufs one after another at off in f, gathered into one buffer first.
+func writeAtv(f *os.File, bufs [][]byte, off int64) error {
+	n := 0
+	for _, b := range bufs {
+		n += len(b)
+	}
+	all := make([]byte, 0, n)
+	for _, b := range bufs {
+		all = append(all, b...)
+	}
+	_, err := f.WriteAt(all, off)
+	return err
+}
