@@ -67,7 +67,7 @@ type Options struct {
 	Version string
 	Budget  Budget
 	// FlushEvery is how often queued entries are committed (default 50 ms; captured output alone
-	// waits for every fortieth round, or outputBatch of it).
+	// waits for every fortieth round, or 4 MiB of it).
 	FlushEvery time.Duration
 	// Now is the clock (default time.Now).
 	Now func() time.Time
@@ -84,7 +84,7 @@ type Options struct {
 
 // Record is what sandscope has observed on one bridge. It is safe for concurrent use. Add and
 // Capture never block on the disk: entries are queued and committed by one writer every
-// FlushEvery (captured output alone every 40 × FlushEvery or outputBatch bytes; an event takes the
+// FlushEvery (captured output alone every 40 × FlushEvery or 4 MiB; an event takes the
 // queued output with it), each batch in one transaction, so a crash costs at most the last batch.
 type Record struct {
 	db      *sql.DB
