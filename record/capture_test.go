@@ -272,3 +272,35 @@ func TestWriterCommitsWithoutFlush(t *testing.T) {
 		t.Fatalf("an idle writer woke %d times in 2 s (every 20 ms would be 100)", n)
 	}
 }
+
+// TestQueuedOutputCommitsAtTheBatchSize: output queued past 4 MiB is committed at the writer's
+// next round, not held for the output round (40 rounds: 40 s here).
+func TestQueuedOutputCommitsAtTheBatchSize(t *testing.T) {
+	r, err := Open(Options{Dir: t.TempDir(), Bridge: bridgeID, FlushEvery: time.Second, Budget: Budget{CapturePerRun: 1 << 30, CaptureTotal: 1 << 32}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	committed := func(n int64) bool { c, err := r.Captured("demo", "p"); return err == nil && c.Bytes == n }
+	// the first output of a record commits at once; the output round starts from it
+	r.CaptureData("demo", "p", client.LogEvent{Kind: client.Data, Cursor: "0", Data: []byte("first\n")})
+	for deadline := time.Now().Add(20 * time.Second); !committed(6); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the first output was not committed")
+		}
+	}
+	chunk := bytes.Repeat([]byte("x"), 64<<10)
+	n := 0
+	for i := 0; n <= outputBatch; i++ {
+		r.CaptureData("demo", "p", client.LogEvent{Kind: client.Data, Cursor: fmt.Sprint(i + 1), Data: chunk})
+		n += len(chunk)
+	}
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if committed(int64(6 + n)) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d bytes queued were not committed within 20 s (the output round is 40 s)", n)
+		}
+	}
+}
