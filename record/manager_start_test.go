@@ -159,6 +159,8 @@ func TestFocusBringsTheFirstPollForward(t *testing.T) {
 	m, b, clock, _ := startManager(t, WatchBudget{})
 	m.Track("a", "b", "c", "d")
 	waitUntil(t, "the waits", func() bool { return clock.asked() == 3 })
+	// a's watcher starts without a wait, but on a busy machine after the others began theirs
+	waitUntil(t, "a's watcher", func() bool { return len(b.startedList()) == 1 })
 	m.Untrack("b")
 	m.Focus("c")
 	waitUntil(t, "c's watcher", func() bool { return len(b.startedList()) == 2 })

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"sandscope/client"
 )
 
 // garble writes garbage over a quarter of the file's pages in the middle, then gives it back its
@@ -365,5 +367,33 @@ func TestLargeUncleanRecordCheckedAfterOpen(t *testing.T) {
 	r.Add(Event{Sandbox: "demo", Source: FromAction, Kind: "launch", Entity: Process, EntityID: "after"})
 	if err := r.Flush(); err != nil {
 		t.Fatalf("recording after the repair: %v", err)
+	}
+}
+
+// A check mark another process leaves while this one commits is looked at within
+// markLookWriting (not markLookIdle): the integrity check finds the record sound and the mark goes.
+func TestCheckMarkSeenWhileCommitting(t *testing.T) {
+	dir := t.TempDir()
+	r, err := Open(Options{Dir: dir, Bridge: bridgeID, FlushEvery: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	time.Sleep(1500 * time.Millisecond) // the writer's first look, at its first round, is done
+	mark := r.checkMark()
+	if err := os.WriteFile(mark, []byte("damage met by another process\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(markLookWriting + 3*time.Second)
+	for i := 0; ; i++ {
+		r.Add(FromSandboxEvent(client.SandboxEvent{Kind: client.ProcessChanged, Sandbox: "demo", Time: time.Now(),
+			Process: running(fmt.Sprintf("proc-%d", i), 10, 1), Incarnation: client.Incarnation{Number: 1}}))
+		if _, err := os.Stat(mark); os.IsNotExist(err) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the check mark is still there %v after it was left, while the record committed", markLookWriting+3*time.Second)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }

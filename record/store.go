@@ -114,6 +114,7 @@ type Record struct {
 	damagedIno   uint64    // the damaged file (another process's repair puts a new one at the path)
 	lastTry      time.Time // last repair attempt while detached
 	lastMarkLook time.Time
+	lastWrite    time.Time // the last commit that had something to write
 	markSeen     time.Time // the check mark last looked at
 	busySince    time.Time // a batch has waited for a lock since then
 	toldBusy     bool
@@ -1280,6 +1281,7 @@ func (r *Record) commit() error {
 		r.lastOutput = time.Now()
 	}
 	began := time.Now()
+	r.lastWrite = began
 	err := r.write(evs, chunks, metas)
 	if err == nil {
 		r.recycle(chunks)

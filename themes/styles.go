@@ -65,8 +65,18 @@ type Styles struct {
 	HelpDesc  lipgloss.Style
 	Prefixes  []lipgloss.Style // multi-follow process prefixes
 	Badges    [badgeCount]lipgloss.Style
-	JSONKey   lipgloss.Style
-	Cursor    lipgloss.Style // the cursor cell of an embedded terminal
+	// Paints are the plain-colour styles as Paints, for what is drawn on every row or redraw
+	Paints Paints
+	// badgePaints are the badges' styles as Paints (BadgeText): tables draw one per row
+	badgePaints [badgeCount]Paint
+	JSONKey     lipgloss.Style
+	Cursor      lipgloss.Style // the cursor cell of an embedded terminal
+}
+
+// Paints hold the styles drawn most often as Paints: each renders exactly what the style of the
+// same name renders, without lipgloss's per-render measuring and colour conversion.
+type Paints struct {
+	Title, Text, Faint, Warning, Info, Selected, Stale, TableHead, Tab Paint
 }
 
 // Badge returns the style of one state badge.
@@ -75,6 +85,15 @@ func (s *Styles) Badge(b Badge) lipgloss.Style {
 		return s.Text
 	}
 	return s.Badges[b]
+}
+
+// BadgeText renders text in badge b's style (what Badge(b).Render(text) gives, made cheaper for
+// the plain labels tables show on every row).
+func (s *Styles) BadgeText(b Badge, text string) string {
+	if b < 0 || b >= badgeCount {
+		return s.Text.Render(text)
+	}
+	return s.badgePaints[b].Render(text)
 }
 
 // Prefix returns the style of the i-th followed process's prefix.
@@ -157,5 +176,10 @@ func New(p Palette, r *lipgloss.Renderer) *Styles {
 	s.Badges[BadgeFailed] = badge(p.Error).Reverse(true)
 	s.Badges[BadgeConnecting] = badge(p.Faint)
 	s.Badges[BadgeUnconfirmed] = badge(p.Warning).Italic(true)
+	for i, b := range s.Badges {
+		s.badgePaints[i] = NewPaint(b)
+	}
+	s.Paints = Paints{Title: NewPaint(s.Title), Text: NewPaint(s.Text), Faint: NewPaint(s.Faint), Warning: NewPaint(s.Warning),
+		Info: NewPaint(s.Info), Selected: NewPaint(s.Selected), Stale: NewPaint(s.Stale), TableHead: NewPaint(s.TableHead), Tab: NewPaint(s.Tab)}
 	return s
 }

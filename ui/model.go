@@ -18,9 +18,11 @@ import (
 // Model is the root model: a stack of screens (the sandboxes screen at the bottom), a header, a
 // status area and the help overlay.
 type Model struct {
-	ctx    *common.Context
-	cancel context.CancelFunc // ends the current bridge's streams (a context switch starts anew)
-	opts   Options
+	ctx *common.Context
+	// hintsKey says which keys, width and styles hintsLine, the last key hints drawn, is for
+	hintsKey, hintsLine string
+	cancel              context.CancelFunc // ends the current bridge's streams (a context switch starts anew)
+	opts                Options
 	// baseCtx lives as long as the program: the demo scene and context switches derive from it.
 	baseCtx    context.Context
 	baseCancel context.CancelFunc

@@ -160,7 +160,17 @@ func (m *Model) hints() string {
 			bs = append(bs, b)
 		}
 	}
-	return common.Fit(m.helpModel(m.width).ShortHelpView(bs), m.width)
+	// the same keys at the same width draw the same line: styling it is most of a redraw's cost
+	// when only the clock moved, so the last one is kept
+	var k strings.Builder
+	fmt.Fprintf(&k, "%d %p", m.width, m.ctx.Styles)
+	for _, b := range bs {
+		k.WriteString("\x00" + b.Help().Key + "\x00" + b.Help().Desc)
+	}
+	if key := k.String(); key != m.hintsKey {
+		m.hintsKey, m.hintsLine = key, common.Fit(m.helpModel(m.width).ShortHelpView(bs), m.width)
+	}
+	return m.hintsLine
 }
 
 // helpColumns are the keys of the help overlay: those of the top screen (or of the open list or

@@ -147,7 +147,7 @@ func (r *standardRenderer) kill() {
 
 // idleFrames is how many frames in a row with nothing to draw stop the ticker (sandscope patch:
 // an idle program does not wake up 60 times a second).
-const idleFrames = 6
+const idleFrames = 2
 
 // wakeUp restarts the ticker of an idle renderer (sandscope patch). It never blocks.
 func (r *standardRenderer) wakeUp() {

@@ -2,6 +2,7 @@ package common
 
 import (
 	"sandscope/client"
+	"sandscope/internal/cellwidth"
 	"sandscope/sanitize"
 
 	"fmt"
@@ -83,7 +84,7 @@ func Fit(s string, w int) string {
 	if w <= 0 {
 		return ""
 	}
-	if printableASCII(s) {
+	if cellwidth.PrintableASCII(s) {
 		if len(s) > w {
 			return s[:w-1] + Ellipsis
 		}
@@ -111,7 +112,7 @@ func Cut(s string, w int) string {
 	if w <= 0 {
 		return ""
 	}
-	if printableASCII(s) {
+	if cellwidth.PrintableASCII(s) {
 		if len(s) > w {
 			return s[:w-1] + Ellipsis
 		}
@@ -132,18 +133,6 @@ func cutGeneral(s string, w int) string {
 	return cut
 }
 
-// printableASCII reports whether s is printable ASCII only: a cell per byte, no escapes. Most of
-// what tables show is, and measuring it needs no grapheme segmentation (which made a redraw of
-// the sandbox screen with 20 processes take 2 ms).
-func printableASCII(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c > 0x7e {
-			return false
-		}
-	}
-	return true
-}
-
 // More marks that text goes on after s (the last line shown of a longer message): s in at most w
 // cells ending with one "…" (s's own, when it already ends with one).
 func More(s string, w int) string {
@@ -160,7 +149,7 @@ func FitCells(s string, w int) string {
 	if w <= 0 {
 		return ""
 	}
-	if printableASCII(s) {
+	if cellwidth.PrintableASCII(s) {
 		if len(s) > w {
 			return s[:w]
 		}

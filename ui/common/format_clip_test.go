@@ -1,6 +1,8 @@
 package common
 
 import (
+	"sandscope/internal/cellwidth"
+
 	"github.com/charmbracelet/x/ansi"
 	"math/rand/v2"
 	"strings"
@@ -95,7 +97,7 @@ func TestPlainASCIIShortcutMatchesTheGeneralPath(t *testing.T) {
 			}
 		}
 		s := string(b)
-		if printableASCII(s) {
+		if cellwidth.PrintableASCII(s) {
 			shortcuts++
 		}
 		w := 1 + rng.IntN(45)

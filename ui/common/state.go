@@ -2,9 +2,8 @@ package common
 
 import (
 	"fmt"
+	"sandscope/internal/cellwidth"
 	"time"
-
-	"github.com/charmbracelet/x/ansi"
 
 	"sandscope/client"
 	"sandscope/themes"
@@ -111,10 +110,10 @@ func (s StateWord) Full() string {
 // Fit is the longest form that fits w cells; the shortest form, cut, when none does.
 func (s StateWord) Fit(w int) string {
 	for i, f := range s.Forms {
-		if ansi.StringWidth(f) <= w {
+		if cellwidth.String(f) <= w {
 			return f
 		}
-		if i == 0 && s.Cut && len(s.Forms) > 1 && w >= ansi.StringWidth(s.Forms[len(s.Forms)-1])+1+minCutDetail {
+		if i == 0 && s.Cut && len(s.Forms) > 1 && w >= cellwidth.String(s.Forms[len(s.Forms)-1])+1+minCutDetail {
 			return Fit(f, w)
 		}
 	}
@@ -127,14 +126,14 @@ func (s StateWord) Fit(w int) string {
 // StateWidths is what a STATE column titled title needs for words: least, the widest shortest
 // form (so every row keeps its state word whole), and want, the widest full wording.
 func StateWidths(title string, words []StateWord) (least, want int) {
-	least = ansi.StringWidth(title)
+	least = cellwidth.String(title)
 	want = least
 	for _, s := range words {
 		if len(s.Forms) == 0 {
 			continue
 		}
-		least = max(least, ansi.StringWidth(s.Forms[len(s.Forms)-1]))
-		want = max(want, ansi.StringWidth(s.Forms[0]))
+		least = max(least, cellwidth.String(s.Forms[len(s.Forms)-1]))
+		want = max(want, cellwidth.String(s.Forms[0]))
 	}
 	return least, want
 }

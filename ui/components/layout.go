@@ -1,9 +1,8 @@
 package components
 
 import (
+	"sandscope/internal/cellwidth"
 	"unicode/utf8"
-
-	"github.com/charmbracelet/x/ansi"
 )
 
 // Column describes one table column for Layout.
@@ -163,10 +162,10 @@ func Natural(cols []Column, cells [][]string) []Column {
 		if out[c].Flex {
 			continue
 		}
-		w := ansi.StringWidth(out[c].Title)
+		w := cellwidth.String(out[c].Title)
 		for _, row := range cells {
 			if c < len(row) {
-				w = max(w, ansi.StringWidth(row[c]))
+				w = max(w, cellwidth.String(row[c]))
 			}
 		}
 		if out[c].Want > 0 {

@@ -1,6 +1,7 @@
 package components
 
 import (
+	"sandscope/internal/cellwidth"
 	"strings"
 
 	"github.com/charmbracelet/bubbles/key"
@@ -56,13 +57,13 @@ func (t *Tabs) View(st *themes.Styles, labels []string, width int) string {
 			if i == t.active {
 				b.WriteString(st.TabActive.Render("[" + l + "]"))
 			} else {
-				b.WriteString(st.Tab.Render(" " + l + " "))
+				b.WriteString(st.Paints.Tab.Render(" " + l + " "))
 			}
 		}
 		return b.String()
 	}
 	out := draw(labels)
-	if ansi.StringWidth(out) <= width {
+	if cellwidth.String(out) <= width {
 		return out
 	}
 	short := make([]string, len(labels))

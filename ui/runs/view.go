@@ -122,7 +122,7 @@ func (m *Model) renderRow(i int, cols []int, now time.Time) string {
 	w := m.width
 	r := m.rows[i]
 	shown := cells(r, now)
-	shown[0] = st.Badge(r.badge).Render(common.Fit(r.label, cols[0]))
+	shown[0] = st.BadgeText(r.badge, common.Fit(r.label, cols[0]))
 	if m.list.IsCursor(i) {
 		plain := make([]string, len(shown))
 		for j, c := range shown {

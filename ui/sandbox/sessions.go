@@ -218,10 +218,10 @@ func (m *Model) sessionRows(now time.Time) (string, []string, string) {
 	}
 	sc := components.Natural(sessionCols, plain)
 	cols := m.layout(sc)
-	head := joinShown(titles(sc), cols)
+	head := joinShown(titles(sc), cols, nil)
 	rows := make([]string, 0, len(m.sessions))
 	for i := range m.sessions {
-		rows = append(rows, m.row(i, false, plain[i], cols, nil))
+		rows = append(rows, m.row(i, false, plain[i], cols, nil, nil))
 	}
 	k := m.ctx.Keys
 	detail := fmt.Sprintf("sessions die with their container · %s chooses one for exec and shell · %s creates · %s deletes",

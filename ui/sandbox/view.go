@@ -3,10 +3,9 @@ package sandbox
 import (
 	"errors"
 	"fmt"
+	"sandscope/internal/cellwidth"
 	"strings"
 	"time"
-
-	"github.com/charmbracelet/x/ansi"
 
 	"sandscope/client"
 	"sandscope/record"
@@ -78,14 +77,14 @@ func (m *Model) View() string {
 	}
 	var b strings.Builder
 
-	b.WriteString(common.Fit(st.Title.Render("Sandbox "+m.id)+"  "+m.sandboxState(now), w) + "\n")
+	b.WriteString(common.Fit(st.Paints.Title.Render("Sandbox "+m.id)+"  "+m.sandboxState(now), w) + "\n")
 	labels := make([]string, len(m.kinds))
 	for i, t := range m.kinds {
 		labels[i] = m.tabLabel(t)
 	}
 	strip := m.tabs.View(st, labels, w)
 	if ls := m.list().Status(); ls != "" {
-		strip += "  " + st.Info.Render(ls)
+		strip += "  " + st.Paints.Info.Render(ls)
 	}
 	b.WriteString(common.Fit(strip, w) + "\n")
 
@@ -104,7 +103,7 @@ func (m *Model) View() string {
 	}
 	tw := m.tableWidth()
 	var table []string
-	table = append(table, "  "+st.TableHead.Render(common.Fit(head, tw-2)))
+	table = append(table, "  "+st.Paints.TableHead.Render(common.Fit(head, tw-2)))
 	if len(rows) == 0 || m.list().Len() == 0 {
 		msg, problem := "  nothing yet", false
 		switch {
@@ -131,7 +130,7 @@ func (m *Model) View() string {
 				}
 			}
 		} else {
-			table = append(table, st.Faint.Render(common.Fit(msg, tw)))
+			table = append(table, st.Paints.Faint.Render(common.Fit(msg, tw)))
 		}
 	}
 	for _, i := range m.list().Window() {
@@ -146,7 +145,7 @@ func (m *Model) View() string {
 		pw := w - tw - 1
 		pv := m.previewView(pw, lh+1)
 		for i := range table {
-			b.WriteString(common.Fit(table[i], tw) + st.Faint.Render("│") + pv[i] + "\n")
+			b.WriteString(common.Fit(table[i], tw) + st.Paints.Faint.Render("│") + pv[i] + "\n")
 		}
 	case m.previewBelow():
 		for _, l := range table {
@@ -171,7 +170,7 @@ func (m *Model) View() string {
 		dl = append(dl, "")
 	}
 	for i, l := range dl {
-		b.WriteString(st.Faint.Render(common.Fit(l, w)))
+		b.WriteString(st.Paints.Faint.Render(common.Fit(l, w)))
 		if i < len(dl)-1 {
 			b.WriteString("\n")
 		}
@@ -212,9 +211,9 @@ func (m *Model) sandboxState(now time.Time) string {
 		}
 		// fast right after a change, slower while nothing changes (client.WatchOptions)
 		settled := client.SettledInterval(every, m.ctx.WatchSlow)
-		return st.Badge(themes.BadgeRunning).Render("RUNNING") + st.Faint.Render(inc+" · states polled every "+every.String()+"–"+settled.String())
+		return st.BadgeText(themes.BadgeRunning, "RUNNING") + st.Paints.Faint.Render(inc+" · states polled every "+every.String()+"–"+settled.String())
 	}
-	return st.Badge(themes.BadgeStopped).Render("STOPPED") + st.Faint.Render(inc+" · nothing runs until something is started")
+	return st.BadgeText(themes.BadgeStopped, "STOPPED") + st.Paints.Faint.Render(inc+" · nothing runs until something is started")
 }
 
 // watchProblem says why the lists are empty while the watcher fails: the bridge's error
@@ -273,32 +272,70 @@ var procCols = []components.Column{
 	{Title: "RUNTIME", Min: 7, Priority: 1},
 }
 
-func (m *Model) row(i int, mark bool, cells []string, cols []int, style func(string) string) string {
+// row draws table row i: its plain cells fitted to the columns, the state cell (1) drawn by state
+// when given, the whole row in style when given (stale rows: the state cell stays plain there).
+// Cells are fitted before they are painted: nothing painted is measured again.
+func (m *Model) row(i int, mark bool, cells []string, cols []int, state stateCell, style func(string) string) string {
 	st := m.ctx.Styles
 	w := m.tableWidth()
-	line := joinShown(cells, cols)
 	gutter := "  "
 	if mark {
 		gutter = " *"
 	}
 	if m.list().IsCursor(i) {
-		return st.Selected.Render(common.Fit(">"+gutter[1:]+common.StripANSI(line), w))
+		return st.Paints.Selected.Render(common.Fit(">"+gutter[1:]+joinShown(cells, cols, nil), w))
 	}
 	if style != nil {
-		return gutter + style(common.Fit(common.StripANSI(line), w-2))
+		return gutter + style(common.Fit(joinShown(cells, cols, nil), w-2))
 	}
-	return gutter + common.Fit(line, w-2)
+	line, n := joinShown(cells, cols, state), shownWidth(cols)
+	if n > w-2 {
+		return gutter + common.Fit(line, w-2)
+	}
+	return gutter + line + strings.Repeat(" ", w-2-n)
 }
 
-// joinShown joins the cells of the columns Layout kept (width 0: hidden), each fitted.
-func joinShown(cells []string, widths []int) string {
-	parts := make([]string, 0, len(cells))
+// stateCell draws a state cell's text in exactly w cells, painted (nil: the text as it is).
+type stateCell func(text string, w int) string
+
+// badgeCell draws the state in its badge, the cell's padding outside the badge.
+func badgeCell(st *themes.Styles, b themes.Badge) stateCell {
+	return func(text string, w int) string {
+		c := common.Cut(text, w)
+		return st.BadgeText(b, c) + strings.Repeat(" ", max(w-cellwidth.String(c), 0))
+	}
+}
+
+// joinShown joins the cells of the columns Layout kept (width 0: hidden), each fitted; cell 1 is
+// drawn by state when given.
+func joinShown(cells []string, widths []int, state stateCell) string {
+	var b strings.Builder
 	for i, c := range cells {
-		if widths[i] > 0 {
-			parts = append(parts, common.Fit(c, widths[i]))
+		if widths[i] <= 0 {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		if i == 1 && state != nil {
+			b.WriteString(state(c, widths[i]))
+		} else {
+			b.WriteString(common.Fit(c, widths[i]))
 		}
 	}
-	return strings.Join(parts, " ")
+	return b.String()
+}
+
+// shownWidth is the cells joinShown's line takes: the shown columns and a space between each two.
+func shownWidth(widths []int) int {
+	n, shown := 0, 0
+	for _, w := range widths {
+		if w > 0 {
+			n += w
+			shown++
+		}
+	}
+	return n + max(shown-1, 0)
 }
 
 // layout gives the columns their widths for the table's width (2 cells go to the gutter).
@@ -345,30 +382,30 @@ func (m *Model) procRows(now time.Time) (string, []string, string) {
 	}
 	pc := withState(components.Natural(cols0, plain), 1, words, m.tableWidth())
 	cols := m.layout(pc)
-	head := joinShown(titles(pc), cols)
+	head := joinShown(titles(pc), cols, nil)
 	var rows []string
 	for i, e := range m.st.Processes {
 		cond := m.procCond(e)
 		badge, label := words[i].Badge, words[i].Fit(cols[1])
 		cells := plain[i]
-		if cols[0] < ansi.StringWidth(cells[0]) {
+		if cols[0] < cellwidth.String(cells[0]) {
 			// a recorded run's ID starts with its launch date, the same on every row of a day:
 			// where it does not fit, show its random tail (what the other screens show)
 			if short := client.ShortID(e.Process.ID); !strings.HasPrefix(e.Process.ID, short) {
 				cells = append([]string{common.SanitizeText(short)}, cells[1:]...)
 			}
 		}
-		cells[1] = st.Badge(badge).Render(label)
+		cells[1] = label
+		state := badgeCell(st, badge)
 		var style func(string) string
-		if cond == common.Stale || cond == common.Lost {
-			style = func(s string) string { return st.Stale.Render(s) }
-			if cond == common.Lost {
-				// keep the LOST badge loud on a greyed row
-				cells[1] = st.Badge(badge).Render(common.Fit(label, cols[1]))
-				style = nil
-			}
+		switch cond {
+		case common.Stale:
+			style = st.Paints.Stale.Render
+		case common.Lost:
+			// keep the LOST badge loud on a greyed row: the whole cell in it
+			state = func(text string, w int) string { return st.BadgeText(badge, common.Fit(text, w)) }
 		}
-		rows = append(rows, m.row(i, m.lists[ProcessesTab].Marked(entryKey(e)), cells, cols, style))
+		rows = append(rows, m.row(i, m.lists[ProcessesTab].Marked(entryKey(e)), cells, cols, state, style))
 	}
 	detail := ""
 	if n := len(m.lists[ProcessesTab].MarkedKeys()); n > 0 {
@@ -501,25 +538,25 @@ func (m *Model) termRows(now time.Time) (string, []string, string) {
 	}
 	tc := withState(components.Natural(termCols, plain), 1, words, m.tableWidth())
 	cols := m.layout(tc)
-	head := joinShown(titles(tc), cols)
+	head := joinShown(titles(tc), cols, nil)
 	var rows []string
 	for i, e := range m.st.Terminals {
 		cond := m.termCond(e)
 		badge, label := words[i].Badge, words[i].Fit(cols[1])
 		cells := plain[i]
-		if cols[0] < ansi.StringWidth(cells[0]) {
+		if cols[0] < cellwidth.String(cells[0]) {
 			// a recorded run's ID starts with its launch date, the same on every row of a day:
 			// where it does not fit, show its random tail (what the other screens show)
 			if short := client.ShortID(e.Process.ID); !strings.HasPrefix(e.Process.ID, short) {
 				cells = append([]string{common.SanitizeText(short)}, cells[1:]...)
 			}
 		}
-		cells[1] = st.Badge(badge).Render(label)
+		cells[1] = label
 		var style func(string) string
 		if cond == common.Stale {
-			style = func(s string) string { return st.Stale.Render(s) }
+			style = st.Paints.Stale.Render
 		}
-		rows = append(rows, m.row(i, false, cells, cols, style))
+		rows = append(rows, m.row(i, false, cells, cols, badgeCell(st, badge), style))
 	}
 	detail := ""
 	if e := m.curTerm(); e != nil {
@@ -548,16 +585,16 @@ func (m *Model) incRows(now time.Time) (string, []string, string) {
 	}
 	ic := components.Natural(incCols, plain)
 	cols := m.layout(ic)
-	head := joinShown(titles(ic), cols)
+	head := joinShown(titles(ic), cols, nil)
 	var rows []string
 	for i := range m.st.Incarnations {
 		cells := plain[i]
 		var style func(string) string
 		if i < len(m.st.Incarnations)-1 {
 			st := m.ctx.Styles
-			style = func(s string) string { return st.Stale.Render(s) }
+			style = st.Paints.Stale.Render
 		}
-		rows = append(rows, m.row(i, false, cells, cols, style))
+		rows = append(rows, m.row(i, false, cells, cols, nil, style))
 	}
 	detail := "A boundary is reported when the bridge says which container answered, inferred from evidence otherwise."
 	if c := m.lists[TimelineTab].Cursor(); c >= 0 && c < len(m.st.Incarnations) {

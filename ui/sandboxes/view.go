@@ -96,7 +96,7 @@ func (m *Model) View() string {
 		}
 		cells := []string{
 			common.SanitizeText(r.ID),
-			st.Badge(badge).Render(common.Fit(label, cols[1])),
+			st.BadgeText(badge, common.Fit(label, cols[1])),
 			inc, procs, terms,
 			common.Since(now, r.LastSeen),
 			m.source(r),
