@@ -18,11 +18,9 @@ import (
 // Model is the root model: a stack of screens (the sandboxes screen at the bottom), a header, a
 // status area and the help overlay.
 type Model struct {
-	ctx *common.Context
-	// hintsKey says which keys, width and styles hintsLine, the last key hints drawn, is for
-	hintsKey, hintsLine string
-	cancel              context.CancelFunc // ends the current bridge's streams (a context switch starts anew)
-	opts                Options
+	ctx    *common.Context
+	cancel context.CancelFunc // ends the current bridge's streams (a context switch starts anew)
+	opts   Options
 	// baseCtx lives as long as the program: the demo scene and context switches derive from it.
 	baseCtx    context.Context
 	baseCancel context.CancelFunc
@@ -34,6 +32,8 @@ type Model struct {
 	helpOffset int            // first line of the help overlay's keys shown (it scrolls when it does not fit)
 	confirm    *common.Dialog // quit confirmation
 	dialog     *common.Dialog // the root's own prompts: context switcher, first-run demo offer
+	// hintsLine is the last key hints drawn, hintsKey the keys, width and styles it is for
+	hintsKey, hintsLine string
 
 	status      string
 	statusLevel common.Level

@@ -8,10 +8,11 @@ import (
 )
 
 // String agrees with ansi.StringWidth on random strings of printable ASCII and the bytes around it
-// (controls, DEL, ESC sequences, multi-byte runes).
+// (controls, DEL, ESC sequences), Latin-1 (the soft hyphen, C1 controls), combining marks, wide
+// and emoji runes.
 func TestStringMatchesStringWidth(t *testing.T) {
 	rng := rand.New(rand.NewSource(1))
-	pieces := []string{"\x1b[1m", "\x1b[0m", "\t", "\n", "\x7f", "\x1f", "é", "…", "界", "👍🏽", "\u0301"}
+	pieces := []string{"\x1b[1m", "\x1b[0m", "\t", "\n", "\x7f", "\x1f", "é", "…", "界", "👍🏽", "\u0301", "·", "×", "\u00ad", "\u00a0", "\u0085", "ÿ", "‐", "😀"}
 	shortcut := 0
 	for i := 0; i < 20000; i++ {
 		b := make([]byte, 0, 16)

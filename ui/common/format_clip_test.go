@@ -1,12 +1,13 @@
 package common
 
 import (
-	"sandscope/internal/cellwidth"
-
-	"github.com/charmbracelet/x/ansi"
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/charmbracelet/x/ansi"
+
+	"sandscope/internal/cellwidth"
 )
 
 // Fit of a long string gives what full measuring and truncation give, for plain, wide, combining

@@ -2,10 +2,10 @@ package common
 
 import (
 	"fmt"
-	"sandscope/internal/cellwidth"
 	"time"
 
 	"sandscope/client"
+	"sandscope/internal/cellwidth"
 	"sandscope/themes"
 	"sandscope/vocab"
 )

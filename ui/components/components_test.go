@@ -204,25 +204,15 @@ func TestLayoutGivesWayByPriority(t *testing.T) {
 		{Title: "STARTED", Min: 8, Priority: 2},
 		{Title: "TOOK", Min: 5, Priority: 5},
 	}
-	total := func(ws []int) int {
-		n, shown := 0, 0
-		for _, w := range ws {
-			if w > 0 {
-				n += w
-				shown++
-			}
-		}
-		return n + max(shown-1, 0)
-	}
 	for _, width := range []int{20, 40, 60, 78, 118, 198} {
 		ws := Layout(cols, width)
-		if total(ws) > width {
-			t.Errorf("width %d: columns take %d: %v", width, total(ws), ws)
+		if Span(ws) > width {
+			t.Errorf("width %d: columns take %d: %v", width, Span(ws), ws)
 		}
 		if width >= 78 && ws[3] < ws[1] {
 			t.Errorf("width %d: COMMAND %d narrower than STATE %d", width, ws[3], ws[1])
 		}
-		if width >= 118 && total(ws) != width {
+		if width >= 118 && Span(ws) != width {
 			t.Errorf("width %d: the flexible column does not take the room left: %v", width, ws)
 		}
 	}

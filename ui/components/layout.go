@@ -1,8 +1,9 @@
 package components
 
 import (
-	"sandscope/internal/cellwidth"
 	"unicode/utf8"
+
+	"sandscope/internal/cellwidth"
 )
 
 // Column describes one table column for Layout.
@@ -174,4 +175,17 @@ func Natural(cols []Column, cells [][]string) []Column {
 		out[c].Want = max(w, out[c].Min)
 	}
 	return out
+}
+
+// Span is the cells a row of columns this wide takes: the shown columns (width 0: hidden) and a
+// space between each two.
+func Span(widths []int) int {
+	n, shown := 0, 0
+	for _, w := range widths {
+		if w > 0 {
+			n += w
+			shown++
+		}
+	}
+	return n + max(shown-1, 0)
 }

@@ -1,13 +1,13 @@
 package components
 
 import (
-	"sandscope/internal/cellwidth"
 	"strings"
 
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
 
+	"sandscope/internal/cellwidth"
 	"sandscope/keymap"
 	"sandscope/themes"
 )

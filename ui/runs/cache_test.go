@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/charmbracelet/x/ansi"
-
 	"sandscope/client"
 	"sandscope/record"
 	"sandscope/ui/common"
@@ -88,23 +86,6 @@ func TestChangesAt(t *testing.T) {
 		}
 		if age(at) == age(now) {
 			t.Errorf("%v: %q still at %v", d, age(now), at.Sub(t0))
-		}
-	}
-}
-
-// TestCellWidthIsStringWidth: the fast count agrees with ansi.StringWidth on random text of
-// ASCII, Latin-1, controls, combining marks, wide and emoji runes.
-func TestCellWidthIsStringWidth(t *testing.T) {
-	rng := rand.New(rand.NewSource(22))
-	runes := []rune{'a', 'Z', ' ', '·', 'é', '×', 0xad, 0xa0, 0x7f, 0x85, 0x301, '界', '😀', '\t', 'ÿ', '‐'}
-	for i := 0; i < 5000; i++ {
-		var b strings.Builder
-		for j, n := 0, rng.Intn(12); j < n; j++ {
-			b.WriteRune(runes[rng.Intn(len(runes))])
-		}
-		s := b.String()
-		if got, want := cellWidth(s), ansi.StringWidth(s); got != want {
-			t.Fatalf("%q: %d, ansi.StringWidth %d", s, got, want)
 		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"sandscope/client"
+	"sandscope/internal/cellwidth"
 	"sandscope/record"
 	"sandscope/themes"
 	"sandscope/ui/common"
@@ -706,7 +707,7 @@ func setCells(r *row, now time.Time) {
 	r.cells = cells(r, now)
 	r.widths = r.widths[:0]
 	for _, c := range r.cells {
-		r.widths = append(r.widths, cellWidth(c))
+		r.widths = append(r.widths, cellwidth.String(c))
 	}
 	// what the row shows (the whole ID, not its first 8 characters), and its kind
 	r.text = strings.ToLower(strings.Join(r.cells, " ") + " " + string(r.e.Kind) + " " + r.e.ID)
@@ -743,19 +744,6 @@ func minTime(a, b time.Time) time.Time {
 		return b
 	}
 	return a
-}
-
-// cellWidth is a plain cell's width in terminal cells: one a rune for printable ASCII and Latin-1
-// (the rows' "·" included), ansi.StringWidth for anything else.
-func cellWidth(s string) int {
-	n := 0
-	for _, r := range s {
-		if r < 0x20 || (r >= 0x7f && r < 0xa0) || r == 0xad || r > 0xff {
-			return ansi.StringWidth(s)
-		}
-		n++
-	}
-	return n
 }
 
 // naturalOf is components.Natural of the rows' cells, from the widths kept with them.

@@ -3,11 +3,11 @@ package sandbox
 import (
 	"errors"
 	"fmt"
-	"sandscope/internal/cellwidth"
 	"strings"
 	"time"
 
 	"sandscope/client"
+	"sandscope/internal/cellwidth"
 	"sandscope/record"
 	"sandscope/themes"
 	"sandscope/ui/common"
@@ -288,7 +288,7 @@ func (m *Model) row(i int, mark bool, cells []string, cols []int, state stateCel
 	if style != nil {
 		return gutter + style(common.Fit(joinShown(cells, cols, nil), w-2))
 	}
-	line, n := joinShown(cells, cols, state), shownWidth(cols)
+	line, n := joinShown(cells, cols, state), components.Span(cols)
 	if n > w-2 {
 		return gutter + common.Fit(line, w-2)
 	}
@@ -324,18 +324,6 @@ func joinShown(cells []string, widths []int, state stateCell) string {
 		}
 	}
 	return b.String()
-}
-
-// shownWidth is the cells joinShown's line takes: the shown columns and a space between each two.
-func shownWidth(widths []int) int {
-	n, shown := 0, 0
-	for _, w := range widths {
-		if w > 0 {
-			n += w
-			shown++
-		}
-	}
-	return n + max(shown-1, 0)
 }
 
 // layout gives the columns their widths for the table's width (2 cells go to the gutter).
