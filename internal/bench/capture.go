@@ -102,18 +102,10 @@ func (e *env) captureOnce(b *bridge, sb string, ids []string, window time.Durati
 	if err := t.waitFor("Terminals (", 5*time.Second); err != nil {
 		return 0, 0, 0, "", fmt.Errorf("open the sandbox: %w", err)
 	}
-	var before int64
-	for deadline := time.Now().Add(20 * time.Second); ; {
-		if before, err = capturedBytes(stateDir, b.url, sb); err != nil {
-			return 0, 0, 0, "", err
-		}
-		if before > 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			return 0, 0, 0, "capture did not begin within 20 s", nil
-		}
-		time.Sleep(200 * time.Millisecond)
+	if err := waitCaptured(stateDir, b.url, sb); errors.Is(err, errNotCaptured) {
+		return 0, 0, 0, err.Error(), nil
+	} else if err != nil {
+		return 0, 0, 0, "", err
 	}
 	time.Sleep(time.Second)
 	db, err := openRecordOf(stateDir, b.url)

@@ -2,6 +2,10 @@
 // same run and prints one table. scripts/bench runs it; see PERFORMANCE.md for what each row means.
 //
 //	go run ./internal/bench [--quick] [--only 1,8,12] [-v]
+//	go run ./internal/bench --against REV [--scenario quiet,capture] [--rounds 3] [--window 20s]
+//
+// With --against it measures no budget: it compares the TUI built from another revision with this
+// tree's, side by side on one bridge (against.go).
 //
 // It builds sandscope, starts a local bridge on loopback, drives the real binary (against that
 // bridge, under a pseudo-terminal where a screen is involved) and the Go benchmarks that measure
@@ -79,6 +83,10 @@ func main() {
 	only := flag.String("only", "", "comma-separated figure numbers to run (default: all)")
 	verbose := flag.Bool("v", false, "show each measurement's raw output")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of this process (the in-process figures: 3) to this file")
+	against := flag.String("against", "", "instead of the budgets: run the TUI built from this revision and the TUI of this tree side by side and compare their CPU")
+	scenario := flag.String("scenario", "", "with --against: comma-separated scenarios (quiet, capture; default both)")
+	rounds := flag.Int("rounds", 3, "with --against: windows per leg (each scenario runs twice: old build started first, then new)")
+	window := flag.Duration("window", 20*time.Second, "with --against: length of each window")
 	probe := flag.String("scale-probe", "", "(internal) measure the record in this directory for figure 13 and exit")
 	probeRuns := flag.Int("scale-runs", 0, "(internal) the runs the probed record holds")
 	flag.Parse()
@@ -104,6 +112,19 @@ func main() {
 		os.Exit(2)
 	}
 	defer e.close()
+	if *against != "" {
+		var names []string
+		if *scenario != "" {
+			names = strings.Split(*scenario, ",")
+		}
+		err := runAgainst(e, os.Stdout, *against, names, *rounds, *window)
+		e.close()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(2)
+		}
+		return
+	}
 
 	var rows []row
 	for _, f := range figures {

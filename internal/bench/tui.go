@@ -64,7 +64,12 @@ func (t *tui) waitFor(marker string, limit time.Duration) error {
 }
 
 func (e *env) startTUI(xdgDir, marker string, args ...string) (*tui, error) {
-	cmd := exec.Command(e.bin, args...)
+	return e.startTUIWith(e.bin, xdgDir, marker, args...)
+}
+
+// startTUIWith starts the TUI of binary bin (another build than the bench's, for --against).
+func (e *env) startTUIWith(bin, xdgDir, marker string, args ...string) (*tui, error) {
+	cmd := exec.Command(bin, args...)
 	cmd.Env = e.cleanEnv(xdgDir)
 	t := &tui{cmd: cmd, done: make(chan struct{}), marker: []byte(marker), seen: make(chan struct{})}
 	t.start = time.Now()
