@@ -3,6 +3,7 @@ package sandbox
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -70,6 +71,7 @@ func (m *Model) View() string {
 	w := m.width
 	now := m.ctx.Clock()
 	m.ages.Reset()
+	m.procFixed.redraw()
 	m.syncLists()
 	lh := m.listHeight()
 	for _, l := range m.lists {
@@ -413,15 +415,90 @@ func (m *Model) procWord(e *procEntry, now time.Time) common.StateWord {
 // procCells are what a process row shows, plain, column by column (the state in full): the
 // table draws them and the filter looks in them.
 func (m *Model) procCells(e *procEntry, word common.StateWord, now time.Time) []string {
+	c := m.procFixed.get(e)
 	return []string{
-		common.SanitizeText(e.Process.ID),
+		c.id,
 		word.Full(),
-		incLabel(e.Incarnation, e.Inferred),
-		common.Argv(e.Process.Command),
-		common.SanitizeText(e.Process.Cwd),
-		common.Clock(e.Process.StartedAt),
+		c.inc,
+		c.argv,
+		c.cwd,
+		c.start,
 		m.duration(e.Process.StartedAt, e.Process.EndedAt, e.Process.State == "running" && m.procCond(e) == common.Current, now),
 	}
+}
+
+// fixedCells are the cells of a process row that do not move with the clock (ID, INC, COMMAND,
+// CWD, STARTED), with what they were made from. The screen redraws every second for RUNTIME, and
+// sanitising and quoting these again was most of a redraw; comparing their inputs is far cheaper.
+type fixedCells struct {
+	// the inputs, compared by value: the record hands the screen new copies of its entries after
+	// every change, and without a record entries change in place
+	pid      string
+	command  []string // a copy: the entry's slice may share its array with the record's
+	pwd      string
+	started  time.Time
+	incN     int
+	inferred bool
+
+	id, inc, argv, cwd, start string
+	used                      uint64 // the redraw that last asked for them (rowCells.gen)
+}
+
+func newFixedCells(e *procEntry) *fixedCells {
+	p := &e.Process
+	return &fixedCells{
+		pid: p.ID, command: append([]string(nil), p.Command...), pwd: p.Cwd, started: p.StartedAt,
+		incN: e.Incarnation, inferred: e.Inferred,
+		id: common.SanitizeText(p.ID), inc: incLabel(e.Incarnation, e.Inferred), argv: common.Argv(p.Command),
+		cwd: common.SanitizeText(p.Cwd), start: common.Clock(p.StartedAt),
+	}
+}
+
+// of reports whether c was made from e's current values. StartedAt is compared with == (not
+// Equal): the clock cell is formatted in the time's location, which Equal ignores.
+func (c *fixedCells) of(e *procEntry) bool {
+	p := &e.Process
+	return c.pid == p.ID && c.incN == e.Incarnation && c.inferred == e.Inferred && c.pwd == p.Cwd &&
+		c.started == p.StartedAt && slices.Equal(c.command, p.Command)
+}
+
+// rowKey is a process row's identity (what entryKey says, without making a string).
+type rowKey struct {
+	id  string
+	inc int
+}
+
+// rowCells keeps the fixedCells of the processes listed lately: what the last redraw asked for,
+// and what has been asked for since (the filter reads rows between redraws).
+type rowCells struct {
+	gen   uint64
+	cells map[rowKey]*fixedCells
+}
+
+// get is e's fixed cells, made again when e's values changed since they were made.
+func (r *rowCells) get(e *procEntry) *fixedCells {
+	k := rowKey{e.Process.ID, e.Incarnation}
+	c := r.cells[k]
+	if c == nil || !c.of(e) {
+		c = newFixedCells(e)
+		if r.cells == nil {
+			r.cells = map[rowKey]*fixedCells{}
+		}
+		r.cells[k] = c
+	}
+	c.used = r.gen
+	return c
+}
+
+// redraw starts a redraw: the cells nothing asked for since the last one started are dropped, so
+// the cache holds no more than the processes listed lately.
+func (r *rowCells) redraw() {
+	for k, c := range r.cells {
+		if c.used != r.gen {
+			delete(r.cells, k)
+		}
+	}
+	r.gen++
 }
 
 // termWord is a terminal row's state word.
