@@ -10,9 +10,10 @@ import (
 	"sandscope/ui/common"
 )
 
-// The process rows' fixed cells are kept across redraws: after an entry's argv, cwd, start,
-// incarnation or ID changes, in place (no record) or in a new copy (what the record hands over),
-// the next redraw shows the new values, as a screen drawn afresh does.
+// The process rows' fixed cells (and the title, tab strip and detail lines View keeps) are kept
+// across redraws: after an entry's argv, cwd, start, incarnation or ID changes, in place (no
+// record) or in a new copy (what the record hands over), the next redraw shows the new values, as
+// a screen drawn afresh does.
 func TestKeptRowCellsFollowTheEntry(t *testing.T) {
 	m, _ := newModel(t)
 	m.SetSize(160, 27)

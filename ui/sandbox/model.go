@@ -78,6 +78,12 @@ type Model struct {
 	lists  [tabCount]*components.List // cursor, paging, filter, sort (and the processes' selection) per tab
 	// preview shows the selected process's details and the tail of its output beside the list
 	preview *preview
+	// viewLen is the length of the last View's text (the next one reserves it)
+	viewLen int
+	// the title, the tab strip and the detail lines as last drawn (View draws them again only
+	// when what they are drawn from changed)
+	titleLine, stripLine lastFit
+	detailView           lastDetail
 	// procFixed keeps the process rows' cells that do not move with the clock, across redraws
 	procFixed rowCells
 	// st is what the record knows of the sandbox (a copy, refreshed when the record changes);
