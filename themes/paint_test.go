@@ -3,6 +3,7 @@ package themes
 import (
 	"math/rand"
 	"os"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -10,9 +11,9 @@ import (
 	"github.com/muesli/termenv"
 )
 
-// A Paint renders exactly what its style renders, for every builtin theme, colour profile and
-// badge, on random texts: printable ASCII, other runes, invalid UTF-8, and controls (which go to
-// lipgloss).
+// A Paint renders exactly what its style renders, for every builtin theme, colour profile, badge
+// and Paints field (against the style of the same name), on random texts: printable ASCII, other
+// runes, invalid UTF-8, and controls (which go to lipgloss); and on a few chosen ones.
 func TestPaintRendersWhatTheStyleRenders(t *testing.T) {
 	rng := rand.New(rand.NewSource(1))
 	alphabet := []byte(" \t\n\r\x1b\x7f\xff~aZ09-…é·界")
@@ -27,7 +28,8 @@ func TestPaintRendersWhatTheStyleRenders(t *testing.T) {
 		}
 		return b.String()
 	}
-	plain := 0
+	chosen := []string{"[Processes (20)]", "  ", " a ", "a\u00a0b", "x\u0085y", "界 é\xff", "\u2003em\u3000"}
+	plain, each := 0, 0
 	for _, name := range BuiltinNames() {
 		p, err := Builtin(name)
 		if err != nil {
@@ -48,10 +50,38 @@ func TestPaintRendersWhatTheStyleRenders(t *testing.T) {
 					}
 				}
 			}
+			paints, styles := reflect.ValueOf(s.Paints), reflect.ValueOf(s).Elem()
+			for f := 0; f < paints.NumField(); f++ {
+				field := paints.Type().Field(f).Name
+				pt := paints.Field(f).Interface().(Paint)
+				sf := styles.FieldByName(field)
+				st, ok := lipgloss.Style{}, sf.IsValid()
+				if ok {
+					st, ok = sf.Interface().(lipgloss.Style)
+				}
+				if !ok {
+					t.Fatalf("Paints.%s has no style of its name in Styles", field)
+				}
+				if pt.plain {
+					plain++
+				}
+				if pt.each && profile != termenv.Ascii {
+					each++ // with sequences to put around each rune
+				}
+				for i := 0; i < 200+len(chosen); i++ {
+					tx := text()
+					if i < len(chosen) {
+						tx = chosen[i]
+					}
+					if got, want := pt.Render(tx), st.Render(tx); got != want {
+						t.Fatalf("%s, profile %d, Paints.%s, %q: painted %q, lipgloss %q", name, profile, field, tx, got, want)
+					}
+				}
+			}
 		}
 	}
-	if plain == 0 {
-		t.Fatal("no badge style took the plain path: the test compares lipgloss with itself")
+	if plain == 0 || each == 0 {
+		t.Fatalf("%d styles took the plain path, %d the rune-by-rune one in colour: where none did, the test compares lipgloss with itself", plain, each)
 	}
 }
 

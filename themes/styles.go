@@ -76,7 +76,7 @@ type Styles struct {
 // Paints hold the styles drawn most often as Paints: each renders exactly what the style of the
 // same name renders, without lipgloss's per-render measuring and colour conversion.
 type Paints struct {
-	Title, Text, Faint, Warning, Info, Selected, Stale, TableHead, Tab Paint
+	Title, Text, Faint, Warning, Info, Selected, Stale, TableHead, Tab, TabActive Paint
 }
 
 // Badge returns the style of one state badge.
@@ -180,6 +180,7 @@ func New(p Palette, r *lipgloss.Renderer) *Styles {
 		s.badgePaints[i] = NewPaint(b)
 	}
 	s.Paints = Paints{Title: NewPaint(s.Title), Text: NewPaint(s.Text), Faint: NewPaint(s.Faint), Warning: NewPaint(s.Warning),
-		Info: NewPaint(s.Info), Selected: NewPaint(s.Selected), Stale: NewPaint(s.Stale), TableHead: NewPaint(s.TableHead), Tab: NewPaint(s.Tab)}
+		Info: NewPaint(s.Info), Selected: NewPaint(s.Selected), Stale: NewPaint(s.Stale), TableHead: NewPaint(s.TableHead), Tab: NewPaint(s.Tab),
+		TabActive: NewPaint(s.TabActive)}
 	return s
 }

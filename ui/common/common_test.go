@@ -43,6 +43,34 @@ func TestProcessBadgeNeverCallsUnconfirmedSuccess(t *testing.T) {
 	}
 }
 
+// Age reads as the fmt formats it was first written with, second by second up to three days and
+// beyond.
+func TestAgeMatchesItsFormats(t *testing.T) {
+	old := func(d time.Duration) string {
+		switch {
+		case d < time.Minute:
+			return fmt.Sprintf("%ds", int(d/time.Second))
+		case d < time.Hour:
+			return fmt.Sprintf("%dm%02ds", int(d/time.Minute), int(d%time.Minute/time.Second))
+		case d < 48*time.Hour:
+			return fmt.Sprintf("%dh%02dm", int(d/time.Hour), int(d%time.Hour/time.Minute))
+		}
+		return fmt.Sprintf("%dd", int(d/(24*time.Hour)))
+	}
+	check := func(d time.Duration) {
+		if got, want := Age(d), old(d); got != want {
+			t.Fatalf("Age(%v) = %q, want %q", d, got, want)
+		}
+	}
+	for d := time.Duration(0); d < 72*time.Hour; d += time.Second {
+		check(d)
+		check(d + 999*time.Millisecond)
+	}
+	for _, d := range []time.Duration{1<<63 - 1, 400 * 24 * time.Hour, 48*time.Hour - 1} {
+		check(d)
+	}
+}
+
 func TestFormatting(t *testing.T) {
 	if got := ShortCursor("djEuTXpBMDEyMzQ1Njc4OelE0LjI"); got != "djEuTXpB…OelE0LjI" {
 		t.Errorf("ShortCursor: %q", got)

@@ -6,6 +6,7 @@ import (
 	"sandscope/sanitize"
 
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -18,15 +19,30 @@ func Age(d time.Duration) string {
 	if d < 0 {
 		d = 0
 	}
+	// without fmt: every running process's RUNTIME is one of these, on every redraw
+	var buf [24]byte
+	b := buf[:0]
 	switch {
 	case d < time.Minute:
-		return fmt.Sprintf("%ds", int(d/time.Second))
+		b = append(strconv.AppendInt(b, int64(d/time.Second), 10), 's')
 	case d < time.Hour:
-		return fmt.Sprintf("%dm%02ds", int(d/time.Minute), int(d%time.Minute/time.Second))
+		b = append(strconv.AppendInt(b, int64(d/time.Minute), 10), 'm')
+		b = append(twoDigits(b, int64(d%time.Minute/time.Second)), 's')
 	case d < 48*time.Hour:
-		return fmt.Sprintf("%dh%02dm", int(d/time.Hour), int(d%time.Hour/time.Minute))
+		b = append(strconv.AppendInt(b, int64(d/time.Hour), 10), 'h')
+		b = append(twoDigits(b, int64(d%time.Hour/time.Minute)), 'm')
+	default:
+		b = append(strconv.AppendInt(b, int64(d/(24*time.Hour)), 10), 'd')
 	}
-	return fmt.Sprintf("%dd", int(d/(24*time.Hour)))
+	return string(b)
+}
+
+// twoDigits appends n (0 to 59) as %02d does.
+func twoDigits(b []byte, n int64) []byte {
+	if n < 10 {
+		b = append(b, '0')
+	}
+	return strconv.AppendInt(b, n, 10)
 }
 
 // Since renders the age of t relative to now, "never" for the zero time.

@@ -372,6 +372,10 @@ func (l *List) Move(d int) {
 // Marked reports whether the row keyed k is selected.
 func (l *List) Marked(k string) bool { return l.selected[k] }
 
+// AnyMarked reports whether any row is selected: false says, without making the rows' keys, that
+// Marked and MarkedKeys find nothing.
+func (l *List) AnyMarked() bool { return len(l.selected) > 0 }
+
 // MarkedKeys are the selected rows' keys, in the list's order.
 func (l *List) MarkedKeys() []string {
 	var out []string

@@ -78,6 +78,14 @@ type Model struct {
 	lists  [tabCount]*components.List // cursor, paging, filter, sort (and the processes' selection) per tab
 	// preview shows the selected process's details and the tail of its output beside the list
 	preview *preview
+	// viewLen is the length of the last View's text (the next one reserves it)
+	viewLen int
+	// the title, the tab strip and the detail lines as last drawn (View draws them again only
+	// when what they are drawn from changed)
+	titleLine, stripLine lastFit
+	detailView           lastDetail
+	// procFixed keeps the process rows' cells that do not move with the clock, across redraws
+	procFixed rowCells
 	// st is what the record knows of the sandbox (a copy, refreshed when the record changes);
 	// without a record, the fold of this screen's own watcher.
 	st *record.State
@@ -118,7 +126,7 @@ func New(ctx *common.Context, id string) *Model {
 			return m.st.Processes[a].Process.StartedAt.Before(m.st.Processes[b].Process.StartedAt)
 		}},
 		{Name: "command", Less: func(a, b int) bool {
-			return common.Argv(m.st.Processes[a].Process.Command) < common.Argv(m.st.Processes[b].Process.Command)
+			return m.procFixed.get(m.st.Processes[a]).argv < m.procFixed.get(m.st.Processes[b]).argv
 		}},
 	})
 	m.lists[TerminalsTab].SetSorts([]components.Sort{

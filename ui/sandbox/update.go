@@ -358,7 +358,9 @@ func (m *Model) signalTerm(what string) tea.Cmd {
 	return common.SignalTerminal(m.ctx, m.id, e.Terminal.ID, what == "interrupt", "its ending shows once the bridge confirms it")
 }
 
-func entryKey(e *procEntry) string { return fmt.Sprintf("%s@%d", e.Process.ID, e.Incarnation) }
+// entryKey is a process row's identity: its ID at its incarnation. Made on every redraw for every
+// row (selection, cursor), so without fmt.
+func entryKey(e *procEntry) string { return e.Process.ID + "@" + strconv.Itoa(e.Incarnation) }
 
 func (m *Model) mouse(msg tea.MouseMsg) {
 	if m.dialog != nil {

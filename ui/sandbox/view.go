@@ -3,6 +3,7 @@ package sandbox
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -70,14 +71,17 @@ func (m *Model) View() string {
 	w := m.width
 	now := m.ctx.Clock()
 	m.ages.Reset()
+	m.procFixed.redraw()
 	m.syncLists()
 	lh := m.listHeight()
 	for _, l := range m.lists {
 		l.SetHeight(lh)
 	}
 	var b strings.Builder
+	b.Grow(m.viewLen) // about what the last redraw wrote: the builder need not grow step by step
 
-	b.WriteString(common.Fit(st.Paints.Title.Render("Sandbox "+m.id)+"  "+m.sandboxState(now), w) + "\n")
+	b.WriteString(m.titleLine.fit(st.Paints.Title.Render("Sandbox "+m.id)+"  "+m.sandboxState(now), w))
+	b.WriteByte('\n')
 	labels := make([]string, len(m.kinds))
 	for i, t := range m.kinds {
 		labels[i] = m.tabLabel(t)
@@ -86,7 +90,8 @@ func (m *Model) View() string {
 	if ls := m.list().Status(); ls != "" {
 		strip += "  " + st.Paints.Info.Render(ls)
 	}
-	b.WriteString(common.Fit(strip, w) + "\n")
+	b.WriteString(m.stripLine.fit(strip, w))
+	b.WriteByte('\n')
 
 	var head string
 	var rows []string
@@ -102,7 +107,7 @@ func (m *Model) View() string {
 		head, rows, detail = m.incRows(now)
 	}
 	tw := m.tableWidth()
-	var table []string
+	table := make([]string, 0, lh+1)
 	table = append(table, "  "+st.Paints.TableHead.Render(common.Fit(head, tw-2)))
 	if len(rows) == 0 || m.list().Len() == 0 {
 		msg, problem := "  nothing yet", false
@@ -149,7 +154,8 @@ func (m *Model) View() string {
 		}
 	case m.previewBelow():
 		for _, l := range table {
-			b.WriteString(l + "\n")
+			b.WriteString(l)
+			b.WriteByte('\n')
 		}
 		ph := max(m.height-3-detailLines-lh, 1)
 		b.WriteString(st.Faint.Render(strings.Repeat("─", w)) + "\n")
@@ -158,8 +164,47 @@ func (m *Model) View() string {
 		}
 	default:
 		for _, l := range table {
-			b.WriteString(l + "\n")
+			b.WriteString(l)
+			b.WriteByte('\n')
 		}
+	}
+	b.WriteString(m.detailView.of(detail, w, st))
+	m.viewLen = b.Len()
+	out := b.String()
+	if m.dialog != nil {
+		out = common.Overlay(out, m.dialog.View(st, m.ctx.Keys, w), w, m.height)
+	}
+	return out
+}
+
+// lastFit is common.Fit's last answer for one line of the screen. The title and the tab strip are
+// painted, which Fit measures the slow way, and from one redraw to the next they read the same.
+type lastFit struct {
+	s, out string
+	w      int
+}
+
+func (f *lastFit) fit(s string, w int) string {
+	if s != f.s || w != f.w {
+		f.s, f.w, f.out = s, w, common.Fit(s, w)
+	}
+	return f.out
+}
+
+// lastDetail is the detail lines under the list as last drawn, for the text and width they were
+// drawn from: wrapping and fitting them again was a tenth of a redraw, and a clock tick rarely
+// changes them.
+type lastDetail struct {
+	detail string
+	w      int
+	st     *themes.Styles
+	out    string
+}
+
+// of is detail wrapped to w, in at most detailLines lines (always that many), drawn faint.
+func (d *lastDetail) of(detail string, w int, st *themes.Styles) string {
+	if d.out != "" && detail == d.detail && w == d.w && st == d.st {
+		return d.out
 	}
 	dl := common.Wrap(common.SanitizeText(detail), w)
 	if len(dl) > detailLines {
@@ -169,17 +214,15 @@ func (m *Model) View() string {
 	for len(dl) < detailLines {
 		dl = append(dl, "")
 	}
+	var b strings.Builder
 	for i, l := range dl {
 		b.WriteString(st.Paints.Faint.Render(common.Fit(l, w)))
 		if i < len(dl)-1 {
 			b.WriteString("\n")
 		}
 	}
-	out := b.String()
-	if m.dialog != nil {
-		out = common.Overlay(out, m.dialog.View(st, m.ctx.Keys, w), w, m.height)
-	}
-	return out
+	d.detail, d.w, d.st, d.out = detail, w, st, b.String()
+	return d.out
 }
 
 // sandboxState is the title's state: RUNNING (incarnation k) / STOPPED / UNKNOWN.
@@ -288,12 +331,22 @@ func (m *Model) row(i int, mark bool, cells []string, cols []int, state stateCel
 	if style != nil {
 		return gutter + style(common.Fit(joinShown(cells, cols, nil), w-2))
 	}
-	line, n := joinShown(cells, cols, state), components.Span(cols)
+	n := components.Span(cols)
 	if n > w-2 {
-		return gutter + common.Fit(line, w-2)
+		return gutter + common.Fit(joinShown(cells, cols, state), w-2)
 	}
-	return gutter + line + strings.Repeat(" ", w-2-n)
+	// one string for the whole row: gutter, cells and the padding to the table's width
+	var b strings.Builder
+	b.Grow(w + rowSlack)
+	b.WriteString(gutter)
+	writeShown(&b, cells, cols, state)
+	writeSpaces(&b, w-2-n)
+	return b.String()
 }
+
+// rowSlack is room for a row's bytes beyond one a cell: the state badge's sequences and cells
+// that are not ASCII.
+const rowSlack = 64
 
 // stateCell draws a state cell's text in exactly w cells, painted (nil: the text as it is).
 type stateCell func(text string, w int) string
@@ -310,20 +363,51 @@ func badgeCell(st *themes.Styles, b themes.Badge) stateCell {
 // drawn by state when given.
 func joinShown(cells []string, widths []int, state stateCell) string {
 	var b strings.Builder
+	b.Grow(components.Span(widths) + rowSlack)
+	writeShown(&b, cells, widths, state)
+	return b.String()
+}
+
+// writeShown writes what joinShown joins to b.
+func writeShown(b *strings.Builder, cells []string, widths []int, state stateCell) {
+	first := true
 	for i, c := range cells {
 		if widths[i] <= 0 {
 			continue
 		}
-		if b.Len() > 0 {
+		if !first {
 			b.WriteByte(' ')
 		}
+		first = false
 		if i == 1 && state != nil {
 			b.WriteString(state(c, widths[i]))
 		} else {
-			b.WriteString(common.Fit(c, widths[i]))
+			writeFit(b, c, widths[i])
 		}
 	}
-	return b.String()
+}
+
+// writeFit writes common.Fit(s, w) to b: printable ASCII that fits is padded in place, without
+// making the fitted string first.
+func writeFit(b *strings.Builder, s string, w int) {
+	if w > 0 && len(s) <= w && cellwidth.PrintableASCII(s) {
+		b.WriteString(s)
+		writeSpaces(b, w-len(s))
+		return
+	}
+	b.WriteString(common.Fit(s, w))
+}
+
+// spaces is padding written a slice at a time (writeSpaces).
+const spaces = "                                                                "
+
+// writeSpaces writes n spaces to b (none when n <= 0).
+func writeSpaces(b *strings.Builder, n int) {
+	for n > 0 {
+		k := min(n, len(spaces))
+		b.WriteString(spaces[:k])
+		n -= k
+	}
 }
 
 // layout gives the columns their widths for the table's width (2 cells go to the gutter).
@@ -353,14 +437,16 @@ func withState(cols []components.Column, i int, words []common.StateWord, width 
 }
 
 func (m *Model) procRows(now time.Time) (string, []string, string) {
-	st := m.ctx.Styles
+	st, procs := m.ctx.Styles, m.lists[ProcessesTab]
 	words := make([]common.StateWord, len(m.st.Processes))
 	for i, e := range m.st.Processes {
 		words[i] = m.procWord(e, now)
 	}
 	plain := make([][]string, len(m.st.Processes))
+	all := make([]string, len(procCols)*len(m.st.Processes)) // every row's cells, in one allocation
 	for i, e := range m.st.Processes {
-		plain[i] = m.procCells(e, words[i], now)
+		k := i * len(procCols)
+		plain[i] = m.putProcCells(all[k:k+len(procCols):k+len(procCols)], e, words[i], now)
 	}
 	cols0 := procCols
 	if m.tableWidth() >= 150 {
@@ -393,11 +479,15 @@ func (m *Model) procRows(now time.Time) (string, []string, string) {
 			// keep the LOST badge loud on a greyed row: the whole cell in it
 			state = func(text string, w int) string { return st.BadgeText(badge, common.Fit(text, w)) }
 		}
-		rows = append(rows, m.row(i, m.lists[ProcessesTab].Marked(entryKey(e)), cells, cols, state, style))
+		// no key is made while nothing is marked (the usual case)
+		mark := procs.AnyMarked() && procs.Marked(entryKey(e))
+		rows = append(rows, m.row(i, mark, cells, cols, state, style))
 	}
 	detail := ""
-	if n := len(m.lists[ProcessesTab].MarkedKeys()); n > 0 {
-		detail = fmt.Sprintf("%d marked · ", n)
+	if procs.AnyMarked() { // MarkedKeys makes every row's key
+		if n := len(procs.MarkedKeys()); n > 0 {
+			detail = fmt.Sprintf("%d marked · ", n)
+		}
 	}
 	if e := m.curProc(); e != nil {
 		detail += m.procDetail(e)
@@ -413,15 +503,89 @@ func (m *Model) procWord(e *procEntry, now time.Time) common.StateWord {
 // procCells are what a process row shows, plain, column by column (the state in full): the
 // table draws them and the filter looks in them.
 func (m *Model) procCells(e *procEntry, word common.StateWord, now time.Time) []string {
-	return []string{
-		common.SanitizeText(e.Process.ID),
-		word.Full(),
-		incLabel(e.Incarnation, e.Inferred),
-		common.Argv(e.Process.Command),
-		common.SanitizeText(e.Process.Cwd),
-		common.Clock(e.Process.StartedAt),
-		m.duration(e.Process.StartedAt, e.Process.EndedAt, e.Process.State == "running" && m.procCond(e) == common.Current, now),
+	return m.putProcCells(make([]string, len(procCols)), e, word, now)
+}
+
+// putProcCells puts procCells into dst (len(procCols) long) and returns it.
+func (m *Model) putProcCells(dst []string, e *procEntry, word common.StateWord, now time.Time) []string {
+	c := m.procFixed.get(e)
+	dst[0], dst[1], dst[2], dst[3], dst[4], dst[5] = c.id, word.Full(), c.inc, c.argv, c.cwd, c.start
+	dst[6] = m.duration(e.Process.StartedAt, e.Process.EndedAt, e.Process.State == "running" && m.procCond(e) == common.Current, now)
+	return dst
+}
+
+// fixedCells are the cells of a process row that do not move with the clock (ID, INC, COMMAND,
+// CWD, STARTED), with what they were made from. The screen redraws every second for RUNTIME, and
+// sanitising and quoting these again was most of a redraw; comparing their inputs is far cheaper.
+type fixedCells struct {
+	// the inputs, compared by value: the record hands the screen new copies of its entries after
+	// every change, and without a record entries change in place
+	pid      string
+	command  []string // a copy: the entry's slice may share its array with the record's
+	pwd      string
+	started  time.Time
+	incN     int
+	inferred bool
+
+	id, inc, argv, cwd, start string
+	used                      uint64 // the redraw that last asked for them (rowCells.gen)
+}
+
+func newFixedCells(e *procEntry) *fixedCells {
+	p := &e.Process
+	return &fixedCells{
+		pid: p.ID, command: append([]string(nil), p.Command...), pwd: p.Cwd, started: p.StartedAt,
+		incN: e.Incarnation, inferred: e.Inferred,
+		id: common.SanitizeText(p.ID), inc: incLabel(e.Incarnation, e.Inferred), argv: common.Argv(p.Command),
+		cwd: common.SanitizeText(p.Cwd), start: common.Clock(p.StartedAt),
 	}
+}
+
+// of reports whether c was made from e's current values. StartedAt is compared with == (not
+// Equal): the clock cell is formatted in the time's location, which Equal ignores.
+func (c *fixedCells) of(e *procEntry) bool {
+	p := &e.Process
+	return c.pid == p.ID && c.incN == e.Incarnation && c.inferred == e.Inferred && c.pwd == p.Cwd &&
+		c.started == p.StartedAt && slices.Equal(c.command, p.Command)
+}
+
+// rowKey is a process row's identity (what entryKey says, without making a string).
+type rowKey struct {
+	id  string
+	inc int
+}
+
+// rowCells keeps the fixedCells of the processes listed lately: what the last redraw asked for,
+// and what has been asked for since (the filter reads rows between redraws).
+type rowCells struct {
+	gen   uint64
+	cells map[rowKey]*fixedCells
+}
+
+// get is e's fixed cells, made again when e's values changed since they were made.
+func (r *rowCells) get(e *procEntry) *fixedCells {
+	k := rowKey{e.Process.ID, e.Incarnation}
+	c := r.cells[k]
+	if c == nil || !c.of(e) {
+		c = newFixedCells(e)
+		if r.cells == nil {
+			r.cells = map[rowKey]*fixedCells{}
+		}
+		r.cells[k] = c
+	}
+	c.used = r.gen
+	return c
+}
+
+// redraw starts a redraw: the cells nothing asked for since the last one started are dropped, so
+// the cache holds no more than the processes listed lately.
+func (r *rowCells) redraw() {
+	for k, c := range r.cells {
+		if c.used != r.gen {
+			delete(r.cells, k)
+		}
+	}
+	r.gen++
 }
 
 // termWord is a terminal row's state word.
