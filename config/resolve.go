@@ -315,6 +315,10 @@ func (t TokenRef) Get(ctx context.Context) (string, error) {
 	case TokenFile:
 		data, err := readLimited(t.File)
 		if err != nil {
+			var pe *os.PathError
+			if errors.As(err, &pe) && pe.Path == t.File {
+				err = pe.Err // the path is named already
+			}
 			return "", fmt.Errorf("token %s (%s): %w", t, t.Source, err)
 		}
 		tok = string(data)

@@ -50,7 +50,7 @@ func ResolveBridge(g *Factory) (BridgeTarget, error) {
 		defer cancel()
 		tok, err := eff.Token.Get(ctx)
 		if err != nil {
-			return t, fmt.Errorf("token (%s): %w", eff.Token, err)
+			return t, err // Get names the token's source
 		}
 		t.Token = tok
 		return t, nil

@@ -136,3 +136,13 @@ func TestArgumentsCheckedFirst(t *testing.T) {
 		t.Errorf("logs with a bad ID and no bridge: exit %d, stderr %q", r.code, r.stderr)
 	}
 }
+
+// A token that cannot be read is named once, with where it was set, in the error of a command.
+func TestUnreadableTokenNamedOnce(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "no-token")
+	r := runSandscope(t, nil, "--url", "http://127.0.0.1:1", "--token-file", missing, "ls")
+	msg := string(r.stderr)
+	if r.code == 0 || strings.Count(msg, missing) != 1 || !strings.Contains(msg, "--token-file") {
+		t.Errorf("ls with a token file that does not exist: exit %d, stderr %q; want a failure naming the file once, and the flag", r.code, msg)
+	}
+}

@@ -267,7 +267,7 @@ func remoteTarget(ctx context.Context, eff *config.Effective) (ui.Target, error)
 	tok, err := eff.Token.Get(tctx)
 	cancel()
 	if err != nil {
-		return ui.Target{}, fmt.Errorf("token (%s): %w", eff.Token, err)
+		return ui.Target{}, err // Get names the token's source
 	}
 	c, err := cmdutil.NewClient(eff.URL, tok)
 	if err != nil {
