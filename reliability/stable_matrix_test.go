@@ -192,7 +192,8 @@ func TestFaultMatrixStableExec(t *testing.T) {
 			check: func(r stableRun) []string {
 				p := confirmed(3, true)(r)
 				if r.res.State != client.RunUnconfirmed || r.res.Code != 0 {
-					p = append(p, fmt.Sprintf("stream ended %s %d, want UNCONFIRMED 0", r.res.State, r.res.Code))
+					// why it ended so: the read error or the evidence (a rare ending seen under load)
+					p = append(p, fmt.Sprintf("stream ended %s %d (%s; %s), want UNCONFIRMED 0", r.res.State, r.res.Code, r.res.Message, r.res.Evidence))
 				}
 				return p
 			}},
