@@ -211,7 +211,7 @@ func TestFaultMatrixStableExec(t *testing.T) {
 			check: func(r stableRun) []string {
 				var p []string
 				if r.res.State != client.RunErrored || r.res.ErrCode != "exec_error" {
-					p = append(p, fmt.Sprintf("stream ended %s %s", r.res.State, r.res.ErrCode))
+					p = append(p, fmt.Sprintf("stream ended %s %s (%s)", r.res.State, r.res.ErrCode, r.res.Message))
 				}
 				if r.rec.State != client.RunLost || !r.rec.Inferred {
 					p = append(p, fmt.Sprintf("final %s, want LOST inferred", r.rec.State))
@@ -223,7 +223,7 @@ func TestFaultMatrixStableExec(t *testing.T) {
 			check: func(r stableRun) []string {
 				var p []string
 				if r.res.State != client.RunErrored {
-					p = append(p, fmt.Sprintf("stream ended %s", r.res.State))
+					p = append(p, fmt.Sprintf("stream ended %s (%s)", r.res.State, r.res.Message))
 				}
 				if r.rec.State != client.RunLost || !r.rec.Inferred {
 					p = append(p, fmt.Sprintf("final %s, want LOST inferred", r.rec.State))
