@@ -187,10 +187,8 @@ func (e *env) sideLeg(s sideScenario, oldBin string, oldFirst bool, rounds int, 
 		if _, err := side.t.waitSeen(20 * time.Second); err != nil {
 			return fmt.Errorf("%s TUI: %w", side.label, err)
 		}
-		side.t.forget()
-		_, _ = side.t.pty.Write([]byte("\r"))
-		if err := side.t.waitFor("Terminals (", 5*time.Second); err != nil {
-			return fmt.Errorf("%s TUI: open the sandbox: %w", side.label, err)
+		if err := side.t.openSelected(); err != nil {
+			return fmt.Errorf("%s TUI: %w", side.label, err)
 		}
 	}
 	if s.captures {

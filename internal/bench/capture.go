@@ -96,11 +96,9 @@ func (e *env) captureOnce(b *bridge, sb string, ids []string, window time.Durati
 	if _, err := t.waitSeen(20 * time.Second); err != nil {
 		return 0, 0, 0, "", err
 	}
-	// open the sandbox (it is then watched closely) and wait for capture to begin
-	t.forget()
-	_, _ = t.pty.Write([]byte("\r"))
-	if err := t.waitFor("Terminals (", 5*time.Second); err != nil {
-		return 0, 0, 0, "", fmt.Errorf("open the sandbox: %w", err)
+	// open the sandbox and wait for capture to begin
+	if err := t.openSelected(); err != nil {
+		return 0, 0, 0, "", err
 	}
 	if err := waitCaptured(stateDir, b.url, sb); errors.Is(err, errNotCaptured) {
 		return 0, 0, 0, err.Error(), nil

@@ -124,6 +124,17 @@ func (t *tui) answer(p []byte) {
 	}
 }
 
+// openSelected opens the sandbox under the sandboxes screen's cursor (enter) and waits for its
+// screen; the sandbox is then watched closely and its running processes captured.
+func (t *tui) openSelected() error {
+	t.forget()
+	_, _ = t.pty.Write([]byte("\r"))
+	if err := t.waitFor("Terminals (", 5*time.Second); err != nil {
+		return fmt.Errorf("open the sandbox: %w", err)
+	}
+	return nil
+}
+
 // waitSeen waits for the marker and returns the time from start to the output that held it.
 func (t *tui) waitSeen(limit time.Duration) (time.Duration, error) {
 	select {
@@ -295,11 +306,9 @@ func figIdle(e *env) ([]row, error) {
 	if err != nil {
 		return nil, err
 	}
-	// open the busy sandbox: it sorts first, and enter opens the selected row
-	t.forget()
-	_, _ = t.pty.Write([]byte("\r"))
-	if err := t.waitFor("Terminals (", 5*time.Second); err != nil {
-		return nil, fmt.Errorf("open the sandbox: %w", err)
+	// open the busy sandbox: it sorts first
+	if err := t.openSelected(); err != nil {
+		return nil, err
 	}
 	busy, busyOut, err := measure()
 	if err != nil {
