@@ -63,8 +63,8 @@ var segmentMax int64 = 32 << 20
 const syncEvery int64 = 4 << 20
 
 // reclaimEvery bounds how often the writer reclaims space after the per-process budget trimmed
-// output (pruning and Close reclaim whenever rows were removed).
-const reclaimEvery = 30 * time.Second
+// output (pruning and Close reclaim whenever rows were removed). A variable for benchmarks.
+var reclaimEvery = 30 * time.Second
 
 // heldRuns are the runs of the Records this process has open, by record path. An unclean end is
 // told by a run's PID, which this process shares with every Record it opens: a second Record of
@@ -361,10 +361,20 @@ func (r *Record) readChunks(places []chunkPlace, chunk func(i int) *Chunk) (lost
 // has past its last row (left by an unclean end) is cut off. It runs in one write transaction
 // (so no other process is between making a segment and committing its rows), by the writer, or
 // by Open before the writer starts. Best effort: a failure leaves the space for the next time.
-func (r *Record) reclaim() {
+//
+// With spareTrimmed (the writer while capturing), a mostly dead segment that per-process trims
+// deleted from since the last reclaim is left to empty: trims delete each process's output
+// oldest first, so its live bytes are the next to go, and compacting it copied them only to see
+// them trimmed soon after (a third of a MB copied per MB captured once captures reached their
+// budget, BenchmarkCaptureWriterAtCap). Such segments are compacted all the same when the
+// closed segments' dead bytes pass two segments' worth, and at the next reclaim once no trim
+// deletes from them (the process ended, or its capture did).
+func (r *Record) reclaim(spareTrimmed bool) {
 	if r.readOnly || r.detached {
 		return
 	}
+	trimming := r.trimming
+	r.trimming = nil
 	r.reclaimDue.Store(false)
 	r.lastReclaim.Store(time.Now().UnixNano())
 	dir := outputDir(r.path)
@@ -407,6 +417,20 @@ func (r *Record) reclaim() {
 		}
 	}
 	rows.Close()
+	if spareTrimmed {
+		var dead int64
+		for _, id := range files {
+			if l, ok := live[id]; ok && id != r.out.id && !open[id] && known[id] && !removed[id] {
+				dead += l.end - l.bytes
+			}
+		}
+		if dead > 2*segmentMax {
+			trimming = nil
+		}
+	} else {
+		trimming = nil
+	}
+	spared := false
 	st := r.segTx(tx)
 	var remove []int64
 	for _, id := range files {
@@ -437,6 +461,10 @@ func (r *Record) reclaim() {
 		if l.bytes*2 >= l.end {
 			continue
 		}
+		if trimming[id] {
+			spared = true
+			continue
+		}
 		if err := r.compact(tx, st, id); err != nil {
 			st.done(false)
 			return
@@ -453,6 +481,9 @@ func (r *Record) reclaim() {
 		return
 	}
 	st.done(true)
+	if spared {
+		r.reclaimDue.Store(true) // looked at again: once no trim deletes from it, it is compacted
+	}
 	if len(st.created) > 0 || r.out.unsynced > 0 {
 		r.syncOutput() // the copies are durable before their old file goes
 	}
@@ -485,6 +516,14 @@ func (r *Record) compact(tx *sql.Tx, st *segTx, id int64) error {
 	if err := rows.Err(); err != nil {
 		return err
 	}
+	if len(locs) == 0 {
+		return nil
+	}
+	move, err := tx.Prepare("UPDATE chunks SET seg = ?, off = ? WHERE id = ?")
+	if err != nil {
+		return err
+	}
+	defer move.Close()
 	sr := r.segReader()
 	defer sr.close()
 	for _, l := range locs {
@@ -496,7 +535,8 @@ func (r *Record) compact(tx *sql.Tx, st *segTx, id int64) error {
 		if err != nil {
 			return err
 		}
-		if _, err := tx.Exec("UPDATE chunks SET seg = ?, off = ? WHERE id = ?", seg, off, l.row); err != nil {
+		r.compacted.Add(int64(len(b)))
+		if _, err := move.Exec(seg, off, l.row); err != nil {
 			return err
 		}
 	}

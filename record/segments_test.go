@@ -548,3 +548,69 @@ func TestSecondRecordInProcessLeavesFirstSegmentOpen(t *testing.T) {
 		t.Fatalf("two: %q", got)
 	}
 }
+
+// A segment the per-process budget's trims are emptying is left to empty while they do (its live
+// bytes are the next to go: copying them was wasted), and compacted once they stop.
+func TestTrimmedSegmentsEmptyWithoutCopies(t *testing.T) {
+	smallSegments(t, 64<<10)
+	r, err := Open(Options{Dir: t.TempDir(), Bridge: bridgeID, FlushEvery: time.Hour, Budget: Budget{CapturePerRun: 128 << 10}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	var all []byte
+	n := 0
+	commit := func(process string, size int) {
+		t.Helper()
+		b := []byte(fmt.Sprintf("%08d%s\n", n, strings.Repeat("x", size-9)))
+		r.CaptureData("demo", process, client.LogEvent{Kind: client.Data, Cursor: strconv.Itoa(n), Data: b})
+		n++
+		if process == "p" {
+			all = append(all, b...)
+		}
+		if err := r.Flush(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// 43 commits of 16 KiB: segments of four commits each, the newest 8 commits kept, so the
+	// oldest kept segment is a quarter live when the output stops
+	for i := 0; i < 43; i++ {
+		commit("p", 16<<10)
+		r.reclaim(true) // as the writer does while capturing (here after every commit)
+		if c := r.compacted.Load(); c > 0 {
+			t.Fatalf("commit %d: compaction copied %d bytes of a segment the trims were emptying", i, c)
+		}
+		if disk := outputBytes(r.Path()); disk > 128<<10+3*segmentMax {
+			t.Fatalf("commit %d: segments take %d bytes for 128 KiB kept", i, disk)
+		}
+	}
+	if !r.reclaimDue.Load() {
+		t.Fatal("a spared segment is not looked at again")
+	}
+	r.reclaim(true) // no trim since the last: the quarter-live segment is compacted now
+	if r.compacted.Load() == 0 {
+		t.Fatal("the quarter-live segment was not compacted once the trims stopped")
+	}
+	if disk := outputBytes(r.Path()); disk > 128<<10+2*segmentMax {
+		t.Fatalf("segments take %d bytes for 128 KiB kept", disk)
+	}
+	got := capturedBytes(t, r, "p")
+	if len(got) != 128<<10 || !bytes.HasSuffix(all, got) {
+		t.Fatalf("kept %d bytes, not the newest 128 KiB", len(got))
+	}
+
+	// Segments trims emptied of one process's output but another's small output keeps: when
+	// their dead bytes pass two segments' worth they are compacted, trimmed or not.
+	r.compacted.Store(0)
+	for i := 0; i < 40; i++ {
+		commit("slow", 1<<10)
+		commit("p", 15<<10)
+	}
+	r.reclaim(true)
+	if r.compacted.Load() == 0 {
+		t.Fatal("mostly dead segments were spared past the bound")
+	}
+	if disk := outputBytes(r.Path()); disk > 128<<10+40<<10+3*segmentMax {
+		t.Fatalf("segments take %d bytes for 168 KiB kept", disk)
+	}
+}

@@ -126,11 +126,13 @@ type Record struct {
 	lastOutput   time.Time     // when output was last committed
 	spared       bool          // recycle kept buffers in spare since dropSpare last let them go
 	prepared     map[string]*sql.Stmt
-	out          outSeg       // the segment captured output is appended to (segments.go)
-	madeSegments bool         // this run made a segment (Close closes its rows)
-	reclaimDue   atomic.Bool  // rows were removed since reclaim last ran
-	lastReclaim  atomic.Int64 // when reclaim last ran (Unix ns)
-	outBufs      [][]byte     // a commit's output buffers, written with one system call
+	out          outSeg         // the segment captured output is appended to (segments.go)
+	madeSegments bool           // this run made a segment (Close closes its rows)
+	reclaimDue   atomic.Bool    // rows were removed since reclaim last ran
+	lastReclaim  atomic.Int64   // when reclaim last ran (Unix ns)
+	compacted    atomic.Int64   // bytes compaction copied, in all (benchmarks report it)
+	trimming     map[int64]bool // segments per-process trims deleted from since reclaim last ran
+	outBufs      [][]byte       // a commit's output buffers, written with one system call
 
 	mu       sync.Mutex
 	states   map[string]*State // folded sandboxes, loaded on first use
@@ -1162,7 +1164,7 @@ func (r *Record) writer(every time.Duration) {
 		case <-r.quit:
 			err := r.flushAll()
 			if err == nil && r.reclaimDue.Load() && !r.readOnly && !r.detached {
-				r.reclaim()
+				r.reclaim(false) // nothing is trimmed after the close: what the trims left goes now
 			}
 			if err != nil {
 				// what still waits cannot be kept
@@ -1194,7 +1196,7 @@ func (r *Record) writer(every time.Duration) {
 				dirty = false
 			}
 			if r.reclaimDue.Load() && !r.readOnly && !r.detached && time.Since(time.Unix(0, r.lastReclaim.Load())) >= reclaimEvery {
-				r.reclaim()
+				r.reclaim(true)
 			}
 		case <-prune.C:
 			if !r.readOnly && !r.detached {
@@ -1465,7 +1467,7 @@ func (r *Record) prune() {
 	if removed == 0 {
 		return // nothing freed: no vacuum, and no checkpoint (an fsync) at every open
 	}
-	r.reclaim()
+	r.reclaim(false)
 	// each step frees pages: read it to the end
 	if rows, err := r.db.Query("PRAGMA incremental_vacuum"); err == nil {
 		for rows.Next() {
