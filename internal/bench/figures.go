@@ -111,13 +111,17 @@ func figLogsReplay(e *env) ([]row, error) {
 	var tc, ts []time.Duration
 	for i := 0; i < pairs; i++ {
 		settleDisk()
-		c, err := timeRun(e.curlCmd(url))
-		if err != nil {
-			return nil, err
+		// which side runs first alternates (see figure 11a: the second of a pair ran slower)
+		var c, s time.Duration
+		var errC, errS error
+		if i%2 == 0 {
+			c, errC = timeRun(e.curlCmd(url))
+			s, errS = timeRun(e.sandscopeCmd("logs", benchSandbox, p.ID, "-f"))
+		} else {
+			s, errS = timeRun(e.sandscopeCmd("logs", benchSandbox, p.ID, "-f"))
+			c, errC = timeRun(e.curlCmd(url))
 		}
-		cmd := e.sandscopeCmd("logs", benchSandbox, p.ID, "-f")
-		s, err := timeRun(cmd)
-		if err != nil {
+		if err := errors.Join(errC, errS); err != nil {
 			return nil, err
 		}
 		tc, ts = append(tc, c), append(ts, s)

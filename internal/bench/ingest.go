@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -21,8 +22,10 @@ import (
 )
 
 // Figure 3: the TUI's log view following the same replayed stream as figure 1 (follower, decoding,
-// sanitising, the disk-backed buffer, a 160×48 frame drawn 30 times a second) against figure 1's
-// curl time for that stream.
+// sanitising, the disk-backed buffer, a 160×48 frame drawn 30 times a second) against `curl -N`
+// reading that stream, in pairs (which side runs first alternating); the ratio is the median of
+// the pairs'. Until the eighth pass the baseline was figure 1's curl time, measured a minute or
+// more earlier: curl's side moved 0.15-0.22 s between runs and the ratio with it.
 func figViewIngest(e *env) ([]row, error) {
 	name := "TUI log view ingest, replay"
 	if e.curl == "" {
@@ -34,23 +37,37 @@ func figViewIngest(e *env) ([]row, error) {
 		}
 	}
 	name += fmt.Sprintf(" of %d MiB", e.replayBytes>>20)
-	var times []time.Duration
-	for i := 0; i < pipelineRuns; i++ {
-		d, n, err := e.ingestOnce()
-		if err != nil {
+	var times, curls []time.Duration
+	var ratios []float64
+	url := e.logsURL(benchSandbox, e.replayProc.ID)
+	pairs := pick(e, 3, 5)
+	for i := 0; i < pairs; i++ {
+		settleDisk()
+		var d, c time.Duration
+		var n int64
+		var errD, errC error
+		if i%2 == 0 {
+			d, n, errD = e.ingestOnce()
+			c, errC = timeRun(e.curlCmd(url))
+		} else {
+			c, errC = timeRun(e.curlCmd(url))
+			d, n, errD = e.ingestOnce()
+		}
+		if err := errors.Join(errD, errC); err != nil {
 			return nil, err
 		}
 		if n != e.replayBytes {
 			return nil, fmt.Errorf("the log view took in %d of %d bytes", n, e.replayBytes)
 		}
-		times = append(times, d)
+		times, curls = append(times, d), append(curls, c)
+		ratios = append(ratios, d.Seconds()/c.Seconds())
 	}
 	d := medianDur(times)
-	r := d.Seconds() / e.curlReplay.Seconds()
+	r := median(ratios)
 	return []row{{fig: "3", name: name,
 		value:    fmt.Sprintf("%.2f s (%.0f MB/s)", d.Seconds(), mbps(e.replayBytes, d)),
-		baseline: fmt.Sprintf("curl -N %.2f s (fig. 1)", e.curlReplay.Seconds()),
-		ratio:    f2(r) + "× (median of 3)", budget: "≤ 1.5×", result: verdict(r <= 1.5)}}, nil
+		baseline: fmt.Sprintf("curl -N %.2f s", medianDur(curls).Seconds()),
+		ratio:    fmt.Sprintf("%s× (median of %d pairs)", f2(r), pairs), budget: "≤ 1.5×", result: verdict(r <= 1.5)}}, nil
 }
 
 // ingestOnce runs a log view on the replayed process until its follower ends; it returns the time
