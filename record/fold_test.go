@@ -106,6 +106,7 @@ func TestFoldMatchesDecodingEveryEvent(t *testing.T) {
 					}
 				}
 			}
+			got.changes, want.changes = 0, 0 // the fold applies fewer events to the same end
 			if !reflect.DeepEqual(got, want) {
 				for i := range want.Processes {
 					if i < len(got.Processes) && !reflect.DeepEqual(got.Processes[i], want.Processes[i]) {

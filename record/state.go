@@ -95,6 +95,8 @@ type State struct {
 	// Stable is what sandscope recorded of the sandbox on a stable bridge (runs it started,
 	// sessions, the container marker).
 	Stable StableSandbox
+
+	changes uint64 // bumped by every change the record makes (Apply): what Memo compares
 }
 
 // NewState is the empty state of a sandbox.
@@ -159,6 +161,7 @@ func (s *State) currentInc() *Inc {
 // Apply folds one event into the state. currentRun tells events of this run from earlier ones.
 // It returns a notice worth telling the user now (a new container), or "".
 func (s *State) Apply(ev Event) string {
+	s.changes++
 	switch ev.Source {
 	case FromWatch, FromLookup:
 		return s.applyWatch(ev)

@@ -136,6 +136,7 @@ type Record struct {
 
 	mu       sync.Mutex
 	states   map[string]*State // folded sandboxes, loaded on first use
+	memos    map[memoKey]memo  // what Memo computed of states
 	pending  []Event
 	chunks   []Chunk
 	spare    [][]byte // emptied chunk buffers (see recycle)
@@ -859,8 +860,10 @@ func (r *Record) Add(ev Event) string {
 func (r *Record) SetRequest(sandbox, process string, req client.ExecRequest) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if e := r.stateLocked(sandbox).Find(Process, process); e != nil {
+	st := r.stateLocked(sandbox)
+	if e := st.Find(Process, process); e != nil {
 		e.Request = &req
+		st.changes++
 	}
 }
 

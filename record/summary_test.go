@@ -63,3 +63,43 @@ func TestWithStateIsWhatStateCopies(t *testing.T) {
 		}
 	})
 }
+
+// TestMemoFollowsTheState: Memo computes once per state of a sandbox: again after that sandbox
+// changes (an event, a launch's request kept), not after another sandbox does, and apart for each
+// key.
+func TestMemoFollowsTheState(t *testing.T) {
+	t0 := time.Date(2026, 3, 14, 15, 0, 0, 0, time.UTC)
+	rec, err := Open(Options{Dir: filepath.Join(t.TempDir(), "record"), Bridge: "test", Now: func() time.Time { return t0 }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Close()
+	inc := client.Incarnation{Number: 1}
+	appear := func(sb, id string) {
+		rec.Add(FromSandboxEvent(client.SandboxEvent{Kind: client.ProcessAppeared, Sandbox: sb, Time: t0, Incarnation: inc,
+			Process: &client.Process{ID: id, State: "running", Incarnation: 1}}))
+	}
+	appear("sb", "p1")
+	appear("other", "q1")
+	calls := 0
+	count := func(key string) int {
+		return rec.Memo("sb", key, func(st *State) any { calls++; return len(st.Processes) }).(int)
+	}
+	step := func(what string, key string, want, wantCalls int) {
+		t.Helper()
+		if got := count(key); got != want || calls != wantCalls {
+			t.Fatalf("%s: %d processes after %d computations, want %d after %d", what, got, calls, want, wantCalls)
+		}
+	}
+	step("first", "n", 1, 1)
+	step("asked again", "n", 1, 1)
+	step("another key", "m", 1, 2)
+	appear("other", "q2")
+	step("after another sandbox's event", "n", 1, 2)
+	appear("sb", "p2")
+	step("after the sandbox's event", "n", 2, 3)
+	step("asked again", "n", 2, 3)
+	rec.SetRequest("sb", "p2", client.ExecRequest{Argv: []string{"true"}})
+	step("after a kept request", "n", 2, 4)
+	step("the other key, changed meanwhile", "m", 2, 5)
+}

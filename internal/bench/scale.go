@@ -95,7 +95,8 @@ func (e *env) probeScale(dir string, runs int) (scaleRun, error) {
 // Figure 13: a record of 10,000 runs across 200 sandboxes and 5 million events (a quick run: 2,000
 // runs) against one of 1,000 runs (500 in a quick run), generated in bulk; opening it, the known
 // sandboxes, one sandbox's state and its report, the all-runs screen (its first frame, a frame, a
-// filter keystroke), each the median of three probes in a process of their own, and the peak RSS
+// filter keystroke), each the median of three probes in a process of their own (the opens each
+// probe's median of record.ScaleOpens, their limit held by the first open too), and the peak RSS
 // of that process; and, while the larger record is generated, the request rate of the record's
 // watcher with 200 known sandboxes against 20.
 func figScale(e *env) ([]row, error) {
@@ -163,6 +164,10 @@ func figScale(e *env) ([]row, error) {
 		b, s := med(1, c.step), med(0, c.step)
 		r := b / max(s, 0.001)
 		ok := b <= c.limit
+		_, opened := res[1][0].ms[c.step+"-first"]
+		if opened {
+			ok = max(b, med(1, c.step+"-first")) <= c.limit // the limit holds for the first open too
+		}
 		budget := fmt.Sprintf("≤ %.0f ms", c.limit)
 		if c.growth {
 			ok = ok && r <= 2
@@ -173,7 +178,10 @@ func figScale(e *env) ([]row, error) {
 			value = fmt.Sprintf("%.2f ms (p99 %.2f)", b, med(1, c.step+"-p99"))
 		}
 		if _, ok := res[1][0].ms[c.step+"-cpu"]; ok {
-			value = fmt.Sprintf("%.1f ms (CPU %.1f ms; 1,000 runs %.1f)", b, med(1, c.step+"-cpu"), med(0, c.step+"-cpu"))
+			value = fmt.Sprintf("%.1f ms (CPU %.1f ms; %d runs %.1f)", b, med(1, c.step+"-cpu"), small, med(0, c.step+"-cpu"))
+		}
+		if opened {
+			value += fmt.Sprintf("; first of %d opens %.1f ms, %d runs %.1f", record.ScaleOpens, med(1, c.step+"-first"), small, med(0, c.step+"-first"))
 		}
 		rows = append(rows, row{fig: c.fig, name: c.name + ", " + label(big),
 			value: value, baseline: fmt.Sprintf("%d runs %.2f ms", small, s),

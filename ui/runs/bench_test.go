@@ -154,3 +154,25 @@ func BenchmarkRefresh(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkOpen is the all-runs screen's open to its first frame (figure 13f of scripts/bench,
+// in-process, after the first): an op makes the screen, runs Init and draws the first frame.
+//
+//	go test ./ui/runs -run '^$' -bench Open -benchtime 50x
+func BenchmarkOpen(b *testing.B) {
+	for _, runs := range []int{1000, 10000} {
+		b.Run(fmt.Sprint(runs), func(b *testing.B) {
+			m := benchScreen(b, runs)
+			ctx := m.ctx
+			m.Close()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				m := New(ctx)
+				m.SetSize(160, 48)
+				_ = m.Init()
+				_ = m.View()
+				m.Close()
+			}
+		})
+	}
+}
