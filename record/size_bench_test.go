@@ -199,13 +199,7 @@ func BenchmarkCaptureCPU(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer r.Close()
-	data := make([]byte, 4<<10)
-	for i := range data {
-		data[i] = 'a' + byte(i%26)
-		if i%80 == 79 {
-			data[i] = '\n'
-		}
-	}
+	data := outputLines(4 << 10)
 	const events = 400 // 2 s at one every 5 ms
 	var total int64
 	c0 := cpuNow()
@@ -252,13 +246,7 @@ func BenchmarkCaptureWriter(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer r.Close()
-	data := make([]byte, 4<<10)
-	for i := range data {
-		data[i] = 'a' + byte(i%26)
-		if i%80 == 79 {
-			data[i] = '\n'
-		}
-	}
+	data := outputLines(4 << 10)
 	const rounds = 40 // 2 s at one every 50 ms
 	var total int64
 	c0 := cpuNow()
@@ -281,4 +269,16 @@ func BenchmarkCaptureWriter(b *testing.B) {
 	}
 	cpu := cpuNow() - c0
 	b.ReportMetric(cpu.Seconds()*1000/(float64(total)/1e6), "cpu-ms/MB")
+}
+
+// outputLines is n bytes of output as a chatty process prints it: 80-byte lines of letters.
+func outputLines(n int) []byte {
+	data := make([]byte, n)
+	for i := range data {
+		data[i] = 'a' + byte(i%26)
+		if i%80 == 79 {
+			data[i] = '\n'
+		}
+	}
+	return data
 }

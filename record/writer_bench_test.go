@@ -21,13 +21,7 @@ func BenchmarkCaptureWriterSteady(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer r.Close()
-	data := make([]byte, 8<<10)
-	for i := range data {
-		data[i] = 'a' + byte(i%26)
-		if i%80 == 79 {
-			data[i] = '\n'
-		}
-	}
+	data := outputLines(8 << 10)
 	const bursts = 64 // 4 s
 	var total int64
 	c0 := cpuNow()
@@ -69,13 +63,7 @@ func BenchmarkCaptureWriterAtCap(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer r.Close()
-	data := make([]byte, 8<<10)
-	for i := range data {
-		data[i] = 'a' + byte(i%26)
-		if i%80 == 79 {
-			data[i] = '\n'
-		}
-	}
+	data := outputLines(8 << 10)
 	n := 0
 	feed := func(d time.Duration) int64 {
 		tick := time.NewTicker(62500 * time.Microsecond)
