@@ -417,26 +417,23 @@ func (r *Record) reclaim(spareTrimmed bool) {
 		}
 	}
 	rows.Close()
+	// this process's active segment, another process's, or one this record does not know
+	// (another record's moved aside, a segment being made): left alone
+	leftAlone := func(id int64) bool { return id == r.out.id || open[id] || !known[id] }
 	if spareTrimmed {
-		var dead int64
+		var dead int64 // in the closed segments that still hold live bytes
 		for _, id := range files {
-			if l, ok := live[id]; ok && id != r.out.id && !open[id] && known[id] && !removed[id] {
+			if l, ok := live[id]; ok && !leftAlone(id) && !removed[id] {
 				dead += l.end - l.bytes
 			}
 		}
-		if dead > 2*segmentMax {
-			trimming = nil
-		}
-	} else {
-		trimming = nil
+		spareTrimmed = dead <= 2*segmentMax
 	}
 	spared := false
 	st := r.segTx(tx)
 	var remove []int64
 	for _, id := range files {
-		if id == r.out.id || open[id] || !known[id] {
-			// this process's, another process's, or one this record does not know (another
-			// record's moved aside, a segment being made): left alone
+		if leftAlone(id) {
 			continue
 		}
 		l := live[id]
@@ -461,7 +458,7 @@ func (r *Record) reclaim(spareTrimmed bool) {
 		if l.bytes*2 >= l.end {
 			continue
 		}
-		if trimming[id] {
+		if spareTrimmed && trimming[id] {
 			spared = true
 			continue
 		}
