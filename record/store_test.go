@@ -18,6 +18,21 @@ import (
 
 const bridgeID = "local:/tmp/test-bridge"
 
+// prunedByReopen closes r and opens its record again with o, which prunes it before its writer
+// starts. Pruning runs on the writer's goroutine or before it: a test calling prune beside a
+// running writer raced the writer's own reclaim.
+func prunedByReopen(t *testing.T, r *Record, o Options) *Record {
+	t.Helper()
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	r, err := Open(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
 func open(t *testing.T, dir string) *Record {
 	t.Helper()
 	r, err := Open(Options{Dir: dir, Bridge: bridgeID, Version: "test", FlushEvery: 5 * time.Millisecond})
@@ -148,14 +163,7 @@ func TestTotalCaptureBudget(t *testing.T) {
 		}
 		r.Flush()
 	}
-	// pruned by the next open, before its writer starts (pruning runs on the writer's goroutine
-	// or before it: called here beside a running writer, it raced the writer's own reclaim)
-	if err := r.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if r, err = Open(o); err != nil {
-		t.Fatal(err)
-	}
+	r = prunedByReopen(t, r, o)
 	defer r.Close()
 	var total int64
 	for p := 0; p < 5; p++ {
@@ -185,13 +193,7 @@ func TestPruneByAgeAndCount(t *testing.T) {
 	for i := 0; i < 150; i++ {
 		r.Add(Event{Sandbox: "other", Source: FromAction, Kind: "exec", Time: now, Action: &Action{Kind: "exec", Outcome: "ok"}})
 	}
-	// pruned by the next open, before its writer starts (not beside a running writer)
-	if err := r.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if r, err = Open(o); err != nil {
-		t.Fatal(err)
-	}
+	r = prunedByReopen(t, r, o)
 	defer r.Close()
 	if evs, _ := r.Events("demo", ""); len(evs) != 0 {
 		t.Fatalf("old events kept: %d", len(evs))

@@ -13,11 +13,7 @@ import (
 // of has none.
 func TestWithStateIsWhatStateCopies(t *testing.T) {
 	t0 := time.Date(2026, 3, 14, 15, 0, 0, 0, time.UTC)
-	rec, err := Open(Options{Dir: filepath.Join(t.TempDir(), "record"), Bridge: "test", Now: func() time.Time { return t0 }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rec.Close()
+	rec := openAt(t, t0)
 	inc := client.Incarnation{Number: 1}
 	rec.Add(FromSandboxEvent(client.SandboxEvent{Kind: client.SandboxStarted, Sandbox: "sb", Time: t0, Incarnation: inc}))
 	for _, id := range []string{"p1", "p2", "p3"} {
@@ -69,11 +65,7 @@ func TestWithStateIsWhatStateCopies(t *testing.T) {
 // key.
 func TestMemoFollowsTheState(t *testing.T) {
 	t0 := time.Date(2026, 3, 14, 15, 0, 0, 0, time.UTC)
-	rec, err := Open(Options{Dir: filepath.Join(t.TempDir(), "record"), Bridge: "test", Now: func() time.Time { return t0 }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rec.Close()
+	rec := openAt(t, t0)
 	inc := client.Incarnation{Number: 1}
 	appear := func(sb, id string) {
 		rec.Add(FromSandboxEvent(client.SandboxEvent{Kind: client.ProcessAppeared, Sandbox: sb, Time: t0, Incarnation: inc,
@@ -102,4 +94,15 @@ func TestMemoFollowsTheState(t *testing.T) {
 	rec.SetRequest("sb", "p2", client.ExecRequest{Argv: []string{"true"}})
 	step("after a kept request", "n", 2, 4)
 	step("the other key, changed meanwhile", "m", 2, 5)
+}
+
+// openAt opens a record in a fresh directory whose clock stands at now; it is closed with the test.
+func openAt(t *testing.T, now time.Time) *Record {
+	t.Helper()
+	rec, err := Open(Options{Dir: filepath.Join(t.TempDir(), "record"), Bridge: "test", Now: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rec.Close() })
+	return rec
 }
