@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -36,5 +37,23 @@ func TestAgainstRefusesBadInput(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(e.tmp, "against-src")); err == nil {
 		t.Error("refused runs unpacked a revision")
+	}
+}
+
+// alternate runs the baseline first in even pairs and second in odd ones, and both sides even
+// when the first fails, joining their errors.
+func TestAlternateOrdersThePairs(t *testing.T) {
+	for i, want := range []string{"bm", "mb", "bm", "mb"} {
+		var got string
+		err := alternate(i, func() error { got += "b"; return nil }, func() error { got += "m"; return nil })
+		if got != want || err != nil {
+			t.Fatalf("pair %d ran %q (%v), want %q", i, got, err, want)
+		}
+	}
+	errB, errM := errors.New("baseline failed"), errors.New("measured failed")
+	var ran int
+	err := alternate(1, func() error { ran++; return errB }, func() error { ran++; return errM })
+	if ran != 2 || !errors.Is(err, errB) || !errors.Is(err, errM) {
+		t.Fatalf("ran %d sides, error %v", ran, err)
 	}
 }

@@ -58,6 +58,18 @@ func producer(size int64) []string {
 	return []string{"sh", "-c", "yes '" + producerLine + "' | head -c " + strconv.FormatInt(size, 10)}
 }
 
+// alternate runs the two sides of pair i, baseline first in even pairs and second in odd ones:
+// run second after a sync, the same command was 1.0-7.4 % slower (figure 11a), which fell on one
+// side alone while the order was fixed. Both run whatever the first returns.
+func alternate(i int, baseline, measured func() error) error {
+	if i%2 == 1 {
+		err := measured()
+		return errors.Join(baseline(), err)
+	}
+	err := baseline()
+	return errors.Join(err, measured())
+}
+
 // timeRun runs cmd and returns how long it took.
 func timeRun(cmd *exec.Cmd) (time.Duration, error) {
 	var stderr bytes.Buffer
@@ -111,17 +123,10 @@ func figLogsReplay(e *env) ([]row, error) {
 	var tc, ts []time.Duration
 	for i := 0; i < pairs; i++ {
 		settleDisk()
-		// which side runs first alternates (see figure 11a: the second of a pair ran slower)
 		var c, s time.Duration
-		var errC, errS error
-		if i%2 == 0 {
-			c, errC = timeRun(e.curlCmd(url))
-			s, errS = timeRun(e.sandscopeCmd("logs", benchSandbox, p.ID, "-f"))
-		} else {
-			s, errS = timeRun(e.sandscopeCmd("logs", benchSandbox, p.ID, "-f"))
-			c, errC = timeRun(e.curlCmd(url))
-		}
-		if err := errors.Join(errC, errS); err != nil {
+		curl := func() (err error) { c, err = timeRun(e.curlCmd(url)); return err }
+		logs := func() (err error) { s, err = timeRun(e.sandscopeCmd("logs", benchSandbox, p.ID, "-f")); return err }
+		if err := alternate(i, curl, logs); err != nil {
 			return nil, err
 		}
 		tc, ts = append(tc, c), append(ts, s)
@@ -430,10 +435,10 @@ func figSoak(e *env) ([]row, error) {
 
 // Figure 11: the record's cost. 11a: `sandscope logs -f` of figure 1's finished replay with the
 // record (the default) and with --no-record, in pairs; the ratio is the median of the pairs'.
-// The pairs alternate which side runs first: the same command on both sides, run second after a
-// sync, was 1.0-7.4 % slower (15 pairs each, three times; 0.97-1.01 alternating), a cost that fell
-// on the record's side alone while it always ran second. Fifteen pairs, because single pairs
-// spread 0.85-1.25.
+// The pairs alternate which side runs first (alternate: the same command on both sides, run
+// second after a sync, was 1.0-7.4 % slower in 15 pairs three times, 0.97-1.01 alternating; it
+// fell on the record's side alone while that always ran second). Fifteen pairs, because single
+// pairs spread 0.85-1.25.
 // 11b: the TUI capturing the output of 20 running processes in the background, CPU per MB
 // captured, against 20 `curl -N` readers of the same streams.
 func figRecord(e *env) ([]row, error) {
@@ -476,15 +481,11 @@ func figRecordLogs(e *env) (row, error) {
 	for i := 0; i < pairs; i++ {
 		settleDisk()
 		var t0, t1 time.Duration
-		var err0, err1 error
-		if i%2 == 0 {
-			t0, err0 = timeRun(e.sandscopeCmd("logs", benchSandbox, p.ID, "-f", "--no-record"))
-			t1, err1 = timeRun(e.sandscopeCmd("logs", benchSandbox, p.ID, "-f"))
-		} else {
-			t1, err1 = timeRun(e.sandscopeCmd("logs", benchSandbox, p.ID, "-f"))
-			t0, err0 = timeRun(e.sandscopeCmd("logs", benchSandbox, p.ID, "-f", "--no-record"))
-		}
-		if err := errors.Join(err0, err1); err != nil {
+		if err := alternate(i, func() (err error) {
+			t0, err = timeRun(e.sandscopeCmd("logs", benchSandbox, p.ID, "-f", "--no-record"))
+			return err
+		},
+			func() (err error) { t1, err = timeRun(e.sandscopeCmd("logs", benchSandbox, p.ID, "-f")); return err }); err != nil {
 			return a, err
 		}
 		off, on = append(off, t0), append(on, t1)

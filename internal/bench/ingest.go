@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -45,15 +44,9 @@ func figViewIngest(e *env) ([]row, error) {
 		settleDisk()
 		var d, c time.Duration
 		var n int64
-		var errD, errC error
-		if i%2 == 0 {
-			d, n, errD = e.ingestOnce()
-			c, errC = timeRun(e.curlCmd(url))
-		} else {
-			c, errC = timeRun(e.curlCmd(url))
-			d, n, errD = e.ingestOnce()
-		}
-		if err := errors.Join(errD, errC); err != nil {
+		curl := func() (err error) { c, err = timeRun(e.curlCmd(url)); return err }
+		ingest := func() (err error) { d, n, err = e.ingestOnce(); return err }
+		if err := alternate(i, curl, ingest); err != nil {
 			return nil, err
 		}
 		if n != e.replayBytes {
