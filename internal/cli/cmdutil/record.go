@@ -31,11 +31,14 @@ type CommandRecord struct {
 	notes   []string // written by the goroutine, read after done
 
 	held lookups // what the command's lookups saw, queued with the next event (see Lookup)
+
+	ahead     chan struct{} // closed by OpenAhead: open the record before the first event
+	aheadOnce sync.Once
 }
 
 // StartCommandRecord starts recording for a command; open opens the record (nil: not recording).
 func StartCommandRecord(open func() (*record.Record, error), stderr io.Writer) *CommandRecord {
-	c := &CommandRecord{q: make(chan record.Event, commandRecordQueue), done: make(chan struct{}), stderr: stderr}
+	c := &CommandRecord{q: make(chan record.Event, commandRecordQueue), done: make(chan struct{}), ahead: make(chan struct{}), stderr: stderr}
 	go c.run(open)
 	return c
 }
@@ -43,11 +46,18 @@ func StartCommandRecord(open func() (*record.Record, error), stderr io.Writer) *
 func (c *CommandRecord) run(open func() (*record.Record, error)) {
 	defer close(c.done)
 	// The record opens when the first event arrives, not before: a command records only its
-	// stream's events (interruptions, gaps, the ending), so a clean replay opens it after the last
-	// byte instead of taking CPU from the stream, and a command that saw nothing opens nothing.
-	first, ok := <-c.q
-	if !ok {
-		return
+	// stream's events (interruptions, gaps, the ending), so a command that saw nothing opens
+	// nothing. A command sure to record something when its stream ends says so (OpenAhead), and
+	// the record opens while the stream runs instead of after its last byte.
+	var first record.Event
+	haveFirst := false
+	select {
+	case ev, ok := <-c.q:
+		if !ok {
+			return
+		}
+		first, haveFirst = ev, true
+	case <-c.ahead:
 	}
 	// a lock another process holds on the record is waited for: say so while the command goes on
 	slow := time.AfterFunc(commandRecordSlowOpen, func() {
@@ -64,7 +74,9 @@ func (c *CommandRecord) run(open func() (*record.Record, error)) {
 		return
 	}
 	c.notes = append(c.notes, rec.Notices()...)
-	rec.Add(first)
+	if haveFirst {
+		rec.Add(first)
+	}
 	for q := c.q; q != nil; {
 		select {
 		case ev, ok := <-q:
@@ -103,6 +115,18 @@ func (c *CommandRecord) takeNotices(rec *record.Record) {
 		}
 		c.notes = append(c.notes, n)
 	}
+}
+
+// OpenAhead opens the record now, in the recording goroutine, for a command that will record an
+// event when its stream ends whatever happens (a follow of a process that has already ended:
+// the replay ends with its ending). Opened after the stream's last byte, the record added about
+// 6 ms to the command's end (figure 11a: 8.8 against 2.7 ms from the last byte to exit); opened
+// now, that overlaps the replay. A nil commandRecord records nothing.
+func (c *CommandRecord) OpenAhead() {
+	if c == nil {
+		return
+	}
+	c.aheadOnce.Do(func() { close(c.ahead) })
 }
 
 // Add queues ev without waiting; a nil commandRecord records nothing.

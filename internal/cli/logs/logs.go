@@ -201,6 +201,9 @@ func runLogs(ctx context.Context, d driver.Driver, rec *cmdutil.CommandRecord, s
 		return err
 	}
 	rec.LookedUpProcess(sandbox, found, "the process list")
+	if follow && found != nil && found.State != "running" {
+		rec.OpenAhead() // its replay ends with its ending, which the record keeps
+	}
 	fctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	// found is the status of a lookup just made: the follower opens the stream at once instead of

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -95,5 +96,68 @@ func TestCommandRecordHoldsLookups(t *testing.T) {
 	st := ro.State("box")
 	if e := st.Find(record.Process, "p1"); e == nil || !e.Lost || e.Incarnation != 1 || len(st.Incarnations) != 2 {
 		t.Fatalf("entry %+v, incarnations %d", e, len(st.Incarnations))
+	}
+}
+
+// logs -f of a process that has already ended opens the record while its replay runs, not after
+// its last byte: with the command's stdout not read (so the replay cannot reach its end), the
+// record's file appears all the same. Following a running process still opens nothing before
+// its stream has something to record.
+func TestLogsFollowOpensRecordAheadForEndedProcess(t *testing.T) {
+	b, flags := bridgeArgs(t)
+	ended := startProc(t, b, "sh", "-c", "head -c 600000 /dev/zero | tr '\\0' x; exit 4")
+	b.WaitExit(t, "local", ended.ID)
+	bin := sandscopeBinary(t)
+	recordFiles := func(state string) []string {
+		m, _ := filepath.Glob(filepath.Join(state, "sandscope", "record", "*.db"))
+		return m
+	}
+	follow := func(id string) (cmd *exec.Cmd, stdout io.ReadCloser, state string) {
+		state = t.TempDir()
+		cmd = exec.Command(bin, append(flags, "logs", "local", id, "-f")...)
+		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "XDG_STATE_HOME=" + state}
+		stdout, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+		return cmd, stdout, state
+	}
+
+	cmd, stdout, state := follow(ended.ID)
+	deadline := time.Now().Add(20 * time.Second)
+	for len(recordFiles(state)) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the record was not opened while the replay of an ended process waited for its reader")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	n, err := io.Copy(io.Discard, stdout)
+	if err != nil || n != 600000 {
+		t.Fatalf("read %d bytes of output (%v)", n, err)
+	}
+	var ee *exec.ExitError
+	if err := cmd.Wait(); !errors.As(err, &ee) && err != nil {
+		t.Fatal(err)
+	}
+	if e := commandRecordOf(t, state, flags).State("local").Find(record.Process, ended.ID); e == nil || e.Stream != "ended" || e.Process.Exit == nil || e.Process.Exit.Code != 4 {
+		t.Fatalf("the record should hold the ending (exit 4): %+v", e)
+	}
+
+	running := startProc(t, b, "sh", "-c", "sleep 1.5; echo late")
+	cmd, stdout, state = follow(running.ID)
+	time.Sleep(700 * time.Millisecond)
+	if m := recordFiles(state); len(m) != 0 {
+		t.Fatalf("following a running process opened the record before anything to record: %v", m)
+	}
+	if _, err := io.Copy(io.Discard, stdout); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	if len(recordFiles(state)) == 0 {
+		t.Fatal("the ending of the running process was not recorded")
 	}
 }
