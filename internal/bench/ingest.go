@@ -64,7 +64,9 @@ func figViewIngest(e *env) ([]row, error) {
 }
 
 // ingestOnce runs a log view on the replayed process until its follower ends; it returns the time
-// and the bytes the view's status reports.
+// and the bytes the view holds then. The view follows through the driver as in the TUI: until the
+// ninth pass a counting driver sat between them, a goroutine and a channel hop per event the TUI
+// does not have (about 5 % of the ingest's time, 15 alternating pairs three times).
 func (e *env) ingestOnce() (time.Duration, int64, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
@@ -75,9 +77,8 @@ func (e *env) ingestOnce() (time.Duration, int64, error) {
 	r := lipgloss.NewRenderer(io.Discard)
 	r.SetColorProfile(termenv.TrueColor)
 	dir := filepath.Join(e.tmp, "ingest")
-	tap := &countBridge{Driver: driver.NewPreview(e.c, client.Capabilities{})}
 	uctx := &common.Context{
-		Width: 160, Height: 48, Styles: themes.New(pal, r), Keys: keymap.New(), Driver: tap,
+		Width: 160, Height: 48, Styles: themes.New(pal, r), Keys: keymap.New(), Driver: driver.NewPreview(e.c, client.Capabilities{}),
 		BridgeLabel: e.url, BridgeURL: e.url, Local: true,
 		StateDir: dir, CacheDir: filepath.Join(dir, "cache"), Ctx: ctx,
 	}
@@ -90,36 +91,5 @@ func (e *env) ingestOnce() (time.Duration, int64, error) {
 	if _, err := l.Until(time.Second/30, func(tea.Msg) bool { return m.Attached() == 0 }); err != nil {
 		return 0, 0, fmt.Errorf("log view: %w", err)
 	}
-	return time.Since(t), tap.n, nil
-}
-
-// countBridge counts the data bytes its followers deliver.
-type countBridge struct {
-	driver.Driver
-	n int64 // only read after every follower ended
-}
-
-func (c *countBridge) Follow(ctx context.Context, sandbox, process string, opts driver.FollowOptions) <-chan client.LogEvent {
-	// the view's queue moves here, so as many events wait as without the count
-	capacity := opts.Buffer
-	if capacity <= 0 {
-		capacity = 256 // client.FollowOptions' default
-	}
-	opts.Buffer = 1
-	in := c.Driver.Follow(ctx, sandbox, process, opts)
-	out := make(chan client.LogEvent, capacity)
-	go func() {
-		defer close(out)
-		for ev := range in {
-			if ev.Kind == client.Data {
-				c.n += int64(len(ev.Data))
-			}
-			select {
-			case out <- ev:
-			case <-ctx.Done():
-				return
-			}
-		}
-	}()
-	return out
+	return time.Since(t), m.Held(), nil
 }

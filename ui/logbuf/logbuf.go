@@ -457,6 +457,18 @@ func (b *Buffer) writeRaw(s *source, data []byte) {
 	}
 }
 
+// RawBytes is how many bytes of output the buffer holds, every source and stream together (what
+// SaveRaw writes).
+func (b *Buffer) RawBytes() int64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var n int64
+	for _, rf := range b.raws {
+		n += rf.size
+	}
+	return n
+}
+
 // Len is the number of entries, partial lines included.
 func (b *Buffer) Len() int {
 	b.mu.Lock()

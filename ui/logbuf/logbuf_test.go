@@ -257,6 +257,9 @@ func TestSpillKeepsEverything(t *testing.T) {
 	if all.Len() != len(out)+len(errb) || !bytes.HasPrefix(all.Bytes(), []byte("Line number 0 here\n")) {
 		t.Errorf("SaveRaw: %d bytes, starts %q", all.Len(), all.Bytes()[:20])
 	}
+	if n := b.RawBytes(); n != int64(all.Len()) {
+		t.Errorf("RawBytes %d, SaveRaw wrote %d", n, all.Len())
+	}
 	if b.Err() != nil {
 		t.Fatal(b.Err())
 	}

@@ -340,6 +340,14 @@ func (m *Model) Close() {
 // SetSize sets the view's area.
 func (m *Model) SetSize(w, h int) { m.width, m.height = w, h }
 
+// Held is how many bytes of output the view holds (what saving the raw log writes).
+func (m *Model) Held() int64 {
+	if m.buf == nil {
+		return 0
+	}
+	return m.buf.RawBytes()
+}
+
 // Title is the view's crumb in the header.
 func (m *Model) Title() string { return "logs" }
 
