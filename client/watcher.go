@@ -65,8 +65,12 @@ func newRealTimer(d time.Duration) watchTimer { return realTimer{time.NewTimer(d
 type WatchResume struct {
 	Incarnation Incarnation
 	Running     bool
-	Processes   []Process
-	Terminals   []Terminal
+	// RunningUnknown says the earlier view never saw whether the container ran (a command only
+	// looked up a process): the first poll's answer is then no change, where "running" after a
+	// known "not running" is evidence of a new container.
+	RunningUnknown bool
+	Processes      []Process
+	Terminals      []Terminal
 }
 
 // Watcher polls a sandbox with non-waking lookups (running, process list, terminal list) and
@@ -147,7 +151,8 @@ func (c *Client) Watch(ctx context.Context, sandbox string, opts WatchOptions) *
 			st.prev.terminals[t.ID] = t
 		}
 		st.inc = r.Incarnation // with its start, so a restart under the same number shows on the first poll
-		st.stopped = !r.Running
+		st.stopped = !r.Running && !r.RunningUnknown
+		st.runningUnknown = r.RunningUnknown
 	}
 	go st.run(opts)
 	return w
@@ -174,6 +179,10 @@ type watchState struct {
 	maxPID   int  // highest PID seen in the current incarnation
 	failures int
 	emitted  int // events emitted so far: a poll that emitted none saw no change
+
+	// runningUnknown: resumed from a view that never saw whether the container ran; the next
+	// poll's answer is told as it is (started or stopped), and is no evidence of a new container
+	runningUnknown bool
 }
 
 func (s *watchState) run(opts WatchOptions) {
@@ -355,7 +364,9 @@ func (s *watchState) diff(snap *snapshot) bool {
 	}
 
 	ok := true
-	if prev.running.Running && !snap.running.Running {
+	unknown := s.runningUnknown
+	s.runningUnknown = false
+	if (prev.running.Running || unknown) && !snap.running.Running {
 		s.stopped = true
 		ok = ok && s.emit(SandboxEvent{Kind: SandboxStopped, Evidence: []string{"GET running: false"}})
 	}
@@ -371,7 +382,7 @@ func (s *watchState) diff(snap *snapshot) bool {
 		s.maxPID = 0
 		ok = ok && s.emit(SandboxEvent{Kind: IncarnationChanged, Previous: old, Incarnation: s.inc, Evidence: evidence})
 	}
-	if !prev.running.Running && snap.running.Running {
+	if (!prev.running.Running || unknown) && snap.running.Running {
 		ok = ok && s.emit(SandboxEvent{Kind: SandboxStarted, Evidence: []string{"GET running: true"}})
 	}
 
@@ -448,7 +459,7 @@ func (s *watchState) inferBoundary(prev, snap *snapshot) []string {
 	if !snap.running.Running {
 		return nil // a boundary is only visible once something runs again
 	}
-	if s.stopped || !prev.running.Running {
+	if s.stopped || !prev.running.Running && !s.runningUnknown {
 		ev = append(ev, "inferred: GET running went false → true (the container stopped and a new one started)")
 	}
 	for id, p := range prev.processes {

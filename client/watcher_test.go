@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -249,6 +250,48 @@ func TestWatchSameNumberWithEvidence(t *testing.T) {
 	}
 	cancel()
 	for range w.Events() {
+	}
+}
+
+// TestWatchResumeRunningUnknown: an earlier view that never saw whether the container ran (a
+// command only looked up an exited process) is not "stopped": the first poll finding it running
+// under the same number is no new container, and says it runs. A view that saw it stopped still
+// infers a new one.
+func TestWatchResumeRunningUnknown(t *testing.T) {
+	t1 := time.Date(2026, 3, 4, 15, 1, 2, 0, time.UTC)
+	for _, tc := range []struct {
+		name     string
+		resume   WatchResume
+		boundary bool
+	}{
+		{"unknown", WatchResume{Incarnation: Incarnation{Number: 1}, RunningUnknown: true}, false},
+		{"stopped", WatchResume{Incarnation: Incarnation{Number: 1}}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := newStartedBridge(t, t1)
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			r := tc.resume
+			w := b.client(t).Watch(ctx, "sbx", WatchOptions{FastInterval: 5 * time.Millisecond, Resume: &r})
+			b.fb.addProcess("p2")
+			var kinds []SandboxEventKind
+			for {
+				ev := <-w.Events()
+				kinds = append(kinds, ev.Kind)
+				if ev.Kind == ProcessAppeared {
+					break
+				}
+			}
+			if got := slices.Contains(kinds, IncarnationChanged); got != tc.boundary {
+				t.Fatalf("events %v: a new container %v, want %v", kinds, got, tc.boundary)
+			}
+			if !slices.Contains(kinds, SandboxStarted) {
+				t.Fatalf("events %v: the running container is not told", kinds)
+			}
+			cancel()
+			for range w.Events() {
+			}
+		})
 	}
 }
 

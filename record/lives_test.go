@@ -220,3 +220,19 @@ func TestFirstLaunchNamesTheLifeTheWatcherThenReports(t *testing.T) {
 		t.Errorf("the process: #%d stale=%v inferred=%v", e.Incarnation, l.st.Stale(e.Incarnation), e.Inferred)
 	}
 }
+
+// A sandbox known only from a command's lookup of an exited process has no known running state:
+// the watcher resumes it as not known to have stopped, so its first poll (running) is no new
+// container. Once the watcher saw it stopped, it resumes as stopped.
+func TestResumeWithoutRunningState(t *testing.T) {
+	st := NewState("demo")
+	st.Apply(LookupProcess("demo", client.Process{ID: "p1", State: "exited", Incarnation: 1}))
+	r := st.Resume()
+	if r == nil || r.Running || !r.RunningUnknown || r.Incarnation.Number != 1 {
+		t.Fatalf("resume %+v, want #1 with running unknown", r)
+	}
+	st.Apply(FromSandboxEvent(client.SandboxEvent{Sandbox: "demo", Time: time.Now(), Kind: client.SandboxStopped, Incarnation: client.Incarnation{Number: 1}}))
+	if r := st.Resume(); r == nil || r.Running || r.RunningUnknown {
+		t.Fatalf("resume %+v, want #1 known stopped", r)
+	}
+}

@@ -550,7 +550,7 @@ func (s *State) Resume() *client.WatchResume {
 	if s.Events == 0 || s.Current.Number == 0 {
 		return nil
 	}
-	r := &client.WatchResume{Incarnation: s.Current, Running: s.Running != nil && *s.Running}
+	r := &client.WatchResume{Incarnation: s.Current, Running: s.Running != nil && *s.Running, RunningUnknown: s.Running == nil}
 	if cur := s.currentInc(); cur != nil && cur.Bridge > 0 {
 		// the watcher compares the bridge's numbers: resume from the bridge's name for this life
 		r.Incarnation = client.Incarnation{Number: cur.Bridge, Started: cur.Started}
