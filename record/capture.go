@@ -354,7 +354,7 @@ const (
 // recently updated first. It reports whether it removed any.
 func (r *Record) pruneCaptures() bool {
 	var total int64
-	if r.db.QueryRow("SELECT COALESCE(SUM(bytes), 0) FROM captures").Scan(&total) != nil || total <= r.budget.CaptureTotal {
+	if r.db.QueryRow("SELECT bytes FROM capture_total WHERE id = 1").Scan(&total) != nil || total <= r.budget.CaptureTotal {
 		return false
 	}
 	rows, err := r.db.Query("SELECT sandbox, process, bytes FROM captures WHERE bytes > 0 ORDER BY updated")

@@ -31,6 +31,7 @@ const SchemaVersion = 2
 //   - segments: the segment files of captured output; run is the sandscope run that appends to
 //     one, open says it still may (1), no longer does (0), or the file was removed (-1: the row
 //     stays, so a number is never used twice)
+//   - capture_total: one row, the sum of captures.bytes (kept by triggers)
 var schema = []string{
 	`CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)`,
 	`CREATE TABLE IF NOT EXISTS runs (
@@ -94,6 +95,18 @@ var schema = []string{
 		open INTEGER NOT NULL DEFAULT 1)`,
 	// live bytes per segment (reclaim), without reading the rows
 	`CREATE INDEX IF NOT EXISTS chunks_seg ON chunks (seg, off, len)`,
+	// the captures' total, kept by triggers on every change of a capture's bytes, whoever makes
+	// it: pruning checks the total budget at every open, and summing every capture's row took
+	// 1 ms of an open of 10,000 runs (0.14 ms of 1,000; figure 13a). Added to existing files at
+	// their next open (the schema version is unchanged), from the sum of their captures then.
+	`CREATE TABLE IF NOT EXISTS capture_total (id INTEGER PRIMARY KEY CHECK (id = 1), bytes INTEGER NOT NULL)`,
+	`INSERT OR IGNORE INTO capture_total (id, bytes) SELECT 1, COALESCE(SUM(bytes), 0) FROM captures`,
+	`CREATE TRIGGER IF NOT EXISTS capture_total_insert AFTER INSERT ON captures
+		BEGIN UPDATE capture_total SET bytes = bytes + NEW.bytes WHERE id = 1; END`,
+	`CREATE TRIGGER IF NOT EXISTS capture_total_update AFTER UPDATE OF bytes ON captures
+		BEGIN UPDATE capture_total SET bytes = bytes - OLD.bytes + NEW.bytes WHERE id = 1; END`,
+	`CREATE TRIGGER IF NOT EXISTS capture_total_delete AFTER DELETE ON captures
+		BEGIN UPDATE capture_total SET bytes = bytes - OLD.bytes WHERE id = 1; END`,
 }
 
 // migrate brings a file of an older schema version up to this one, in tx, before the schema's

@@ -1489,7 +1489,7 @@ const pruneDueQuery = `SELECT EXISTS (SELECT 1 FROM events WHERE time < ?1)
 	OR EXISTS (SELECT 1 FROM captures WHERE updated < ?1)
 	OR EXISTS (SELECT 1 FROM runs WHERE started < ?1 AND id <> ?2)
 	OR COALESCE((SELECT MAX(id) FROM events) - (SELECT MIN(id) FROM events), 0) >= ?3
-	OR (SELECT COALESCE(SUM(bytes), 0) FROM captures) > ?4`
+	OR COALESCE((SELECT bytes FROM capture_total WHERE id = 1), ?4 + 1) > ?4`
 
 // pruneDue reports whether prune may remove something (true when it cannot tell).
 func (r *Record) pruneDue(run, cutoff int64) bool {

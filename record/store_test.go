@@ -3,6 +3,7 @@ package record
 import (
 	"bufio"
 	"bytes"
+	"database/sql"
 	"fmt"
 	"os"
 	"os/exec"
@@ -179,6 +180,75 @@ func TestTotalCaptureBudget(t *testing.T) {
 	if total > 50_000 {
 		t.Fatalf("total %d over budget", total)
 	}
+}
+
+// The captures' total that pruning reads at every open (capture_total) is the sum of the
+// captures' bytes through every change of them: captured output, a per-run trim, the total
+// budget's removals, a deleted capture; and a file made before the table gets it from its
+// captures at its next open.
+func TestCaptureTotalFollowsCaptures(t *testing.T) {
+	dir := t.TempDir()
+	o := Options{Dir: dir, Bridge: bridgeID, Budget: Budget{CapturePerRun: 30_000, CaptureTotal: 80_000}, FlushEvery: time.Millisecond}
+	r, err := Open(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check := func(when string) {
+		t.Helper()
+		var total, sum, rows int64
+		if err := r.db.QueryRow("SELECT bytes FROM capture_total WHERE id = 1").Scan(&total); err != nil {
+			t.Fatalf("%s: %v", when, err)
+		}
+		r.db.QueryRow("SELECT COALESCE(SUM(bytes), 0), COUNT(*) FROM captures").Scan(&sum, &rows)
+		if total != sum || rows == 0 {
+			t.Fatalf("%s: capture_total %d, captures sum to %d (%d rows)", when, total, sum, rows)
+		}
+	}
+	blob := []byte(strings.Repeat("y", 999) + "\n")
+	for p := 0; p < 5; p++ {
+		for round := 0; round < 4; round++ { // 40,000 bytes in rows of 10,000: one past the per-run budget
+			for i := 0; i < 10; i++ {
+				r.CaptureData("demo", fmt.Sprintf("p%d", p), client.LogEvent{Kind: client.Data, Data: blob})
+			}
+			if err := r.Flush(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if c, _ := r.Captured("demo", "p4"); c.Bytes != 30_000 || c.Dropped != 10_000 {
+		t.Fatalf("the per-run budget: %+v", c)
+	}
+	check("captured and trimmed")
+	r = prunedByReopen(t, r, o) // the total budget removes the oldest captures
+	if c, _ := r.Captured("demo", "p0"); c.Bytes != 0 {
+		t.Fatalf("the total budget kept the oldest capture: %+v", c)
+	}
+	check("after the total budget")
+	if _, err := r.db.Exec("DELETE FROM captures WHERE process = 'p4'"); err != nil {
+		t.Fatal(err)
+	}
+	check("a capture deleted")
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	// as an earlier version left it: no table, no triggers, its statements' stamp
+	db, err := sql.Open("sqlite", "file:"+FileFor(dir, bridgeID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{"DROP TRIGGER capture_total_insert", "DROP TRIGGER capture_total_update", "DROP TRIGGER capture_total_delete",
+		"DROP TABLE capture_total", "PRAGMA user_version = 1"} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatal(q, err)
+		}
+	}
+	db.Close()
+	if r, err = Open(o); err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	check("the table added to an earlier file")
 }
 
 func TestPruneByAgeAndCount(t *testing.T) {
