@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sandscope/internal/fileio"
 	"sort"
 	"strconv"
 	"strings"
@@ -164,7 +165,7 @@ func (s *segTx) append(bufs [][]byte) (seg, off int64, err error) {
 			return 0, 0, err
 		}
 	}
-	if err := writeAtv(s.cur.f, bufs, s.cur.end); err != nil {
+	if err := fileio.WriteAtv(s.cur.f, bufs, s.cur.end); err != nil {
 		return 0, 0, fmt.Errorf("record: write output: %w", err)
 	}
 	seg, off = s.cur.id, s.cur.end

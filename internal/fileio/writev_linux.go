@@ -1,4 +1,4 @@
-package record
+package fileio
 
 import (
 	"io"
@@ -7,9 +7,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// writeAtv writes bufs one after another at off in f with pwritev: a commit's output is one
-// system call without first being gathered into one buffer (a copy of every captured byte).
-func writeAtv(f *os.File, bufs [][]byte, off int64) error {
+// WriteAtv writes bufs one after another at off in f with pwritev (IOV_MAX buffers a call). It
+// may change bufs' elements (a short write leaves the rest of a buffer for the next call), never
+// the bytes they hold.
+func WriteAtv(f *os.File, bufs [][]byte, off int64) error {
 	const maxIov = 1024 // IOV_MAX
 	rc, err := f.SyscallConn()
 	if err != nil {

@@ -1,4 +1,4 @@
-package record
+package fileio
 
 import (
 	"bytes"
@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-// writeAtv puts the buffers one after another at the offset, however many there are (more than
+// WriteAtv puts the buffers one after another at the offset, however many there are (more than
 // one system call takes) and whatever their sizes, and leaves the bytes around them alone.
 func TestWriteAtvWritesBuffersInOrder(t *testing.T) {
 	f, err := os.Create(filepath.Join(t.TempDir(), "seg"))
@@ -31,7 +31,7 @@ func TestWriteAtvWritesBuffersInOrder(t *testing.T) {
 		bufs = append(bufs, b)
 		want = append(want, b...)
 	}
-	if err := writeAtv(f, bufs, int64(len(head))); err != nil {
+	if err := WriteAtv(f, bufs, int64(len(head))); err != nil {
 		t.Fatal(err)
 	}
 	got, err := os.ReadFile(f.Name())
