@@ -148,6 +148,8 @@ type Buffer struct {
 	dir    string
 	err    error // first disk error
 	closed bool
+	// holding: an Append is under way, its chunks' buffers are the caller's until it ends
+	holding bool
 
 	segs      []seg  // final entries, in order
 	marks     []Line // the markers' entries (seg.mark indexes it)
@@ -253,7 +255,14 @@ func (b *Buffer) fail(err error) {
 
 // Append adds client events from one source: Data becomes output lines, Quiet and Reconnecting are
 // skipped, every other kind becomes a marker with Describe's text.
+//
+// Chunks of output are written from evs' own buffers before Append returns, not copied first: the
+// caller may reuse them once it has.
 func (b *Buffer) Append(source string, evs ...client.LogEvent) {
+	b.mu.Lock()
+	b.holding = true
+	b.mu.Unlock()
+	defer b.endBatch()
 	for i := range evs {
 		ev := &evs[i]
 		switch ev.Kind {
@@ -452,8 +461,21 @@ func (b *Buffer) writeRaw(s *source, data []byte) {
 	} else {
 		b.runs = append(b.runs, run{file: s.file, off: rf.size, n: int64(len(data))})
 	}
-	if err := rf.write(data); err != nil {
+	if err := rf.write(data, b.holding); err != nil {
 		b.fail(fmt.Errorf("log buffer raw write: %w", err))
+	}
+}
+
+// endBatch writes what a batch's chunks left held (see rawFile.held): after it, nothing of the
+// caller's buffers is kept.
+func (b *Buffer) endBatch() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.holding = false
+	for _, rf := range b.raws {
+		if err := rf.writeHeld(); err != nil {
+			b.fail(fmt.Errorf("log buffer raw write: %w", err))
+		}
 	}
 }
 

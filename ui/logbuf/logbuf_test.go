@@ -573,3 +573,89 @@ func TestDescribeNotLiveIsNoFailure(t *testing.T) {
 		t.Fatalf("a real failure: %q", got)
 	}
 }
+
+// Append writes a batch's chunks from the caller's buffers (rawFile.held), not from copies: every
+// byte still reads back after the caller overwrote its buffers on return, whatever the mix of
+// small chunks (copied into cur), held ones, sources, block sizes, and a disk that fails.
+func TestAppendBatchesFromCallersBuffers(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		block int
+		fail  bool
+	}{{"1MiB blocks", 1 << 20, false}, {"small blocks", 8 << 10, false}, {"disk failure", 1 << 20, true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			old := rawBlock
+			rawBlock = tc.block
+			t.Cleanup(func() { rawBlock = old })
+			r := rand.New(rand.NewPCG(7, 8))
+			b := newBuf(t, Options{MemLines: 64})
+			if tc.fail {
+				if err := os.RemoveAll(b.Dir()); err != nil {
+					t.Fatal(err)
+				}
+			}
+			names := []string{"a", "b"}
+			sent := map[string]*bytes.Buffer{"a": {}, "b": {}}
+			line := 0
+			for batch := 0; batch < 60; batch++ {
+				name := names[r.IntN(2)]
+				var evs []client.LogEvent
+				for i := r.IntN(12); i >= 0; i-- {
+					// from a few bytes to well past rawHoldMin and rawDirect
+					n := 1 + r.IntN(4)*r.IntN(40<<10)
+					var chunk []byte
+					for len(chunk) < n {
+						chunk = fmt.Appendf(chunk, "%s line %d of a batch, long enough to be a plausible line of output\n", name, line)
+						line++
+					}
+					sent[name].Write(chunk)
+					evs = append(evs, client.LogEvent{Kind: client.Data, Stream: client.Stdout, Data: chunk})
+				}
+				b.Append(name, evs...)
+				for _, ev := range evs { // the caller reuses its buffers
+					for j := range ev.Data {
+						ev.Data[j] = '#'
+					}
+				}
+			}
+			b.EndPartial()
+			for _, name := range names {
+				var raw bytes.Buffer
+				if err := b.SaveRawStream(&raw, name, client.Stdout); err != nil {
+					t.Fatal(err)
+				}
+				if !bytes.Equal(raw.Bytes(), sent[name].Bytes()) {
+					t.Fatalf("%s: saved %d bytes, sent %d (first difference at %d)", name, raw.Len(), sent[name].Len(), firstDiff(raw.Bytes(), sent[name].Bytes()))
+				}
+			}
+			var lines bytes.Buffer
+			for i := 0; i < b.Len(); i++ {
+				l, _ := b.Line(i)
+				if l.Source != "a" {
+					continue
+				}
+				raw, err := b.LineBytes(i)
+				if err != nil {
+					t.Fatal(err)
+				}
+				lines.Write(raw)
+				lines.WriteByte('\n')
+			}
+			if !bytes.Equal(lines.Bytes(), sent["a"].Bytes()) {
+				t.Fatalf("a: lines reassemble %d bytes, sent %d", lines.Len(), sent["a"].Len())
+			}
+			if (b.Err() != nil) != tc.fail {
+				t.Fatalf("error %v, want one: %v", b.Err(), tc.fail)
+			}
+		})
+	}
+}
+
+func firstDiff(a, b []byte) int {
+	for i := range min(len(a), len(b)) {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return min(len(a), len(b))
+}
