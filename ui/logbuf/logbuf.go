@@ -148,8 +148,6 @@ type Buffer struct {
 	dir    string
 	err    error // first disk error
 	closed bool
-	// holding: an Append is under way, its chunks' buffers are the caller's until it ends
-	holding bool
 
 	segs      []seg  // final entries, in order
 	marks     []Line // the markers' entries (seg.mark indexes it)
@@ -259,15 +257,12 @@ func (b *Buffer) fail(err error) {
 // Chunks of output are written from evs' own buffers before Append returns, not copied first: the
 // caller may reuse them once it has.
 func (b *Buffer) Append(source string, evs ...client.LogEvent) {
-	b.mu.Lock()
-	b.holding = true
-	b.mu.Unlock()
 	defer b.endBatch()
 	for i := range evs {
 		ev := &evs[i]
 		switch ev.Kind {
 		case client.Data:
-			b.AddData(source, ev.Stream, ev.Data, ev.Cursor, ev.Time)
+			b.addData(source, ev.Stream, ev.Data, ev.Cursor, ev.Time, true)
 		case client.Quiet, client.Reconnecting:
 		default:
 			b.AddMarker(source, KindOf(ev.Kind), Describe(*ev), ev.Cursor, ev.Time)
@@ -283,6 +278,11 @@ func (b *Buffer) Append(source string, evs ...client.LogEvent) {
 // open: the line a chunk completes, lines holding ESC, and the partial line after the chunk's last
 // LF. The other lines are counted, not sanitised.
 func (b *Buffer) AddData(name string, stream client.Stream, data []byte, cursor string, t time.Time) {
+	b.addData(name, stream, data, cursor, t, false)
+}
+
+// addData is AddData; with hold, data stays the caller's until the batch's end (endBatch).
+func (b *Buffer) addData(name string, stream client.Stream, data []byte, cursor string, t time.Time, hold bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.closed {
@@ -293,7 +293,7 @@ func (b *Buffer) AddData(name string, stream client.Stream, data []byte, cursor 
 		return
 	}
 	s := b.source(name, stream)
-	b.writeRaw(s, data)
+	b.writeRaw(s, data, hold)
 	p := data
 	if s.partial {
 		nl := bytes.IndexByte(p, '\n')
@@ -454,24 +454,23 @@ func (b *Buffer) source(name string, stream client.Stream) *source {
 	return s
 }
 
-func (b *Buffer) writeRaw(s *source, data []byte) {
+func (b *Buffer) writeRaw(s *source, data []byte, hold bool) {
 	rf := b.raws[s.file-1]
 	if n := len(b.runs); n > 0 && b.runs[n-1].file == s.file && b.runs[n-1].off+b.runs[n-1].n == rf.size {
 		b.runs[n-1].n += int64(len(data))
 	} else {
 		b.runs = append(b.runs, run{file: s.file, off: rf.size, n: int64(len(data))})
 	}
-	if err := rf.write(data, b.holding); err != nil {
+	if err := rf.write(data, hold); err != nil {
 		b.fail(fmt.Errorf("log buffer raw write: %w", err))
 	}
 }
 
 // endBatch writes what a batch's chunks left held (see rawFile.held): after it, nothing of the
-// caller's buffers is kept.
+// caller's buffers is kept. (It writes another batch's held chunks too, which is only sooner.)
 func (b *Buffer) endBatch() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.holding = false
 	for _, rf := range b.raws {
 		if err := rf.writeHeld(); err != nil {
 			b.fail(fmt.Errorf("log buffer raw write: %w", err))
