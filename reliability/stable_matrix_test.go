@@ -169,7 +169,8 @@ func TestFaultMatrixStableExec(t *testing.T) {
 			check: func(r stableRun) []string {
 				p := confirmed(3, false)(r)
 				if r.res.State != client.RunConfirmed || !bytes.Equal(r.out, wantText) {
-					p = append(p, fmt.Sprintf("stream %s, text %q", r.res.State, r.out))
+					// why it ended so: the read error or the evidence (a rare INTERRUPTED under load)
+					p = append(p, fmt.Sprintf("stream %s, text %q (%s; %s)", r.res.State, r.out, r.res.Message, r.res.Evidence))
 				}
 				return p
 			}},
