@@ -7,12 +7,13 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"sandscope/internal/fileio"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"sandscope/internal/fileio"
 )
 
 // Captured output lives outside SQLite, in append-only segment files in a directory beside the

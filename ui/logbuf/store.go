@@ -7,10 +7,10 @@ import (
 	"io"
 	"math"
 	"os"
-	"sandscope/internal/fileio"
 	"sort"
 	"time"
 
+	"sandscope/internal/fileio"
 	"sandscope/sanitize"
 )
 
@@ -401,11 +401,20 @@ func (rf *rawFile) write(data []byte, hold bool) error {
 	return nil
 }
 
-// writeHeld writes cur and the held chunks in one vectored write and lets the chunks go; the end
-// of what it wrote stays in memory (prev) for the frames. If the write fails, the chunks are
-// copied into cur, where the bytes stay from then on.
+// writeHeld is flush while chunks are held: without them, cur stays in memory until it fills a
+// block.
 func (rf *rawFile) writeHeld() error {
 	if len(rf.held) == 0 {
+		return nil
+	}
+	return rf.flush()
+}
+
+// flush writes cur, then the held chunks, to the file in one vectored write and lets the chunks
+// go; the end of what it wrote stays in memory (prev) for the frames. If the write fails, the
+// chunks are copied into cur, where the bytes stay from then on.
+func (rf *rawFile) flush() error {
+	if len(rf.held) == 0 && (rf.failed || len(rf.cur) == 0) {
 		return nil
 	}
 	rf.iov = rf.iov[:0]
@@ -419,8 +428,8 @@ func (rf *rawFile) writeHeld() error {
 		rf.reserveAhead(rf.disk + n)
 		err = fileio.WriteAtv(rf.f, rf.iov, rf.disk)
 	}
-	clear(rf.iov)
 	if err != nil {
+		clear(rf.iov)
 		rf.failed = true
 		for _, h := range rf.held {
 			rf.cur = append(rf.cur, h...)
@@ -429,9 +438,14 @@ func (rf *rawFile) writeHeld() error {
 		return fmt.Errorf("%w (output kept in memory from here)", err)
 	}
 	rf.disk += n
-	rf.keepTail()
+	// the bytes to keep in memory, oldest first: the old prev (it comes right before cur), cur,
+	// the held chunks
+	rf.iov = append(rf.iov[:0], rf.prev, rf.cur)
+	rf.iov = append(rf.iov, rf.held...)
+	rf.keepTail(rf.iov)
+	clear(rf.iov)
 	rf.dropHeld()
-	if cap(rf.cur) > 2*rawBlock {
+	if cap(rf.cur) > 2*rawBlock { // a huge chunk: do not keep it
 		rf.cur = nil
 	} else {
 		rf.cur = rf.cur[:0]
@@ -444,66 +458,18 @@ func (rf *rawFile) dropHeld() {
 	rf.held, rf.heldN = rf.held[:0], 0
 }
 
-// keepTail makes prev the last rawTail bytes of what writeHeld wrote (cur, then held), preceded
-// by the end of the old prev when those are fewer.
-func (rf *rawFile) keepTail() {
-	keep := min(rawTail, rawBlock)
-	need, start := keep, len(rf.held)
-	for start > 0 && need > 0 {
-		start--
-		need -= len(rf.held[start])
+// keepTail makes prev the last rawTail bytes of parts, one after another.
+func (rf *rawFile) keepTail(parts [][]byte) {
+	need, first := min(rawTail, rawBlock), len(parts)
+	for first > 0 && need > 0 {
+		first--
+		need -= len(parts[first])
 	}
-	tail := rf.spare[:0]
-	if need > 0 { // the held chunks are fewer than keep bytes: cur's end, then prev's
-		from := rf.cur[max(0, len(rf.cur)-need):]
-		if more := need - len(from); more > 0 {
-			tail = append(tail, rf.prev[max(0, len(rf.prev)-more):]...)
-		}
-		tail = append(tail, from...)
-		need = 0
-	}
-	tail = append(tail, rf.held[start][-need:]...)
-	for _, h := range rf.held[start+1:] {
-		tail = append(tail, h...)
+	tail := append(rf.spare[:0], parts[first][max(0, -need):]...)
+	for _, p := range parts[first+1:] {
+		tail = append(tail, p...)
 	}
 	rf.prev, rf.spare = tail, rf.prev[:0]
-}
-
-// flush writes cur (and held chunks) to the file; its end is kept in prev.
-func (rf *rawFile) flush() error {
-	if len(rf.held) > 0 {
-		return rf.writeHeld()
-	}
-	if rf.failed || len(rf.cur) == 0 {
-		return nil
-	}
-	if rf.f == nil {
-		rf.failed = true
-		return errors.New("raw file unavailable: output kept in memory")
-	}
-	rf.reserveAhead(rf.disk + int64(len(rf.cur)))
-	if _, err := rf.f.WriteAt(rf.cur, rf.disk); err != nil {
-		rf.failed = true
-		return fmt.Errorf("%w (output kept in memory from here)", err)
-	}
-	rf.disk += int64(len(rf.cur))
-	keep := min(rawTail, rawBlock)
-	if len(rf.cur) >= keep {
-		rf.prev = append(rf.prev[:0], rf.cur[len(rf.cur)-keep:]...)
-	} else {
-		// what prev held still comes right before cur's bytes
-		rf.prev = append(rf.prev, rf.cur...)
-		if n := len(rf.prev); n > keep {
-			copy(rf.prev, rf.prev[n-keep:])
-			rf.prev = rf.prev[:keep]
-		}
-	}
-	if cap(rf.cur) > 2*rawBlock { // a huge chunk: do not keep it
-		rf.cur = nil
-		return nil
-	}
-	rf.cur = rf.cur[:0]
-	return nil
 }
 
 // readAt fills p with the bytes at off, from memory when they are still there.
