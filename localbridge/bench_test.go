@@ -7,11 +7,14 @@ import (
 	"errors"
 	"flag"
 	"io"
+	"net"
 	"net/http"
 	"os/exec"
 	"syscall"
 	"testing"
 	"time"
+
+	asmbase64 "github.com/segmentio/asm/base64"
 
 	"sandscope/localbridge/bridgetest"
 )
@@ -21,6 +24,10 @@ import (
 // every payload) with reading the same command's output straight from a pipe, in the same run. Metrics: sse-MB/s, pipe-MB/s and ratio (sse/pipe; the budget is ≥ 0.5);
 // sse-cpu-ms/MB and pipe-cpu-ms/MB, the CPU each side spent per MB (the bridge, the reader and the
 // command for the stream); first-byte-ms, from the launch request to the first output event.
+// A third side, bare SSE (bare-MB/s, bare-cpu-ms/MB, bare-ratio against the pipe), is the least
+// any SSE bridge could do with the same command: its output read into one reused buffer, each
+// read written as one base64 event on loopback TCP, no HTTP, no retention, no cursors, and the
+// same reader. It says how much of the pipe's speed the SSE framing itself leaves.
 // Retention is raised above the output size so the figure counts every byte (a reader that fell
 // behind would otherwise be skipped ahead); truncated reports it anyway.
 //
@@ -41,8 +48,8 @@ func BenchmarkSSEThroughput(b *testing.B) {
 			}
 			br := bridgetest.Start(b, bridgetest.WithProcessLogLimits(retention, 1<<24))
 			var ttfb time.Duration
-			var pipeDur, sseDur, pipeCPU, sseCPU time.Duration
-			var pipeBytes, sseBytes int64
+			var pipeDur, sseDur, pipeCPU, sseCPU, bareDur, bareCPU time.Duration
+			var pipeBytes, sseBytes, bareBytes int64
 			truncated, events := 0, 0
 			for i := 0; i < b.N; i++ {
 				// Baseline: the same command writing into a pipe we drain.
@@ -62,6 +69,15 @@ func BenchmarkSSEThroughput(b *testing.B) {
 				pipeDur += time.Since(start)
 				pipeCPU += cpuTime() - cpu0
 				pipeBytes += n
+
+				start, cpu0 = time.Now(), cpuTime()
+				n, err = bareSSE(bc.script)
+				if err != nil {
+					b.Fatalf("bare SSE: %v", err)
+				}
+				bareDur += time.Since(start)
+				bareCPU += cpuTime() - cpu0
+				bareBytes += n
 
 				// Through the bridge: launch, follow from the start, decode.
 				start, cpu0 = time.Now(), cpuTime()
@@ -114,6 +130,10 @@ func BenchmarkSSEThroughput(b *testing.B) {
 			b.ReportMetric(pipeMBps, "pipe-MB/s")
 			b.ReportMetric(sseMBps, "sse-MB/s")
 			b.ReportMetric(sseMBps/pipeMBps, "ratio")
+			bareMBps := float64(bareBytes) / 1e6 / bareDur.Seconds()
+			b.ReportMetric(bareMBps, "bare-MB/s")
+			b.ReportMetric(bareMBps/pipeMBps, "bare-ratio")
+			b.ReportMetric(bareCPU.Seconds()*1e3/(float64(bareBytes)/1e6), "bare-cpu-ms/MB")
 			b.ReportMetric(float64(truncated), "truncated")
 			b.ReportMetric(ttfb.Seconds()*1e3/float64(b.N), "first-byte-ms")
 			// CPU per MB (this process and its waited children: the command, and for the stream the
@@ -126,6 +146,77 @@ func BenchmarkSSEThroughput(b *testing.B) {
 			}
 		})
 	}
+}
+
+// bareSSE runs script with its output delivered as bare SSE over loopback TCP (see
+// BenchmarkSSEThroughput) and returns the bytes the reader counted.
+func bareSSE(script string) (int64, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer ln.Close()
+	served := make(chan error, 1)
+	go func() {
+		served <- func() error {
+			conn, err := ln.Accept()
+			if err != nil {
+				return err
+			}
+			defer conn.Close()
+			cmd := exec.Command("sh", "-c", script)
+			out, err := cmd.StdoutPipe()
+			if err != nil {
+				return err
+			}
+			if err := cmd.Start(); err != nil {
+				return err
+			}
+			buf := make([]byte, 256<<10)
+			frame := make([]byte, 0, 512<<10)
+			for {
+				n, rerr := out.Read(buf)
+				if n > 0 {
+					frame = append(frame[:0], `data: {"type":"stdout","data":"`...)
+					m := asmbase64.StdEncoding.EncodedLen(n)
+					frame = frame[:len(frame)+m]
+					asmbase64.StdEncoding.Encode(frame[len(frame)-m:], buf[:n])
+					frame = append(frame, "\"}\n\n"...)
+					if _, err := conn.Write(frame); err != nil {
+						return err
+					}
+				}
+				if rerr != nil {
+					break
+				}
+			}
+			if err := cmd.Wait(); err != nil {
+				return err
+			}
+			_, err = conn.Write([]byte("data: {\"type\":\"terminal\"}\n\n"))
+			return err
+		}()
+	}()
+	conn, err := net.DialTimeout("tcp", ln.Addr().String(), 10*time.Second)
+	if err != nil {
+		return 0, err
+	}
+	defer conn.Close()
+	_ = conn.SetReadDeadline(time.Now().Add(5 * time.Minute))
+	var got int64
+	ended := false
+	err = skimSSE(conn, func(typ, _ string, n int) bool {
+		got += int64(n)
+		ended = ended || typ == "terminal"
+		return true
+	})
+	if serr := <-served; serr != nil && err == nil {
+		err = serr
+	}
+	if err == nil && !ended {
+		err = errors.New("no terminal event")
+	}
+	return got, err
 }
 
 // cpuTime is the user and system CPU time of this process and its waited children so far.
