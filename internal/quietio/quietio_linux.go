@@ -6,7 +6,6 @@ import (
 	"os"
 	"sync"
 	"syscall"
-	"unsafe"
 )
 
 // Conn makes a TCP connection's reads and writes plain read(2) and write(2) calls on its
@@ -55,16 +54,6 @@ func (c *quietConn) tryRead(fd uintptr) bool {
 func (c *quietConn) tryWrite(fd uintptr) bool {
 	c.wn, c.werrno = once(syscall.SYS_WRITE, fd, c.wbuf)
 	return c.werrno != syscall.EAGAIN
-}
-
-// once makes the read or write system call trap on fd with b, again when a signal interrupts it.
-func once(trap, fd uintptr, b []byte) (int, syscall.Errno) {
-	for {
-		r, _, e := syscall.RawSyscall(trap, fd, uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
-		if e != syscall.EINTR {
-			return int(r), e
-		}
-	}
 }
 
 func (c *quietConn) Read(p []byte) (int, error) {

@@ -114,3 +114,37 @@ func TestQuietConnErrorsAreNetConnErrors(t *testing.T) {
 		t.Fatalf("after a reset: %#v, want a read *net.OpError", err2)
 	}
 }
+
+// What one end did before writing is ordered before what the other end does after reading it, for
+// the race detector too (go test -race reports this test otherwise): the client's tests share
+// variables with their bridges' handlers through requests and answers alone.
+func TestQuietConnOrdersForTheRaceDetector(t *testing.T) {
+	c, peer := quietPair(t)
+	var shared int
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		b := make([]byte, 1)
+		if _, err := io.ReadFull(peer, b); err != nil {
+			t.Error(err)
+			return
+		}
+		if shared != 1 {
+			t.Errorf("the peer saw %d, not what was set before the quiet write", shared)
+		}
+		shared = 2
+		_, _ = peer.Write([]byte("y"))
+	}()
+	shared = 1
+	if _, err := c.Write([]byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	b := make([]byte, 1)
+	if _, err := io.ReadFull(c, b); err != nil {
+		t.Fatal(err)
+	}
+	if shared != 2 {
+		t.Fatalf("the quiet end saw %d, not what the peer set before its write", shared)
+	}
+	<-done
+}
