@@ -340,6 +340,12 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 var errCut = errors.New("faultproxy: connection cut")
 
 func (p *Proxy) serveHTTP(rw http.ResponseWriter, r *http.Request, a applied, idx int) {
+	// The request body is the transport's to read while the response is relayed. Without full
+	// duplex, net/http's server drains and closes an unfinished request body when the response's
+	// header is written, and the target answers as soon as it has the body's bytes: the
+	// transport's last read (for EOF) could then meet the closed body, and it closes the
+	// upstream connection for that write error, cutting a response nothing was meant to cut.
+	_ = http.NewResponseController(rw).EnableFullDuplex()
 	w := &lockedWriter{w: rw}
 	rp := &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {

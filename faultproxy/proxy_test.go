@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -352,6 +353,51 @@ func TestStallAfterBytes(t *testing.T) {
 		}
 	case <-time.After(waitTimeout):
 		t.Fatal("stream still stalled after Clear")
+	}
+}
+
+// A response that starts before its request body has ended is relayed at once, and the body still
+// reaches the target whole: while the response is relayed the request body is the transport's to
+// read. (Without full duplex, net/http's server drains and closes an unfinished request body when
+// the response's header is written. Here that holds the header back until the body has come; with
+// a body already sent, as on a stable /exec, the transport's last read for EOF could meet the closed
+// body, and the transport then closed the upstream connection: under load the stable matrix's
+// streams broke off now and then with "unexpected EOF", INTERRUPTED with no fault applied.)
+func TestResponseBeforeRequestBodyEnds(t *testing.T) {
+	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rc := http.NewResponseController(w)
+		_ = rc.EnableFullDuplex() // the target's own server must leave the body alone too
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(http.StatusOK)
+		_ = rc.Flush()
+		b, err := io.ReadAll(r.Body)
+		_, _ = fmt.Fprintf(w, "data: got %q %v\n\n", b, err)
+	}))
+	t.Cleanup(target.Close)
+	p := New(target.URL)
+	t.Cleanup(p.Close)
+
+	conn, err := net.Dial("tcp", strings.TrimPrefix(p.URL(), "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := fmt.Fprintf(conn, "POST /exec HTTP/1.1\r\nHost: %s\r\nContent-Length: 5\r\n\r\n", strings.TrimPrefix(p.URL(), "http://")); err != nil {
+		t.Fatal(err)
+	}
+	br := bufio.NewReader(conn)
+	_ = conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+	res, err := http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatalf("the target's answer was held back until the request body ended: %v", err)
+	}
+	if _, err := io.WriteString(conn, "hello"); err != nil {
+		t.Fatal(err)
+	}
+	_ = conn.SetReadDeadline(time.Now().Add(waitTimeout))
+	b, err := io.ReadAll(res.Body)
+	if want := "data: got \"hello\" <nil>\n\n"; err != nil || string(b) != want {
+		t.Fatalf("body %q (%v), want %q and a clean end", b, err, want)
 	}
 }
 
