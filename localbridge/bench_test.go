@@ -183,6 +183,8 @@ func bareSSE(script string) (int64, error) {
 					asmbase64.StdEncoding.Encode(frame[len(frame)-m:], buf[:n])
 					frame = append(frame, "\"}\n\n"...)
 					if _, err := conn.Write(frame); err != nil {
+						_ = cmd.Process.Kill() // the reader left: stop the command, reap it
+						_ = cmd.Wait()
 						return err
 					}
 				}
@@ -210,6 +212,7 @@ func bareSSE(script string) (int64, error) {
 		ended = ended || typ == "terminal"
 		return true
 	})
+	conn.Close() // a reader that stopped early must not leave the writer blocked
 	if serr := <-served; serr != nil && err == nil {
 		err = serr
 	}
