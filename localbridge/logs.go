@@ -103,9 +103,9 @@ func streamLog(ctx context.Context, w io.Writer, rc *http.ResponseController, lo
 		case err == nil:
 		case errors.Is(err, io.EOF):
 			return
-		case ctx.Err() != nil:
-			return // the client went away, or the server is closing
 		default:
+			// The log was aborted (stop, replacement), the server is closing, or the client went
+			// away: no clean end of the stream, so a client never takes the cut for the log's end.
 			panic(http.ErrAbortHandler)
 		}
 	}

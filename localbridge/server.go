@@ -70,7 +70,11 @@ type Server struct {
 	closed    bool
 
 	capacity atomic.Bool
-	procWG   sync.WaitGroup // process supervisors
+	// closing is set when Close begins: from then on the bridge answers nothing (every request's
+	// connection is dropped), as a bridge process that went away would, so no lookup can report the
+	// incarnations Close is ending as gone.
+	closing atomic.Bool
+	procWG  sync.WaitGroup // process supervisors
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -261,6 +265,7 @@ func (s *Server) Close(ctx context.Context) error {
 		return nil
 	}
 	s.closed = true
+	s.closing.Store(true)
 	srv := s.httpSrv
 	var incs []*incarnation
 	for _, sb := range s.sandboxes {
@@ -726,6 +731,9 @@ func newUUID() string {
 
 // ServeHTTP routes a request the way the bridge's Hono app does.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if s.closing.Load() {
+		panic(http.ErrAbortHandler) // a closing bridge is gone: no answer, the connection drops
+	}
 	if !s.hostAllowed(r.Host) {
 		writeError(w, http.StatusMisdirectedRequest, "Host not allowed by the local bridge", "host_not_allowed")
 		return

@@ -355,6 +355,9 @@ func (s *Server) streamExec(ctx context.Context, out *sseOut, p *process, st *ex
 	for {
 		select {
 		case <-ctx.Done():
+			if s.closing.Load() {
+				panic(http.ErrAbortHandler) // the bridge went away: no clean end
+			}
 			return
 		case <-st.cut:
 			panic(http.ErrAbortHandler)
@@ -390,6 +393,9 @@ func (s *Server) streamExec(ctx context.Context, out *sseOut, p *process, st *ex
 				}
 			}
 			if n.err != nil {
+				if s.closing.Load() {
+					panic(http.ErrAbortHandler) // the bridge went away: no clean end
+				}
 				if ctx.Err() != nil {
 					return
 				}
