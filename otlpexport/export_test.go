@@ -57,6 +57,13 @@ func (m *memExporter) setDown(d bool) {
 	m.mu.Unlock()
 }
 
+// attempts is how many times spans were offered, sent or refused.
+func (m *memExporter) attempts() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.tries
+}
+
 func (m *memExporter) spanNames() []string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -185,7 +192,7 @@ func TestOutageKeepsThePositionAndSendsOldestFirst(t *testing.T) {
 	ran(rec, "sb1", "first", 1)
 	ran(rec, "sb1", "second", 2)
 	_ = rec.Flush()
-	x := run(t, rec, exp, func(x *Exporter) bool { st := x.Status(); return st.Failing && exp.tries >= 3 })
+	x := run(t, rec, exp, func(x *Exporter) bool { st := x.Status(); return st.Failing && exp.attempts() >= 3 })
 	st := x.Status()
 	if st.Position != 0 || st.Backlog != 4 || st.LastError == "" {
 		t.Fatalf("while down: %+v", st)
