@@ -95,12 +95,12 @@ type timedLine struct {
 	text string
 }
 
-func startWithStderr(t *testing.T, env []string, args ...string) (*exec.Cmd, <-chan timedLine, *bytes.Buffer) {
+func startWithStderr(t *testing.T, env []string, args ...string) (*exec.Cmd, <-chan timedLine, *syncBuffer) {
 	t.Helper()
 	cmd := exec.Command(sandscopeBinary(t), args...)
 	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "XDG_STATE_HOME=" + t.TempDir()}, env...)
-	var stdout bytes.Buffer
-	cmd.Stdout = &stdout
+	stdout := &syncBuffer{} // exec's copying goroutine writes it while the test reads it
+	cmd.Stdout = stdout
 	pipe, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -118,7 +118,7 @@ func startWithStderr(t *testing.T, env []string, args ...string) (*exec.Cmd, <-c
 			lines <- timedLine{time.Since(start), sc.Text()}
 		}
 	}()
-	return cmd, lines, &stdout
+	return cmd, lines, stdout
 }
 
 // waitLine waits for a stderr line containing want.
@@ -192,6 +192,7 @@ func TestFollowersSayTheBridgeDoesNotAnswer(t *testing.T) {
 // the notice Ctrl-C prints (the resume cursor, the process left running) and exits 129.
 func TestSIGHUPEndsFollowersLikeCtrlC(t *testing.T) {
 	b, flags := bridgeArgs(t)
+	sandscopeBinary(t) // built before p starts: p's minute is the subtests' alone, not the build's
 	p := startProc(t, b, "sh", "-c", "echo started; sleep 60")
 	for _, c := range []struct {
 		args   []string
