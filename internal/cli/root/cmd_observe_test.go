@@ -167,7 +167,7 @@ func TestReportAfterCommandLineUse(t *testing.T) {
 		t.Fatalf("wait: %d %q", r.code, r.stderr)
 	}
 	q := startProc(t, b, "sh", "-c", "echo logged; exit 0")
-	time.Sleep(300 * time.Millisecond)
+	waitEnded(t, b, q.ID) // logs then looks at an ended process, which the report shows
 	if r := run("logs", "local", q.ID); r.code != 0 || string(r.stdout) != "logged\n" {
 		t.Fatalf("logs: %d %q %q", r.code, r.stdout, r.stderr)
 	}
@@ -194,6 +194,31 @@ func TestReportAfterCommandLineUse(t *testing.T) {
 	}
 	if md := run("report", "local"); !strings.Contains(string(md.stdout), "- sandbox: RUNNING, incarnation #") || !strings.Contains(string(md.stdout), "| #1 |") {
 		t.Errorf("markdown:\n%s", md.stdout)
+	}
+}
+
+// waitEnded waits until the bridge no longer reports process id of sandbox "local" running.
+func waitEnded(t *testing.T, b *bridgetest.Bridge, id string) {
+	t.Helper()
+	c, err := client.New(b.URL, client.WithToken(b.Token))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for {
+		st, err := c.GetProcess(ctx, "local", id)
+		if err != nil {
+			t.Fatalf("process %s: %v", id, err)
+		}
+		if st.State != "running" {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("process %s still running", id)
+		case <-time.After(20 * time.Millisecond):
+		}
 	}
 }
 
