@@ -23,6 +23,10 @@ var (
 	binPath string
 	binErr  error
 	binDir  string
+	// goEnv is the environment the go command runs with: the one the test process started
+	// with, before Main moved the XDG directories (Go keeps its build cache and its settings
+	// under them), or nil (the current one) without Main.
+	goEnv []string
 )
 
 // Binary builds the sandscope binary from the module root once per test process (the first caller
@@ -43,6 +47,7 @@ func Binary(t testing.TB) string {
 		binPath = filepath.Join(binDir, "sandscope")
 		cmd := exec.Command("go", "build", "-o", binPath, ".")
 		cmd.Dir = root
+		cmd.Env = goEnv
 		if out, err := cmd.CombinedOutput(); err != nil {
 			binErr = errors.New("go build: " + err.Error() + "\n" + string(out))
 		}
@@ -63,7 +68,9 @@ func RemoveBinary() {
 // moduleRoot is the directory of the go.mod of the package under test (a test runs in its
 // package's directory), which is sandscope's module root.
 func moduleRoot() (string, error) {
-	out, err := exec.Command("go", "env", "GOMOD").Output()
+	cmd := exec.Command("go", "env", "GOMOD")
+	cmd.Env = goEnv
+	out, err := cmd.Output()
 	if err != nil {
 		return "", fmt.Errorf("go env GOMOD: %w", err)
 	}
@@ -77,14 +84,17 @@ func moduleRoot() (string, error) {
 // Main runs a package's tests with XDG_STATE_HOME, XDG_CACHE_HOME and XDG_CONFIG_HOME pointed at a
 // temporary directory, for every test and every binary a test starts with the inherited
 // environment (sandscope records what it observes under the state directory: tests never write
-// into the developer's own), then removes that directory and the binary, and exits. Call it from
-// TestMain.
+// into the developer's own), then removes that directory and the binary, and exits. The go
+// command that builds the binary keeps the environment the tests started with (its build cache
+// lives under XDG_CACHE_HOME: a fresh one would rebuild the module and the standard library
+// every run). Call it from TestMain.
 func Main(m *testing.M) {
 	home, err := os.MkdirTemp("", "sandscope-test-xdg-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "e2e:", err)
 		os.Exit(2)
 	}
+	goEnv = os.Environ() // the build of the binary keeps the developer's Go build cache
 	for _, v := range []string{"XDG_STATE_HOME", "XDG_CACHE_HOME", "XDG_CONFIG_HOME"} {
 		os.Setenv(v, filepath.Join(home, strings.ToLower(strings.TrimPrefix(v, "XDG_"))))
 	}
