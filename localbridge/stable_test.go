@@ -292,13 +292,26 @@ func TestStablePTYReplayAndSilentEnd(t *testing.T) {
 		t.Errorf("bad resize answer %q (%v)", data, err)
 	}
 	_ = c.WriteMessage(websocket.BinaryMessage, []byte("exit\n"))
-	// The shell ends; nothing says so. The next input closes the socket with 1011.
-	time.Sleep(500 * time.Millisecond)
-	_ = c.WriteMessage(websocket.BinaryMessage, []byte("x"))
-	for {
-		_, _, err = c.ReadMessage()
-		if err != nil {
-			break
+	// The shell ends; nothing says so. The next input closes the socket with 1011. How long the
+	// shell takes to end depends on the machine, so input is sent every 300 ms until the socket
+	// closes (input before the end only reaches the ending shell's terminal).
+	_ = c.SetReadDeadline(time.Now().Add(30 * time.Second))
+	readErr := make(chan error, 1)
+	go func() {
+		for {
+			if _, _, err := c.ReadMessage(); err != nil {
+				readErr <- err
+				return
+			}
+		}
+	}()
+	tick := time.NewTicker(300 * time.Millisecond)
+	defer tick.Stop()
+	for err = nil; err == nil; {
+		select {
+		case err = <-readErr:
+		case <-tick.C:
+			_ = c.WriteMessage(websocket.BinaryMessage, []byte("x"))
 		}
 	}
 	if ce, ok := err.(*websocket.CloseError); !ok || ce.Code != websocket.CloseInternalServerErr || ce.Text != "Internal error" {

@@ -65,10 +65,34 @@ func Bridge(t testing.TB) (*bridgetest.Bridge, *client.Client) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if _, err := c.StartProcess(ctx, "e2e", client.ExecRequest{Argv: []string{"true"}}); err != nil {
+	p, err := c.StartProcess(ctx, "e2e", client.ExecRequest{Argv: []string{"true"}})
+	if err != nil {
 		t.Fatalf("create sandbox e2e: %v", err)
 	}
+	// ended before any screen opens, however slow the machine: an ending seen live would notify
+	WaitEnded(t, c, "e2e", p.ID)
 	return b, c
+}
+
+// WaitEnded waits (up to 30 s) until the bridge no longer reports process id of sandbox running.
+func WaitEnded(t testing.TB, c *client.Client, sandbox, id string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for {
+		st, err := c.GetProcess(ctx, sandbox, id)
+		if err != nil {
+			t.Fatalf("process %s: %v", id, err)
+		}
+		if st.State != "running" {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("process %s still running", id)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
 }
 
 // BridgeArgs starts a local bridge and returns the flags that point the binary at it (the token

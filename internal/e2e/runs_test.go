@@ -26,6 +26,7 @@ func TestE2EAllRunsFilterLostAndJump(t *testing.T) {
 	defer cancel()
 	// e2e's own process is one of the thirty: nine more there, ten in each of the others
 	running := map[string]int{}
+	var ending [][2]string // sandbox and process ID of the runs that exit at once
 	for _, sb := range []string{"e2e", "gamma", "omega"} {
 		n := 10
 		if sb == "e2e" {
@@ -38,10 +39,19 @@ func TestE2EAllRunsFilterLostAndJump(t *testing.T) {
 			} else {
 				running[sb]++
 			}
-			if _, err := c.StartProcess(ctx, sb, client.ExecRequest{Argv: argv}); err != nil {
+			p, err := c.StartProcess(ctx, sb, client.ExecRequest{Argv: argv})
+			if err != nil {
 				t.Fatalf("start %s #%d: %v", sb, i, err)
 			}
+			if i%3 == 0 {
+				ending = append(ending, [2]string{sb, p.ID})
+			}
 		}
+	}
+	// the runs that exit have ended before gamma's replacement, however slow the machine: one
+	// still running then would rightly be LOST with the others
+	for _, e := range ending {
+		e2e.WaitEnded(t, c, e[0], e[1])
 	}
 	dir := t.TempDir()
 	env := e2e.Env(t, dir)

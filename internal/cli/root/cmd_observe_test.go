@@ -204,22 +204,7 @@ func waitEnded(t *testing.T, b *bridgetest.Bridge, id string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	for {
-		st, err := c.GetProcess(ctx, "local", id)
-		if err != nil {
-			t.Fatalf("process %s: %v", id, err)
-		}
-		if st.State != "running" {
-			return
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("process %s still running", id)
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
+	e2e.WaitEnded(t, c, "local", id)
 }
 
 // On a stable bridge: a run LOST with its replaced container is an incident of the report beside
