@@ -220,7 +220,7 @@ func (c *Client) send(op string, req *http.Request) (*http.Response, error) {
 		if ctxErr := parent.Err(); ctxErr != nil && errors.Is(err, ctxErr) {
 			return nil, fmt.Errorf("%s: %w", op, ctxErr)
 		}
-		return nil, &TransportError{Op: op, Err: scrubErr(err, c.token)}
+		return nil, &TransportError{Op: op, Err: scrubErr(withoutURL(err), c.token)}
 	}
 	resp.Body = &cancelOnClose{ReadCloser: resp.Body, cancel: cancel}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {

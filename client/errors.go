@@ -106,6 +106,21 @@ func (e *TransportError) Error() string {
 	return e.Op + ": " + ErrTransport.Error() + ": " + e.Err.Error()
 }
 
+// withoutURL keeps a failed request's *url.Error in err's chain but drops net/http's `Get "URL": `
+// from its text: the call's Op already says what was asked, and the URL (a resume cursor in its
+// query) filled three lines of a retry notice without telling more.
+func withoutURL(err error) error {
+	if ue, ok := err.(*url.Error); ok && ue.Err != nil {
+		return &requestError{ue: ue}
+	}
+	return err
+}
+
+type requestError struct{ ue *url.Error }
+
+func (e *requestError) Error() string { return e.ue.Err.Error() }
+func (e *requestError) Unwrap() error { return e.ue }
+
 // NoAnswerError says the bridge at Bridge gave no answer (not even its headers) within After.
 // errors.Is(err, ErrNoAnswer) and errors.Is(err, ErrTransport) hold for it.
 type NoAnswerError struct {

@@ -86,3 +86,27 @@ func TestHTMLErrorPageIsNamed(t *testing.T) {
 		t.Fatalf("error %v", err)
 	}
 }
+
+// TestTransportErrorNamesTheCallNotTheURL: a bridge that refuses connections fails a log stream's
+// open with the call and the cause, not net/http's whole request URL (its query holds the resume
+// cursor, three lines of a terminal in a retry notice).
+func TestTransportErrorNamesTheCallNotTheURL(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close() // nothing listens there now
+	c, _ := New("http://"+addr, WithToken("t"))
+	_, err = c.ListProcesses(context.Background(), "abc")
+	if !errors.Is(err, ErrTransport) {
+		t.Fatalf("error %v, want ErrTransport", err)
+	}
+	msg := err.Error()
+	if strings.Contains(msg, `Get "`) || strings.Contains(msg, "/v1/sandbox/abc") {
+		t.Errorf("the error repeats the request URL: %q", msg)
+	}
+	if !strings.Contains(msg, "bridge unreachable: dial tcp "+addr) {
+		t.Errorf("the error does not say what failed: %q", msg)
+	}
+}
