@@ -729,11 +729,20 @@ func newUUID() string {
 	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
 }
 
-// ServeHTTP routes a request the way the bridge's Hono app does.
+// ServeHTTP routes a request the way the bridge's Hono app does. A closing bridge is gone: a
+// request that reaches it gets no answer, and an answer that ends while it closes (a stream whose
+// context Close cancelled) is cut, not ended cleanly.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if s.closing.Load() {
-		panic(http.ErrAbortHandler) // a closing bridge is gone: no answer, the connection drops
+		panic(http.ErrAbortHandler)
 	}
+	s.route(w, r)
+	if s.closing.Load() {
+		panic(http.ErrAbortHandler)
+	}
+}
+
+func (s *Server) route(w http.ResponseWriter, r *http.Request) {
 	if !s.hostAllowed(r.Host) {
 		writeError(w, http.StatusMisdirectedRequest, "Host not allowed by the local bridge", "host_not_allowed")
 		return

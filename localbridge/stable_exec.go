@@ -355,9 +355,6 @@ func (s *Server) streamExec(ctx context.Context, out *sseOut, p *process, st *ex
 	for {
 		select {
 		case <-ctx.Done():
-			if s.closing.Load() {
-				panic(http.ErrAbortHandler) // the bridge went away: no clean end
-			}
 			return
 		case <-st.cut:
 			panic(http.ErrAbortHandler)
@@ -394,7 +391,8 @@ func (s *Server) streamExec(ctx context.Context, out *sseOut, p *process, st *ex
 			}
 			if n.err != nil {
 				if s.closing.Load() {
-					panic(http.ErrAbortHandler) // the bridge went away: no clean end
+					// the bridge went away, not the container: no "Network connection lost."
+					panic(http.ErrAbortHandler)
 				}
 				if ctx.Err() != nil {
 					return

@@ -180,6 +180,33 @@ func TestStableSessionFramingAndState(t *testing.T) {
 	}
 }
 
+// A stable exec stream open while the bridge closes is cut: neither a clean end nor the "Network
+// connection lost." event a stopped container gives (the bridge went away, not the container).
+func TestStableExecStreamCutWhenTheBridgeCloses(t *testing.T) {
+	b := bridgetest.Start(t, bridgetest.WithDialect(localbridge.DialectStable))
+	req, _ := http.NewRequest("POST", b.URL+"/v1/sandbox/abc/exec",
+		strings.NewReader(`{"argv":["sh","-c","echo started; sleep 30"]}`))
+	req.Header.Set("Authorization", "Bearer "+b.Token)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	br := bufio.NewReader(res.Body)
+	if l, _ := br.ReadString('\n'); l != "event: stdout\n" {
+		t.Fatalf("first line %q", l)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := b.Server.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	rest, err := io.ReadAll(br)
+	if err == nil || strings.Contains(string(rest), "event: ") {
+		t.Errorf("the stream ended cleanly or with an event: %v %q", err, rest)
+	}
+}
+
 func TestStableCompletionWithoutExitCodeAndCut(t *testing.T) {
 	b := bridgetest.Start(t, bridgetest.WithDialect(localbridge.DialectStable))
 	start := func() (*http.Response, *bufio.Reader) {
