@@ -1,6 +1,7 @@
 package record
 
 import (
+	"context"
 	"database/sql"
 	"fmt"
 	"os"
@@ -8,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -405,5 +407,63 @@ func TestCheckMarkSeenWhileCommitting(t *testing.T) {
 			t.Fatalf("the check mark is still there %v after it was left, while the record committed", markLookWriting+3*time.Second)
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// Quitting right after an unclean end does not wait for the check Open left to the writer (on a
+// large record it reads the whole file, seconds): Close stops it. A check that did not finish
+// leaves no clean mark, so the next open checks the file, and its close, after a finished check,
+// leaves the mark again.
+func TestCloseStopsTheCheckLeftByOpen(t *testing.T) {
+	defer func(n int64) { checkAtOpenMax = n }(checkAtOpenMax)
+	checkAtOpenMax = 0 // every record counts as large
+	dir := t.TempDir()
+	fillCaptures(t, dir, Budget{CaptureTotal: 1 << 40}, 2, 64<<10)
+	path := FileFor(dir, bridgeID)
+	clean := path + ".clean"
+	_ = os.Remove(clean) // as after a crash
+
+	// the check waits for its context, as a long one would: only Close can end it in time
+	began := make(chan struct{})
+	var stopped atomic.Bool
+	waitForClose := func(ctx context.Context) {
+		close(began)
+		select {
+		case <-ctx.Done():
+			stopped.Store(true)
+		case <-time.After(time.Minute): // a Close that does not stop the check fails below
+		}
+	}
+	r, err := Open(Options{Dir: dir, Bridge: bridgeID, Budget: Budget{CaptureTotal: 1 << 40}, beforeCheck: waitForClose})
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-began
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if !stopped.Load() {
+		t.Fatal("Close waited for the check instead of stopping it")
+	}
+	if _, err := os.Stat(clean); err == nil {
+		t.Fatal("a close during the check left a clean mark: the next open would not check the file")
+	}
+
+	checked := false
+	r, err = Open(Options{Dir: dir, Bridge: bridgeID, Budget: Budget{CaptureTotal: 1 << 40}, beforeCheck: func(context.Context) { checked = true }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Flush(); err != nil { // the writer's check comes before its first commit
+		t.Fatal(err)
+	}
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if !checked {
+		t.Fatal("the open after a stopped check did not check the file")
+	}
+	if _, err := os.Stat(clean); err != nil {
+		t.Fatalf("a close after a finished check left no clean mark: %v", err)
 	}
 }

@@ -80,6 +80,10 @@ type Options struct {
 	// every command recorded), Add returns no notice and derives no alerts. A state read anyway
 	// (State) holds what was committed when it was first read, and what Add queued after.
 	NoFold bool
+
+	// beforeCheck, when set (tests), runs in the writer at the start of the check Open left to it,
+	// with the check's context.
+	beforeCheck func(context.Context)
 }
 
 // Record is what sandscope has observed on one bridge. It is safe for concurrent use. Add and
@@ -118,8 +122,10 @@ type Record struct {
 	markSeen     time.Time // the check mark last looked at
 	busySince    time.Time // a batch has waited for a lock since then
 	toldBusy     bool
-	held         bool          // a batch failed for a lock or damage and waits in pending
-	checkLater   bool          // Open left the check after an unclean end to the writer (a large record)
+	held         bool        // a batch failed for a lock or damage and waits in pending
+	checkLater   bool        // Open left the check after an unclean end to the writer (a large record)
+	checkPending atomic.Bool // that check has not finished: Close leaves no clean mark then
+	beforeCheck  func(context.Context)
 	beginWait    time.Duration // how long the last write waited for the write lock
 	outputEvery  time.Duration // captured output alone is committed this often (40 × FlushEvery)
 	queued       int           // bytes of output queued since the last commit (mu)
@@ -224,7 +230,7 @@ func Open(o Options) (*Record, error) {
 	if !o.ReadOnly {
 		adopted = adoptLegacy(o.Dir, o.Bridge, o.Legacy)
 	}
-	r := &Record{path: FileFor(o.Dir, o.Bridge), bridge: o.Bridge, budget: o.Budget.withDefaults(), now: o.Now, readOnly: o.ReadOnly, noFold: o.NoFold,
+	r := &Record{path: FileFor(o.Dir, o.Bridge), bridge: o.Bridge, budget: o.Budget.withDefaults(), now: o.Now, readOnly: o.ReadOnly, noFold: o.NoFold, beforeCheck: o.beforeCheck,
 		version: o.Version, states: map[string]*State{}, capture: map[capKey]*captureMeta{}, subs: map[int]chan string{}, alertSeen: map[string]bool{},
 		kick: make(chan struct{}, 1), outputKick: make(chan struct{}, 1), failed: make(chan struct{}, 1), noticeC: make(chan struct{}, 1),
 		done: make(chan struct{}), quit: make(chan struct{}), ack: make(chan chan error)}
@@ -364,6 +370,7 @@ func (r *Record) openChecked(start time.Time) error {
 		// record is checked by the writer right after Open instead (damage found then is
 		// repaired the way damage a statement meets is)
 		check, r.checkLater = false, true
+		r.checkPending.Store(true)
 	}
 	pause := 50 * time.Millisecond
 	busy := false
@@ -415,18 +422,33 @@ func recordBytes(path string) int64 {
 
 // checkNow runs, in the writer, the quick check Open left for later: a file that fails it is
 // taken for damaged, which the next heal looks at with the full integrity check and repairs.
+// Close stops it: reading a large file takes seconds (about 4 s for 2 GiB here), and quitting
+// must not wait for them. A check that did not finish leaves no clean mark, so the next open
+// checks again.
 func (r *Record) checkNow() {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
+	go func() { // ends with the check: cancel runs when checkNow returns
+		select {
+		case <-r.quit:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	if r.beforeCheck != nil {
+		r.beforeCheck(ctx)
+	}
 	var res string
 	err := r.db.QueryRowContext(ctx, "PRAGMA quick_check(1)").Scan(&res)
 	switch {
 	case err != nil:
-		// a damaged file already told the gate (sawDamage); a lock or a timeout: the next
-		// unclean open checks again, since this run leaves no clean mark until it closes
+		// a damaged file already told the gate (sawDamage); a lock, a timeout or a close: the
+		// check stays pending, so this run leaves no clean mark and the next open checks again
+		return
 	case res != "ok":
 		r.sawDamage(&dbError{err: fmt.Errorf("integrity check: %s", res), kind: ErrDamaged})
 	}
+	r.checkPending.Store(false)
 }
 
 type newerSchemaError struct{ version int }
@@ -1074,7 +1096,7 @@ func (r *Record) Close() error {
 	if !r.detached {
 		r.sweepWAL()
 	}
-	if err == nil && !r.readOnly && !r.detached && !r.sawCorrupt.Load() {
+	if err == nil && !r.readOnly && !r.detached && !r.sawCorrupt.Load() && !r.checkPending.Load() {
 		if _, cerr := os.Stat(r.checkMark()); cerr != nil {
 			if m := statMark(r.path); m != "" {
 				_ = os.WriteFile(r.cleanMark(), []byte(m), 0o600)
