@@ -182,6 +182,11 @@ func medianDuration(ds []time.Duration) time.Duration {
 	return ds[len(ds)/2]
 }
 
+// ScaleBudget keeps everything a measured record holds: opening it prunes nothing of what is timed.
+func ScaleBudget() Budget {
+	return Budget{MaxEvents: 1 << 30, MaxAge: 365 * 24 * time.Hour, CaptureTotal: 1 << 40}
+}
+
 // ScaleStep is one measured step of MeasureScale.
 type ScaleStep struct {
 	Step string
@@ -201,7 +206,7 @@ func MeasureScale(dir, bridge, sandbox string) ([]ScaleStep, error) {
 	var opens []time.Duration
 	for i := 0; i < ScaleOpens; i++ {
 		t := time.Now()
-		ri, err := Open(Options{Dir: dir, Bridge: bridge, Budget: Budget{MaxEvents: 1 << 30, MaxAge: 365 * 24 * time.Hour, CaptureTotal: 1 << 40}})
+		ri, err := Open(Options{Dir: dir, Bridge: bridge, Budget: ScaleBudget()})
 		if err != nil {
 			return nil, err
 		}

@@ -37,6 +37,7 @@ var figures = []figure{
 	{"11", "the record's cost", figRecord},
 	{"12", "local bridge SSE vs a pipe", figSSE},
 	{"13", "a record of 10,000 runs", figScale},
+	{"14", "the record on disk", figRecordDisk},
 	{"11b", "TUI background capture (also in 11)", func(e *env) ([]row, error) { r, err := figCapture(e); return []row{r}, err }},
 	{"13i", "watcher requests of 200 known sandboxes (also in 13)", func(e *env) ([]row, error) { return e.watchRateRows() }},
 }

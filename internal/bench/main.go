@@ -89,9 +89,16 @@ func main() {
 	window := flag.Duration("window", 20*time.Second, "with --against: length of each window")
 	probe := flag.String("scale-probe", "", "(internal) measure the record in this directory for figure 13 and exit")
 	probeRuns := flag.Int("scale-runs", 0, "(internal) the runs the probed record holds")
+	crash := flag.String("scale-crash", "", "(internal) hold the record in this directory open until killed (figure 13j)")
+	unclean := flag.String("unclean-probe", "", "(internal) time the open of the record a killed run left in this directory (figure 13j) and exit")
 	flag.Parse()
-	if *probe != "" {
+	switch {
+	case *probe != "":
 		os.Exit(scaleProbe(*probe, *probeRuns))
+	case *crash != "":
+		os.Exit(scaleCrash(*crash, *probeRuns))
+	case *unclean != "":
+		os.Exit(uncleanProbe(*unclean))
 	}
 	if *cpuprofile != "" {
 		f, err := os.Create(*cpuprofile)

@@ -1,0 +1,126 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"sandscope/client"
+	"sandscope/record"
+)
+
+// uncleanOpenNotice is the part of the record's notice that says the last run did not close it.
+const uncleanOpenNotice = "ended without closing the record"
+
+// scaleCrash is what the bench binary does when started with -scale-crash DIR: open the record
+// there as sandscope does, commit one event of this run (so the file's WAL holds frames no
+// checkpoint took and the run is started, not ended), say "open" on stdout, and wait to be
+// killed. Killed, it leaves the record as a sandscope killed while it had it open does.
+func scaleCrash(dir string, runs int) int {
+	r, err := record.Open(record.Options{Dir: dir, Bridge: scaleBridge, Budget: record.ScaleBudget()})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "scale crash:", err)
+		return 1
+	}
+	s := scaleSpec(runs)
+	r.Add(record.FromSandboxEvent(client.SandboxEvent{Kind: client.SandboxStarted, Sandbox: s.SandboxName(0),
+		Time: time.Now(), Incarnation: client.Incarnation{Number: 1}}))
+	if err := r.Flush(); err != nil {
+		fmt.Fprintln(os.Stderr, "scale crash:", err)
+		return 1
+	}
+	fmt.Println("open")
+	select {} // until killed: the record is never closed
+}
+
+// uncleanProbe is what the bench binary does when started with -unclean-probe DIR: open the record
+// a killed run left there, timed to the end of Open ("unclean-open"), and to the end of the
+// writer's first commit ("unclean-ready": a large record's check, left by Open to the writer, comes
+// before it), then close it. It fails when the record did not report the unclean end.
+func uncleanProbe(dir string) int {
+	t := time.Now()
+	r, err := record.Open(record.Options{Dir: dir, Bridge: scaleBridge, Budget: record.ScaleBudget()})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "unclean probe:", err)
+		return 1
+	}
+	opened := time.Since(t)
+	if err := r.Flush(); err != nil {
+		fmt.Fprintln(os.Stderr, "unclean probe:", err)
+		return 1
+	}
+	ready := time.Since(t)
+	notices := r.Notices()
+	if err := r.Close(); err != nil {
+		fmt.Fprintln(os.Stderr, "unclean probe:", err)
+		return 1
+	}
+	if !strings.Contains(strings.Join(notices, "\n"), uncleanOpenNotice) {
+		fmt.Fprintf(os.Stderr, "unclean probe: the record did not report the killed run (notices: %q)\n", notices)
+		return 1
+	}
+	fmt.Printf("step unclean-open %.3f\n", opened.Seconds()*1000)
+	fmt.Printf("step unclean-ready %.3f\n", ready.Seconds()*1000)
+	return 0
+}
+
+// probeUnclean kills a process holding the record in dir open (scaleCrash), then times the next
+// open in a process of its own (uncleanProbe): its "unclean-open" and "unclean-ready" in ms.
+func (e *env) probeUnclean(dir string, runs int) (open, ready float64, err error) {
+	self, err := os.Executable()
+	if err != nil {
+		return 0, 0, err
+	}
+	crash := exec.Command(self, "-scale-crash", dir, "-scale-runs", strconv.Itoa(runs))
+	crash.Stderr = os.Stderr
+	out, err := crash.StdoutPipe()
+	if err != nil {
+		return 0, 0, err
+	}
+	if err := crash.Start(); err != nil {
+		return 0, 0, fmt.Errorf("unclean open: %w", err)
+	}
+	said := make(chan string, 1)
+	go func() {
+		line, _ := bufio.NewReader(out).ReadString('\n')
+		said <- strings.TrimSpace(line)
+	}()
+	var line string
+	select {
+	case line = <-said:
+	case <-time.After(2 * time.Minute):
+	}
+	_ = crash.Process.Signal(syscall.SIGKILL)
+	_ = crash.Wait()
+	if line != "open" {
+		return 0, 0, fmt.Errorf("unclean open: the process to kill never had the record open (%q)", line)
+	}
+	cmd := exec.Command(self, "-unclean-probe", dir)
+	res, err := cmd.Output()
+	if e.verbose {
+		fmt.Fprintf(os.Stderr, "%s", res)
+	}
+	if err != nil {
+		if ee, ok := err.(*exec.ExitError); ok {
+			return 0, 0, fmt.Errorf("unclean probe: %v: %s", err, lastLines(string(ee.Stderr), 3))
+		}
+		return 0, 0, fmt.Errorf("unclean probe: %w", err)
+	}
+	ms := map[string]float64{}
+	for _, l := range strings.Split(string(res), "\n") {
+		if f := strings.Fields(l); len(f) == 3 && f[0] == "step" {
+			ms[f[1]], _ = strconv.ParseFloat(f[2], 64)
+		}
+	}
+	o, ok1 := ms["unclean-open"]
+	r, ok2 := ms["unclean-ready"]
+	if !ok1 || !ok2 {
+		return 0, 0, fmt.Errorf("unclean probe: no timing in %q", res)
+	}
+	return o, r, nil
+}
