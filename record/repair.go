@@ -193,6 +193,9 @@ func (r *Record) takeAway(problem error, atOpen bool) bool {
 	if newer == nil {
 		_ = os.WriteFile(r.checkMark(), []byte(problem.Error()+"\n"), 0o600)
 	}
+	if r.stopCheck != nil {
+		r.stopCheck() // its connection would hold the gate: the repair checks the file anyway
+	}
 	r.gate.close(r.db, repairWait)
 	// the segment this process appended to is closed by the repair (or by another process's):
 	// output goes to a new one afterwards

@@ -410,11 +410,11 @@ func TestCheckMarkSeenWhileCommitting(t *testing.T) {
 	}
 }
 
-// Quitting right after an unclean end does not wait for the check Open left to the writer (on a
-// large record it reads the whole file, seconds): Close stops it. A check that did not finish
-// leaves no clean mark, so the next open checks the file, and its close, after a finished check,
-// leaves the mark again.
-func TestCloseStopsTheCheckLeftByOpen(t *testing.T) {
+// After an unclean end, a large record's check runs beside the writer: commits do not wait for it
+// (it reads the whole file: seconds), and neither does quitting, which stops it. A check that did
+// not finish leaves no clean mark, so the next open checks the file, and a close after a finished
+// check leaves the mark again.
+func TestCheckLeftByOpenDelaysNothing(t *testing.T) {
 	defer func(n int64) { checkAtOpenMax = n }(checkAtOpenMax)
 	checkAtOpenMax = 0 // every record counts as large
 	dir := t.TempDir()
@@ -423,22 +423,29 @@ func TestCloseStopsTheCheckLeftByOpen(t *testing.T) {
 	clean := path + ".clean"
 	_ = os.Remove(clean) // as after a crash
 
-	// the check waits for its context, as a long one would: only Close can end it in time
+	// the check waits for its context, as a long one would
 	began := make(chan struct{})
 	var stopped atomic.Bool
-	waitForClose := func(ctx context.Context) {
+	longCheck := func(ctx context.Context) {
 		close(began)
 		select {
 		case <-ctx.Done():
 			stopped.Store(true)
-		case <-time.After(time.Minute): // a Close that does not stop the check fails below
+		case <-time.After(time.Minute): // a commit or a Close that waits for the check fails below
 		}
 	}
-	r, err := Open(Options{Dir: dir, Bridge: bridgeID, Budget: Budget{CaptureTotal: 1 << 40}, beforeCheck: waitForClose})
+	r, err := Open(Options{Dir: dir, Bridge: bridgeID, Budget: Budget{CaptureTotal: 1 << 40}, beforeCheck: longCheck})
 	if err != nil {
 		t.Fatal(err)
 	}
 	<-began
+	r.Add(Event{Sandbox: "demo", Source: FromAction, Kind: "launch", Entity: Process, EntityID: "during-the-check"})
+	if err := r.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if stopped.Load() || !r.checkPending.Load() {
+		t.Fatal("the commit waited for the check to end")
+	}
 	if err := r.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -449,21 +456,39 @@ func TestCloseStopsTheCheckLeftByOpen(t *testing.T) {
 		t.Fatal("a close during the check left a clean mark: the next open would not check the file")
 	}
 
-	checked := false
-	r, err = Open(Options{Dir: dir, Bridge: bridgeID, Budget: Budget{CaptureTotal: 1 << 40}, beforeCheck: func(context.Context) { checked = true }})
+	var checked atomic.Bool
+	r, err = Open(Options{Dir: dir, Bridge: bridgeID, Budget: Budget{CaptureTotal: 1 << 40}, beforeCheck: func(context.Context) { checked.Store(true) }})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := r.Flush(); err != nil { // the writer's check comes before its first commit
-		t.Fatal(err)
+	for deadline := time.Now().Add(20 * time.Second); r.checkPending.Load() && time.Now().Before(deadline); {
+		time.Sleep(5 * time.Millisecond)
 	}
 	if err := r.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if !checked {
+	if !checked.Load() {
 		t.Fatal("the open after a stopped check did not check the file")
 	}
 	if _, err := os.Stat(clean); err != nil {
 		t.Fatalf("a close after a finished check left no clean mark: %v", err)
 	}
+	if ev := eventsOf(t, dir, "during-the-check"); ev != 1 {
+		t.Fatalf("the event committed during the check: %d in the file, want 1", ev)
+	}
+}
+
+// eventsOf counts the events of entity id in the record of dir, read without the Record.
+func eventsOf(t *testing.T, dir, id string) int {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+FileFor(dir, bridgeID)+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var n int
+	if err := db.QueryRow("SELECT COUNT(*) FROM events WHERE entity_id = ?", id).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
 }

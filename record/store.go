@@ -126,11 +126,13 @@ type Record struct {
 	checkLater   bool        // Open left the check after an unclean end to the writer (a large record)
 	checkPending atomic.Bool // that check has not finished: Close leaves no clean mark then
 	beforeCheck  func(context.Context)
-	beginWait    time.Duration // how long the last write waited for the write lock
-	outputEvery  time.Duration // captured output alone is committed this often (40 × FlushEvery)
-	queued       int           // bytes of output queued since the last commit (mu)
-	lastOutput   time.Time     // when output was last committed
-	spared       bool          // recycle kept buffers in spare since dropSpare last let them go
+	stopCheck    func()         // cancels that check and waits for its end (nil: none began)
+	checking     sync.WaitGroup // the check's goroutine
+	beginWait    time.Duration  // how long the last write waited for the write lock
+	outputEvery  time.Duration  // captured output alone is committed this often (40 × FlushEvery)
+	queued       int            // bytes of output queued since the last commit (mu)
+	lastOutput   time.Time      // when output was last committed
+	spared       bool           // recycle kept buffers in spare since dropSpare last let them go
 	prepared     map[string]*sql.Stmt
 	out          outSeg         // the segment captured output is appended to (segments.go)
 	madeSegments bool           // this run made a segment (Close closes its rows)
@@ -420,35 +422,36 @@ func recordBytes(path string) int64 {
 	return n
 }
 
-// checkNow runs, in the writer, the quick check Open left for later: a file that fails it is
-// taken for damaged, which the next heal looks at with the full integrity check and repairs.
-// Close stops it: reading a large file takes seconds (about 4 s for 2 GiB here), and quitting
-// must not wait for them. A check that did not finish leaves no clean mark, so the next open
-// checks again.
-func (r *Record) checkNow() {
+// startCheck begins, beside the writer, the quick check Open left for later: on a large record it
+// reads the whole file (about 6 s for 2.3 GB here), and commits must not wait for it. A file that
+// fails it is taken for damaged (sawDamage), which the writer's next heal looks at with the full
+// integrity check and repairs. Close, and the writer before it takes the file away, stop it (see
+// stopCheck). A check that did not finish leaves no clean mark, so the next open checks again.
+func (r *Record) startCheck() {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
-	go func() { // ends with the check: cancel runs when checkNow returns
-		select {
-		case <-r.quit:
-			cancel()
-		case <-ctx.Done():
+	r.stopCheck = func() {
+		cancel()
+		r.checking.Wait()
+	}
+	r.checking.Add(1)
+	go func() {
+		defer r.checking.Done()
+		defer cancel()
+		if r.beforeCheck != nil {
+			r.beforeCheck(ctx)
 		}
+		var res string
+		err := r.db.QueryRowContext(ctx, "PRAGMA quick_check(1)").Scan(&res)
+		switch {
+		case err != nil:
+			// a damaged file already told the gate (sawDamage); a lock, a timeout or a stop: the
+			// check stays pending, so this run leaves no clean mark and the next open checks again
+			return
+		case res != "ok":
+			r.sawDamage(&dbError{err: fmt.Errorf("integrity check: %s", res), kind: ErrDamaged})
+		}
+		r.checkPending.Store(false)
 	}()
-	if r.beforeCheck != nil {
-		r.beforeCheck(ctx)
-	}
-	var res string
-	err := r.db.QueryRowContext(ctx, "PRAGMA quick_check(1)").Scan(&res)
-	switch {
-	case err != nil:
-		// a damaged file already told the gate (sawDamage); a lock, a timeout or a close: the
-		// check stays pending, so this run leaves no clean mark and the next open checks again
-		return
-	case res != "ok":
-		r.sawDamage(&dbError{err: fmt.Errorf("integrity check: %s", res), kind: ErrDamaged})
-	}
-	r.checkPending.Store(false)
 }
 
 type newerSchemaError struct{ version int }
@@ -1068,6 +1071,9 @@ func (r *Record) Close() error {
 	r.mu.Unlock()
 	close(r.quit)
 	<-r.done
+	if r.stopCheck != nil { // set by the writer, which has ended
+		r.stopCheck()
+	}
 	var err error
 	// the output's bytes are durable before the rows naming them (the close checkpoints the WAL)
 	r.closeOutput()
@@ -1163,8 +1169,7 @@ func (r *Record) writer(every time.Duration) {
 	prune := time.NewTicker(5 * time.Minute)
 	defer prune.Stop()
 	if r.checkLater && !r.detached {
-		r.checkNow()
-		r.heal()
+		r.startCheck()
 	}
 	if !r.readOnly && !r.detached {
 		r.vacuum()

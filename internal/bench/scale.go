@@ -209,13 +209,15 @@ func figScale(e *env) ([]row, error) {
 	rows = append(rows, row{fig: "13e", name: "peak RSS of 13a–d and 13f–h, " + label(big),
 		value: fmt.Sprintf("%.0f MiB", peak), baseline: fmt.Sprintf("%d runs %.0f MiB", small, median(rss[0])),
 		ratio: f2(peak/max(median(rss[0]), 0.001)) + "×", budget: "≤ 150 MiB", result: verdict(peak <= 150)})
-	// 13j: the open after a killed run; its limit holds for each of the three probes
+	// 13j: the open after a killed run, and the first commit after it (the record usable for
+	// reading and writing); the limit holds for each of the three probes
 	uo, ur := median(unclean[1].open), median(unclean[1].ready)
-	worst := slices.Max(unclean[1].open)
+	worst, worstReady := slices.Max(unclean[1].open), slices.Max(unclean[1].ready)
 	rows = append(rows, row{fig: "13j", name: "record open after a killed run (WAL to recover, no clean mark), " + label(big),
-		value:    fmt.Sprintf("%.1f ms (slowest %.1f); first commit %.0f ms after the open began", uo, worst, ur),
-		baseline: fmt.Sprintf("%d runs %.1f ms; first commit %.0f ms", small, median(unclean[0].open), median(unclean[0].ready)),
-		ratio:    f2(uo/max(median(unclean[0].open), 0.001)) + "×", budget: "< 1000 ms", result: verdict(worst < 1000)})
+		value:    fmt.Sprintf("%.1f ms, first commit %.1f ms after it began (slowest %.1f, %.1f)", uo, ur, worst, worstReady),
+		baseline: fmt.Sprintf("%d runs %.1f ms, first commit %.1f ms", small, median(unclean[0].open), median(unclean[0].ready)),
+		ratio:    f2(uo/max(median(unclean[0].open), 0.001)) + "×", budget: "open and first commit < 1000 ms",
+		result: verdict(worst < 1000 && worstReady < 1000)})
 	if w.err != nil {
 		return append(rows, row{fig: "13i", name: "watcher requests, 200 known sandboxes", result: fail, note: w.err.Error()}), nil
 	}
