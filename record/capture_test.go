@@ -100,6 +100,7 @@ func TestHeldChunksKeepNoSpareCapacity(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close()
+	waitPruned(t, r) // the writer's first step is done: the test acts as the writer below
 	var want []byte
 	for i := 0; i < 20; i++ {
 		d := bytes.Repeat([]byte{byte('a' + i)}, maxChunk/16+i)

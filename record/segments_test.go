@@ -314,11 +314,12 @@ func TestDeletedOutputGivesSpaceBack(t *testing.T) {
 			t.Fatal(err)
 		}
 		now = now.Add(time.Hour)
-		r, err = Open(o) // prunes at open
+		r, err = Open(o) // the writer prunes as it starts
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer r.Close()
+		waitPruned(t, r)
 		for _, id := range oldSegs {
 			if _, err := os.Stat(segmentFile(outputDir(r.Path()), id)); !errors.Is(err, os.ErrNotExist) {
 				t.Fatalf("segment %d of pruned output is still there (%v)", id, err)
@@ -363,6 +364,7 @@ func TestDeletedOutputGivesSpaceBack(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer r.Close()
+		waitPruned(t, r)
 		if c, err := r.Captured("demo", "big"); err != nil || len(c.Chunks) != 0 {
 			t.Fatalf("big: %d chunks (%v)", len(c.Chunks), err)
 		}

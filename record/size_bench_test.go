@@ -6,6 +6,7 @@ import (
 	"os"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -53,8 +54,9 @@ func fillCaptures(tb testing.TB, dir string, budget Budget, procs int, each int6
 
 // fillOpen is fillCaptures leaving the record open, everything flushed.
 func fillOpen(tb testing.TB, dir string, budget Budget, procs int, each int64) *Record {
-	clock := t0
-	r, err := Open(Options{Dir: dir, Bridge: bridgeID, Budget: budget, Now: func() time.Time { return clock }, FlushEvery: time.Hour})
+	var clock atomic.Int64 // read by the writer too
+	clock.Store(t0.UnixNano())
+	r, err := Open(Options{Dir: dir, Bridge: bridgeID, Budget: budget, Now: func() time.Time { return time.Unix(0, clock.Load()) }, FlushEvery: time.Hour})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -64,12 +66,13 @@ func fillOpen(tb testing.TB, dir string, budget Budget, procs int, each int64) *
 	}
 	seq := 0
 	for p := 0; p < procs; p++ {
-		clock = t0.Add(time.Duration(p) * time.Minute)
+		now := t0.Add(time.Duration(p) * time.Minute)
+		clock.Store(now.UnixNano())
 		proc := fmt.Sprintf("proc-%03d", p)
-		r.Add(FromSandboxEvent(client.SandboxEvent{Kind: client.ProcessChanged, Sandbox: "demo", Time: clock, Process: running(proc, 10, 1), Incarnation: client.Incarnation{Number: 1}}))
+		r.Add(FromSandboxEvent(client.SandboxEvent{Kind: client.ProcessChanged, Sandbox: "demo", Time: now, Process: running(proc, 10, 1), Incarnation: client.Incarnation{Number: 1}}))
 		for w := int64(0); w < each; w += int64(len(line)) {
 			seq++
-			r.CaptureData("demo", proc, client.LogEvent{Kind: client.Data, Cursor: strconv.Itoa(seq), Time: clock, Data: line})
+			r.CaptureData("demo", proc, client.LogEvent{Kind: client.Data, Cursor: strconv.Itoa(seq), Time: now, Data: line})
 			if seq%256 == 0 {
 				if err := r.Flush(); err != nil {
 					tb.Fatal(err)
@@ -125,6 +128,7 @@ func BenchmarkPrunedSize(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
+				waitPruned(b, r)                  // the steps of pruning Open left to the writer
 				if err := r.Flush(); err != nil { // the writer's first step (the conversion of a legacy file) is done
 					b.Fatal(err)
 				}

@@ -123,6 +123,8 @@ type Record struct {
 	busySince    time.Time // a batch has waited for a lock since then
 	toldBusy     bool
 	held         bool        // a batch failed for a lock or damage and waits in pending
+	pruning      pruneState  // where pruning stands (Open's, then the writer's)
+	pruneMore    atomic.Bool // a step of pruning is still to come (the writer takes it)
 	checkLater   bool        // Open left the check after an unclean end to the writer (a large record)
 	checkPending atomic.Bool // that check has not finished: Close leaves no clean mark then
 	beforeCheck  func(context.Context)
@@ -271,7 +273,10 @@ func Open(o Options) (*Record, error) {
 		return nil, err
 	}
 	if !o.ReadOnly && !r.detached {
-		r.prune()
+		// pruning, if the record has any to do, is the writer's from its start: the first
+		// frame never waits for it (one step of a record far over its budget, which looks for
+		// the event to trim to, took 115 ms)
+		r.pruneMore.Store(true)
 	}
 	r.mu.Lock()
 	r.opening = false
@@ -1171,6 +1176,9 @@ func (r *Record) writer(every time.Duration) {
 	if r.checkLater && !r.detached {
 		r.startCheck()
 	}
+	if r.pruneMore.Load() && !r.readOnly && !r.detached {
+		r.stepPruning() // the usual pruning is done in this step, right after Open
+	}
 	if !r.readOnly && !r.detached {
 		r.vacuum()
 	}
@@ -1178,7 +1186,7 @@ func (r *Record) writer(every time.Duration) {
 	// next is when the writer has something to look at, given what is queued
 	next := func(now time.Time) time.Time {
 		switch {
-		case dirty || r.held || r.detached || r.damage.Load():
+		case dirty || r.held || r.detached || r.damage.Load() || r.pruneMore.Load():
 			return now.Add(every)
 		case r.outputWaiting.Load():
 			if at := r.lastOutput.Add(r.outputEvery); at.After(now) {
@@ -1228,10 +1236,12 @@ func (r *Record) writer(every time.Duration) {
 			if r.reclaimDue.Load() && !r.readOnly && !r.detached && time.Since(time.Unix(0, r.lastReclaim.Load())) >= reclaimEvery {
 				r.reclaim(true)
 			}
+			if r.pruneMore.Load() && !r.readOnly && !r.detached {
+				r.stepPruning()
+			}
 		case <-prune.C:
-			if !r.readOnly && !r.detached {
-				r.prune()
-				r.vacuum()
+			if !r.readOnly && !r.detached && !r.pruneMore.Load() {
+				r.stepPruning()
 			}
 		}
 		// a fired timer is set again; an armed one only ever sooner (kicks in a row must not
@@ -1461,50 +1471,128 @@ func execInsertEvent(st *sql.Stmt, ev *Event) error {
 	return err
 }
 
-// prune removes what is older than the budget's age and trims events and output to its sizes,
-// then gives the freed pages back to the file system (incremental auto-vacuum).
-func (r *Record) prune() {
-	run := atomic.LoadInt64(&r.run)
-	cutoff := r.now().Add(-r.budget.MaxAge).UnixNano()
-	if !r.pruneDue(run, cutoff) {
-		return // the usual open: nothing is old enough or over budget
+// pruneBatch bounds the rows one step of pruning removes from each table, and freeBatch the
+// freed pages it gives back to the file system. A record far over its budget (the budget lowered,
+// weeks away) is pruned a step at a time by the writer, the first as it starts, then one per
+// round between its commits. In one statement, 4.8 million events over a budget of 200,000 held Open
+// (and so the first frame) for about two minutes, and left a 1.1 GB WAL that a kill made the next
+// open read again.
+const (
+	pruneBatch = 5_000
+	freeBatch  = 512
+)
+
+// pruneStep takes one step of pruning: it removes at most pruneBatch rows of each kind that is
+// older than the budget's age or over its sizes, or, once nothing is left to remove, gives back
+// at most freeBatch freed pages (incremental auto-vacuum). It reports whether more remains.
+func (r *Record) pruneStep() (more bool) {
+	p := &r.pruning
+	if !p.freeing {
+		run := atomic.LoadInt64(&r.run)
+		cutoff := r.now().Add(-r.budget.MaxAge).UnixNano()
+		if !p.removed && p.trimTo == 0 && !r.pruneDue(run, cutoff) {
+			return false // the usual step: nothing is old enough or over budget
+		}
+		n, full := r.removeStep(run, cutoff)
+		if n > 0 {
+			p.removed = true
+			// a sandbox whose history is all pruned is no longer known: read the set again
+			r.mu.Lock()
+			r.known = nil
+			r.mu.Unlock()
+		}
+		if full {
+			return true
+		}
+		if !p.removed {
+			return false // nothing freed: no vacuum, and no checkpoint (an fsync) at every open
+		}
+		p.freeing = true
+		r.reclaim(false)
 	}
-	defer func() {
-		// a sandbox whose history is all pruned is no longer known: read the set again
-		r.mu.Lock()
-		r.known = nil
-		r.mu.Unlock()
-	}()
-	var removed int64
-	del := func(q string, args ...any) {
-		if res, err := r.db.Exec(q, args...); err == nil {
-			n, _ := res.RowsAffected()
-			removed += n
+	if r.freeStep() {
+		return true
+	}
+	r.truncateWAL()
+	*p = pruneState{}
+	return false
+}
+
+// stepPruning takes the writer's next step of pruning; at its end, an earlier file much of which
+// is free is converted (vacuum).
+func (r *Record) stepPruning() {
+	more := r.pruneStep()
+	r.pruneMore.Store(more)
+	if !more {
+		r.vacuum()
+	}
+}
+
+// pruneState is where a pruning stands between its steps (the writer's; Open's before it starts).
+type pruneState struct {
+	removed bool  // this pruning removed rows
+	trimTo  int64 // it trims the events up to this ID (90 % of the budget left), a batch at a time
+	freeing bool  // removing is done: freed pages are given back
+}
+
+// removeStep removes at most pruneBatch rows of each kind to prune; full says a kind had more.
+func (r *Record) removeStep(run, cutoff int64) (removed int64, full bool) {
+	del := func(q string, args ...any) int64 {
+		res, err := r.db.Exec(q, args...)
+		if err != nil {
+			return 0
+		}
+		n, _ := res.RowsAffected()
+		removed += n
+		full = full || n >= pruneBatch
+		return n
+	}
+	del("DELETE FROM events WHERE id IN (SELECT id FROM events WHERE time < ? ORDER BY time LIMIT ?)", cutoff, pruneBatch)
+	del("DELETE FROM chunks WHERE id IN (SELECT id FROM chunks WHERE time < ? ORDER BY time LIMIT ?)", cutoff, pruneBatch)
+	del("DELETE FROM captures WHERE updated < ?", cutoff) // a row per process
+	del("DELETE FROM runs WHERE started < ? AND id <> ?", cutoff, run)
+	if full {
+		return removed, true
+	}
+	p := &r.pruning
+	if p.trimTo == 0 && r.overEvents() {
+		// keep the newest 90% so that pruning is not needed again at the next event; looked for
+		// once (an offset reads that many index entries): IDs only grow, so later events stay
+		var id int64
+		if r.db.QueryRow("SELECT id FROM events ORDER BY id DESC LIMIT 1 OFFSET ?", r.budget.MaxEvents*9/10).Scan(&id) == nil {
+			p.trimTo = id
 		}
 	}
-	del("DELETE FROM events WHERE time < ?", cutoff)
-	del("DELETE FROM chunks WHERE time < ?", cutoff)
-	del("DELETE FROM captures WHERE updated < ?", cutoff)
-	del("DELETE FROM runs WHERE started < ? AND id <> ?", cutoff, run)
-	if r.overEvents() {
-		// keep the newest 90% so that pruning is not needed again at the next event
-		keep := r.budget.MaxEvents * 9 / 10
-		del("DELETE FROM events WHERE id <= (SELECT id FROM events ORDER BY id DESC LIMIT 1 OFFSET ?)", keep)
+	if p.trimTo > 0 {
+		if n := del("DELETE FROM events WHERE id IN (SELECT id FROM events WHERE id <= ? ORDER BY id LIMIT ?)", p.trimTo, pruneBatch); n < pruneBatch {
+			p.trimTo = 0
+		}
+		if full {
+			return removed, true
+		}
 	}
 	if r.pruneCaptures() {
 		removed++
 	}
-	if removed == 0 {
-		return // nothing freed: no vacuum, and no checkpoint (an fsync) at every open
+	return removed, false
+}
+
+// freeStep gives back at most freeBatch free pages of a file with incremental auto-vacuum, and
+// reports whether free pages remain.
+func (r *Record) freeStep() bool {
+	var mode int64
+	if r.db.QueryRow("PRAGMA auto_vacuum").Scan(&mode) != nil || mode != 2 {
+		return false // an earlier file: vacuum converts it once pruning left much of it free
 	}
-	r.reclaim(false)
-	// each step frees pages: read it to the end
-	if rows, err := r.db.Query("PRAGMA incremental_vacuum"); err == nil {
-		for rows.Next() {
-		}
-		rows.Close()
+	rows, err := r.db.Query(fmt.Sprintf("PRAGMA incremental_vacuum(%d)", freeBatch))
+	if err != nil {
+		return false
 	}
-	r.truncateWAL()
+	for rows.Next() { // each step frees pages: read it to the end
+	}
+	rows.Close()
+	var free int64
+	return r.db.QueryRow("PRAGMA freelist_count").Scan(&free) == nil && free > 0
 }
 
 // pruneDueQuery says in one statement whether prune has anything to do: a row older than the

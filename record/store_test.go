@@ -31,7 +31,18 @@ func prunedByReopen(t *testing.T, r *Record, o Options) *Record {
 	if err != nil {
 		t.Fatal(err)
 	}
+	waitPruned(t, r)
 	return r
+}
+
+// waitPruned waits for the writer to take the steps of pruning Open left to it.
+func waitPruned(t testing.TB, r *Record) {
+	t.Helper()
+	for deadline := time.Now().Add(time.Minute); r.pruneMore.Load(); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("pruning did not end")
+		}
+	}
 }
 
 func open(t *testing.T, dir string) *Record {
@@ -462,4 +473,71 @@ func TestNewerSchemaIsMovedAside(t *testing.T) {
 	if m, _ := filepath.Glob(path + ".v99-*"); len(m) == 0 {
 		t.Fatal("not moved aside")
 	}
+}
+
+// A record far over its budget (the budget lowered, weeks away) opens without waiting for its
+// pruning: the writer prunes it a step at a time between its commits (an event recorded
+// meanwhile is committed at once), and the record ends within the budget, with the newest 90 % of
+// the events it began with and the events recorded since.
+func TestPruningFarOverBudgetAfterOpen(t *testing.T) {
+	dir := t.TempDir()
+	o := Options{Dir: dir, Bridge: bridgeID, FlushEvery: time.Millisecond}
+	r, err := Open(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 4*pruneBatch + 123
+	for i := 0; i < n; i++ {
+		r.Add(Event{Sandbox: "demo", Source: FromAction, Kind: "exec", EntityID: strconv.Itoa(i), Time: t0, Action: &Action{Kind: "exec", Outcome: "ok"}})
+	}
+	if err := r.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	o.Budget = Budget{MaxEvents: 100}
+	o.FlushEvery = time.Hour // the writer takes its first step as it starts, and no round before the close
+	r, err = Open(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if left := eventCount(t, dir); left != n-pruneBatch {
+		t.Fatalf("%d events removed by Open and the writer's start, want one step of %d: one statement of a record far over its budget takes minutes", n-left, pruneBatch)
+	}
+	o.FlushEvery = time.Millisecond
+	r, err = Open(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	r.Add(Event{Sandbox: "demo", Source: FromAction, Kind: "exec", EntityID: "while-pruning", Time: t0, Action: &Action{Kind: "exec", Outcome: "ok"}})
+	if err := r.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	waitPruned(t, r)
+	if left := eventCount(t, dir); left != 91 {
+		t.Fatalf("%d events left after pruning, want the newest 90 it began with and the one added since", left)
+	}
+	if eventsOf(t, dir, "while-pruning") != 1 || eventsOf(t, dir, strconv.Itoa(n-1)) != 1 {
+		t.Fatal("pruning removed the newest events")
+	}
+}
+
+// eventCount counts the events in the record of dir, read without the Record.
+func eventCount(t *testing.T, dir string) int {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+FileFor(dir, bridgeID)+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var n int
+	if err := db.QueryRow("SELECT COUNT(*) FROM events").Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
