@@ -91,6 +91,7 @@ func main() {
 	probeRuns := flag.Int("scale-runs", 0, "(internal) the runs the probed record holds")
 	crash := flag.String("scale-crash", "", "(internal) hold the record in this directory open until killed (figure 13j)")
 	unclean := flag.String("unclean-probe", "", "(internal) time the open of the record a killed run left in this directory (figure 13j) and exit")
+	overBudget := flag.String("over-budget-probe", "", "(internal) time the open of the record in this directory with the default budget (figure 13k) and exit")
 	flag.Parse()
 	switch {
 	case *probe != "":
@@ -99,6 +100,8 @@ func main() {
 		os.Exit(scaleCrash(*crash, *probeRuns))
 	case *unclean != "":
 		os.Exit(uncleanProbe(*unclean))
+	case *overBudget != "":
+		os.Exit(overBudgetProbe(*overBudget))
 	}
 	if *cpuprofile != "" {
 		f, err := os.Create(*cpuprofile)

@@ -42,14 +42,26 @@ func scaleCrash(dir string, runs int) int {
 // a killed run left there, timed to the end of Open ("unclean-open"), and to the end of the
 // writer's first commit ("unclean-ready": a large record's check, left by Open to the writer, comes
 // before it), then close it. It fails when the record did not report the unclean end.
-func uncleanProbe(dir string) int {
+func uncleanProbe(dir string) int { return openProbe(dir, record.ScaleBudget(), uncleanOpenNotice) }
+
+// overBudgetProbe is what the bench binary does when started with -over-budget-probe DIR: open
+// the record there with the default budget (far less than it holds: the budget lowered, weeks
+// away), timed as uncleanProbe times it, and close it while its pruning goes on.
+func overBudgetProbe(dir string) int { return openProbe(dir, record.Budget{}, "") }
+
+// openProbe opens the record in dir with budget, timed to the end of Open ("unclean-open") and
+// of the writer's first commit ("unclean-ready"), then closes it; it fails when the record's
+// notices lack notice.
+func openProbe(dir string, budget record.Budget, notice string) int {
 	t := time.Now()
-	r, err := record.Open(record.Options{Dir: dir, Bridge: scaleBridge, Budget: record.ScaleBudget()})
+	r, err := record.Open(record.Options{Dir: dir, Bridge: scaleBridge, Budget: budget})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "unclean probe:", err)
 		return 1
 	}
 	opened := time.Since(t)
+	r.Add(record.FromSandboxEvent(client.SandboxEvent{Kind: client.SandboxStarted, Sandbox: "probe",
+		Time: time.Now(), Incarnation: client.Incarnation{Number: 1}}))
 	if err := r.Flush(); err != nil {
 		fmt.Fprintln(os.Stderr, "unclean probe:", err)
 		return 1
@@ -60,13 +72,20 @@ func uncleanProbe(dir string) int {
 		fmt.Fprintln(os.Stderr, "unclean probe:", err)
 		return 1
 	}
-	if !strings.Contains(strings.Join(notices, "\n"), uncleanOpenNotice) {
+	if !strings.Contains(strings.Join(notices, "\n"), notice) {
 		fmt.Fprintf(os.Stderr, "unclean probe: the record did not report the killed run (notices: %q)\n", notices)
 		return 1
 	}
 	fmt.Printf("step unclean-open %.3f\n", opened.Seconds()*1000)
 	fmt.Printf("step unclean-ready %.3f\n", ready.Seconds()*1000)
 	return 0
+}
+
+// probeOverBudget times the open of the record in dir with the default budget (overBudgetProbe),
+// in a process of its own: "unclean-open" and "unclean-ready" in ms. The record is pruned from then
+// on: it runs last.
+func (e *env) probeOverBudget(dir string) (open, ready float64, err error) {
+	return e.runOpenProbe("-over-budget-probe", dir)
 }
 
 // probeUnclean kills a process holding the record in dir open (scaleCrash), then times the next
@@ -100,16 +119,25 @@ func (e *env) probeUnclean(dir string, runs int) (open, ready float64, err error
 	if line != "open" {
 		return 0, 0, fmt.Errorf("unclean open: the process to kill never had the record open (%q)", line)
 	}
-	cmd := exec.Command(self, "-unclean-probe", dir)
+	return e.runOpenProbe("-unclean-probe", dir)
+}
+
+// runOpenProbe runs the bench binary with flag dir and reads the open's timings it prints.
+func (e *env) runOpenProbe(flag, dir string) (open, ready float64, err error) {
+	self, err := os.Executable()
+	if err != nil {
+		return 0, 0, err
+	}
+	cmd := exec.Command(self, flag, dir)
 	res, err := cmd.Output()
 	if e.verbose {
 		fmt.Fprintf(os.Stderr, "%s", res)
 	}
 	if err != nil {
 		if ee, ok := err.(*exec.ExitError); ok {
-			return 0, 0, fmt.Errorf("unclean probe: %v: %s", err, lastLines(string(ee.Stderr), 3))
+			return 0, 0, fmt.Errorf("%s: %v: %s", flag, err, lastLines(string(ee.Stderr), 3))
 		}
-		return 0, 0, fmt.Errorf("unclean probe: %w", err)
+		return 0, 0, fmt.Errorf("%s: %w", flag, err)
 	}
 	ms := map[string]float64{}
 	for _, l := range strings.Split(string(res), "\n") {
@@ -120,7 +148,7 @@ func (e *env) probeUnclean(dir string, runs int) (open, ready float64, err error
 	o, ok1 := ms["unclean-open"]
 	r, ok2 := ms["unclean-ready"]
 	if !ok1 || !ok2 {
-		return 0, 0, fmt.Errorf("unclean probe: no timing in %q", res)
+		return 0, 0, fmt.Errorf("%s: no timing in %q", flag, res)
 	}
 	return o, r, nil
 }
