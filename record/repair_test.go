@@ -329,11 +329,7 @@ func TestOldFileIsConvertedToIncrementalVacuum(t *testing.T) {
 // damage it holds (here a broken overflow chain in captured output, which no statement of Open
 // or of recording reads) is still found and repaired, and told as a live notice.
 func TestLargeUncleanRecordCheckedAfterOpen(t *testing.T) {
-	defer func(n int64) { checkAtOpenMax = n }(checkAtOpenMax)
-	checkAtOpenMax = 0 // every record counts as large
-	dir := t.TempDir()
-	fillCaptures(t, dir, Budget{CaptureTotal: 1 << 40}, 4, 1<<20)
-	path := FileFor(dir, bridgeID)
+	dir, path := largeRecord(t, 4, 1<<20)
 	fi, err := os.Stat(path)
 	if err != nil {
 		t.Fatal(err)
@@ -415,11 +411,7 @@ func TestCheckMarkSeenWhileCommitting(t *testing.T) {
 // not finish leaves no clean mark, so the next open checks the file, and a close after a finished
 // check leaves the mark again.
 func TestCheckLeftByOpenDelaysNothing(t *testing.T) {
-	defer func(n int64) { checkAtOpenMax = n }(checkAtOpenMax)
-	checkAtOpenMax = 0 // every record counts as large
-	dir := t.TempDir()
-	fillCaptures(t, dir, Budget{CaptureTotal: 1 << 40}, 2, 64<<10)
-	path := FileFor(dir, bridgeID)
+	dir, path := largeRecord(t, 2, 64<<10)
 	clean := path + ".clean"
 	_ = os.Remove(clean) // as after a crash
 
@@ -478,8 +470,25 @@ func TestCheckLeftByOpenDelaysNothing(t *testing.T) {
 	}
 }
 
+// largeRecord makes a record of procs processes' output of each bytes in a test's directory, and
+// makes every record count as large (checked by the writer after an unclean end) for the test.
+func largeRecord(t *testing.T, procs int, each int64) (dir, path string) {
+	t.Helper()
+	was := checkAtOpenMax
+	t.Cleanup(func() { checkAtOpenMax = was })
+	checkAtOpenMax = 0
+	dir = t.TempDir()
+	fillCaptures(t, dir, Budget{CaptureTotal: 1 << 40}, procs, each)
+	return dir, FileFor(dir, bridgeID)
+}
+
 // eventsOf counts the events of entity id in the record of dir, read without the Record.
 func eventsOf(t *testing.T, dir, id string) int {
+	return countIn(t, dir, "SELECT COUNT(*) FROM events WHERE entity_id = ?", id)
+}
+
+// countIn answers a COUNT query q on the record of dir, read without the Record.
+func countIn(t *testing.T, dir, q string, args ...any) int {
 	t.Helper()
 	db, err := sql.Open("sqlite", "file:"+FileFor(dir, bridgeID)+"?mode=ro")
 	if err != nil {
@@ -487,7 +496,7 @@ func eventsOf(t *testing.T, dir, id string) int {
 	}
 	defer db.Close()
 	var n int
-	if err := db.QueryRow("SELECT COUNT(*) FROM events WHERE entity_id = ?", id).Scan(&n); err != nil {
+	if err := db.QueryRow(q, args...).Scan(&n); err != nil {
 		t.Fatal(err)
 	}
 	return n

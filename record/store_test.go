@@ -529,15 +529,5 @@ func TestPruningFarOverBudgetAfterOpen(t *testing.T) {
 
 // eventCount counts the events in the record of dir, read without the Record.
 func eventCount(t *testing.T, dir string) int {
-	t.Helper()
-	db, err := sql.Open("sqlite", "file:"+FileFor(dir, bridgeID)+"?mode=ro")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	var n int
-	if err := db.QueryRow("SELECT COUNT(*) FROM events").Scan(&n); err != nil {
-		t.Fatal(err)
-	}
-	return n
+	return countIn(t, dir, "SELECT COUNT(*) FROM events")
 }
