@@ -81,8 +81,8 @@ type Options struct {
 	// (State) holds what was committed when it was first read, and what Add queued after.
 	NoFold bool
 
-	// beforeCheck, when set (tests), runs in the writer at the start of the check Open left to it,
-	// with the check's context.
+	// beforeCheck, when set (tests), runs at the start of the check Open left for after it (on a
+	// goroutine beside the writer), with the check's context.
 	beforeCheck func(context.Context)
 }
 
