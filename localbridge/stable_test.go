@@ -184,18 +184,8 @@ func TestStableSessionFramingAndState(t *testing.T) {
 // connection lost." event a stopped container gives (the bridge went away, not the container).
 func TestStableExecStreamCutWhenTheBridgeCloses(t *testing.T) {
 	b := bridgetest.Start(t, bridgetest.WithDialect(localbridge.DialectStable))
-	req, _ := http.NewRequest("POST", b.URL+"/v1/sandbox/abc/exec",
-		strings.NewReader(`{"argv":["sh","-c","echo started; sleep 30"]}`))
-	req.Header.Set("Authorization", "Bearer "+b.Token)
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res, br := startLongExec(t, b)
 	defer res.Body.Close()
-	br := bufio.NewReader(res.Body)
-	if l, _ := br.ReadString('\n'); l != "event: stdout\n" {
-		t.Fatalf("first line %q", l)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := b.Server.Close(ctx); err != nil {
@@ -207,23 +197,28 @@ func TestStableExecStreamCutWhenTheBridgeCloses(t *testing.T) {
 	}
 }
 
+// startLongExec starts a stable exec stream of sandbox abc running for 30 s, read past its first
+// output line.
+func startLongExec(t *testing.T, b *bridgetest.Bridge) (*http.Response, *bufio.Reader) {
+	t.Helper()
+	req, _ := http.NewRequest("POST", b.URL+"/v1/sandbox/abc/exec",
+		strings.NewReader(`{"argv":["sh","-c","echo started; sleep 30"]}`))
+	req.Header.Set("Authorization", "Bearer "+b.Token)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	br := bufio.NewReader(res.Body)
+	if l, _ := br.ReadString('\n'); l != "event: stdout\n" {
+		res.Body.Close()
+		t.Fatalf("first line %q", l)
+	}
+	return res, br
+}
+
 func TestStableCompletionWithoutExitCodeAndCut(t *testing.T) {
 	b := bridgetest.Start(t, bridgetest.WithDialect(localbridge.DialectStable))
-	start := func() (*http.Response, *bufio.Reader) {
-		req, _ := http.NewRequest("POST", b.URL+"/v1/sandbox/abc/exec",
-			strings.NewReader(`{"argv":["sh","-c","echo started; sleep 30"]}`))
-		req.Header.Set("Authorization", "Bearer "+b.Token)
-		res, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		br := bufio.NewReader(res.Body)
-		if l, _ := br.ReadString('\n'); l != "event: stdout\n" {
-			t.Fatalf("first line %q", l)
-		}
-		return res, br
-	}
-	res, br := start()
+	res, br := startLongExec(t, b)
 	if n := b.Server.CompleteWithoutExit("abc"); n != 1 {
 		t.Fatalf("fabricated %d streams", n)
 	}
@@ -232,7 +227,7 @@ func TestStableCompletionWithoutExitCodeAndCut(t *testing.T) {
 	if !strings.HasSuffix(string(rest), "event: exit\ndata: {\"exit_code\":0}\n\n") {
 		t.Errorf("fabricated ending: %q", rest)
 	}
-	res, br = start()
+	res, br = startLongExec(t, b)
 	if n := b.Server.CutExecStreams("abc"); n != 1 {
 		t.Fatalf("cut %d streams", n)
 	}
@@ -242,7 +237,7 @@ func TestStableCompletionWithoutExitCodeAndCut(t *testing.T) {
 		t.Errorf("cut stream ended cleanly or with an exit: %v %q", err, rest)
 	}
 	// A replaced container ends the stream with an error event.
-	res, br = start()
+	res, br = startLongExec(t, b)
 	if err := b.Server.ReplaceSandbox("abc"); err != nil {
 		t.Fatal(err)
 	}
