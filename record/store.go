@@ -1177,10 +1177,9 @@ func (r *Record) writer(every time.Duration) {
 		r.startCheck()
 	}
 	if r.pruneMore.Load() && !r.readOnly && !r.detached {
-		r.stepPruning() // the usual pruning is done in this step, right after Open
-	}
-	if !r.readOnly && !r.detached {
-		r.vacuum()
+		// the usual pruning is done in this step, right after Open; the pruning's end converts
+		// an earlier file (vacuum), now or after the last step
+		r.stepPruning()
 	}
 	dirty := false
 	// next is when the writer has something to look at, given what is queued
