@@ -144,6 +144,13 @@ type Record struct {
 	trimming     map[int64]bool // segments per-process trims deleted from since reclaim last ran
 	outBufs      [][]byte       // a commit's output buffers, written with one system call
 
+	// subMu guards the subscriptions apart from mu: a change is sent with it held, so a cancel
+	// cannot close a channel between the choice of subscribers and the send.
+	subMu      sync.Mutex
+	subs       map[int]chan string
+	nextSub    int
+	subsClosed bool
+
 	mu       sync.Mutex
 	states   map[string]*State // folded sandboxes, loaded on first use
 	memos    map[memoKey]memo  // what Memo computed of states
@@ -151,8 +158,6 @@ type Record struct {
 	chunks   []Chunk
 	spare    [][]byte // emptied chunk buffers (see recycle)
 	capture  map[capKey]*captureMeta
-	subs     map[int]chan string
-	nextSub  int
 	closed   bool
 	readOnly bool
 	noFold   bool
@@ -878,10 +883,9 @@ func (r *Record) Add(ev Event) string {
 			}
 		}
 	}
-	subs := r.subscribersLocked()
 	r.mu.Unlock()
 	r.kickWriter()
-	notify(subs, ev.Sandbox)
+	r.notify(ev.Sandbox)
 	return notice
 }
 
@@ -1008,15 +1012,19 @@ func (r *Record) query(where string, args ...any) ([]Event, error) {
 // (coalesced: a slow reader misses repeats, not sandboxes it has not been told about yet is not
 // guaranteed — re-read the state on every receive). cancel ends the subscription.
 func (r *Record) Subscribe() (<-chan string, func()) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
+	r.subMu.Lock()
+	defer r.subMu.Unlock()
+	ch := make(chan string, 64)
+	if r.subsClosed {
+		close(ch) // a closed record changes no more
+		return ch, func() {}
+	}
 	id := r.nextSub
 	r.nextSub++
-	ch := make(chan string, 64)
 	r.subs[id] = ch
 	return ch, func() {
-		r.mu.Lock()
-		defer r.mu.Unlock()
+		r.subMu.Lock()
+		defer r.subMu.Unlock()
 		if c, ok := r.subs[id]; ok {
 			delete(r.subs, id)
 			close(c)
@@ -1024,26 +1032,27 @@ func (r *Record) Subscribe() (<-chan string, func()) {
 	}
 }
 
-func (r *Record) subscribersLocked() []chan string {
-	if len(r.subs) == 0 {
-		return nil
-	}
-	out := make([]chan string, 0, len(r.subs))
+// notify tells each subscriber that sandbox changed, never waiting for one: a full channel
+// already holds a change to re-read.
+func (r *Record) notify(sandbox string) {
+	r.subMu.Lock()
+	defer r.subMu.Unlock()
 	for _, c := range r.subs {
-		out = append(out, c)
+		select {
+		case c <- sandbox:
+		default:
+		}
 	}
-	return out
 }
 
-func notify(subs []chan string, sandbox string) {
-	for _, c := range subs {
-		func() {
-			defer func() { _ = recover() }() // closed by a concurrent cancel
-			select {
-			case c <- sandbox:
-			default:
-			}
-		}()
+// closeSubscriptions ends every subscription (the record is closing).
+func (r *Record) closeSubscriptions() {
+	r.subMu.Lock()
+	defer r.subMu.Unlock()
+	r.subsClosed = true
+	for id, c := range r.subs {
+		delete(r.subs, id)
+		close(c)
 	}
 }
 
@@ -1069,11 +1078,8 @@ func (r *Record) Close() error {
 		return nil
 	}
 	r.closed = true
-	for id, c := range r.subs {
-		delete(r.subs, id)
-		close(c)
-	}
 	r.mu.Unlock()
+	r.closeSubscriptions()
 	close(r.quit)
 	<-r.done
 	if r.stopCheck != nil { // set by the writer, which has ended
