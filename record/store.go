@@ -122,7 +122,7 @@ type Record struct {
 	markSeen     time.Time // the check mark last looked at
 	busySince    time.Time // a batch has waited for a lock since then
 	toldBusy     bool
-	held         bool        // a batch failed for a lock or damage and waits in pending
+	held         atomic.Bool // a batch failed for a lock or damage waits in pending (the writer's; atomic: tests act as the writer)
 	pruning      pruneState  // where pruning stands (Open's, then the writer's)
 	pruneMore    atomic.Bool // a step of pruning is still to come (the writer takes it)
 	checkLater   bool        // Open left the check after an unclean end to the writer (a large record)
@@ -1191,7 +1191,7 @@ func (r *Record) writer(every time.Duration) {
 	// next is when the writer has something to look at, given what is queued
 	next := func(now time.Time) time.Time {
 		switch {
-		case dirty || r.held || r.detached || r.damage.Load() || r.pruneMore.Load():
+		case dirty || r.held.Load() || r.detached || r.damage.Load() || r.pruneMore.Load():
 			return now.Add(every)
 		case r.outputWaiting.Load():
 			if at := r.lastOutput.Add(r.outputEvery); at.After(now) {
@@ -1220,7 +1220,7 @@ func (r *Record) writer(every time.Duration) {
 			return
 		case ch := <-r.ack:
 			ch <- r.flushAll()
-			dirty = r.held
+			dirty = r.held.Load()
 		case <-r.kick:
 			dirty = true
 		case <-r.outputKick:
@@ -1232,8 +1232,8 @@ func (r *Record) writer(every time.Duration) {
 			if r.outputWaiting.Load() && time.Since(r.lastOutput) >= r.outputEvery {
 				dirty = true
 			}
-			if dirty || r.held {
-				if err := r.commit(); err != nil && !r.held {
+			if dirty || r.held.Load() {
+				if err := r.commit(); err != nil && !r.held.Load() {
 					r.setErr(err)
 				}
 				dirty = false
@@ -1320,7 +1320,7 @@ func (r *Record) commit() error {
 		}
 	}
 	r.mu.Unlock()
-	r.held = false
+	r.held.Store(false)
 	if len(evs) == 0 && len(chunks) == 0 && len(metas) == 0 {
 		return nil
 	}
@@ -1365,7 +1365,7 @@ func (r *Record) commit() error {
 func (r *Record) hold(evs []Event, chunks []Chunk, metas map[capKey]captureMeta) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.held = true
+	r.held.Store(true)
 	r.pending = append(evs, r.pending...)
 	r.chunks = append(chunks, r.chunks...)
 	for i := range r.chunks {
