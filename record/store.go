@@ -123,10 +123,9 @@ type Record struct {
 	busySince    time.Time // a batch has waited for a lock since then
 	toldBusy     bool
 	held         atomic.Bool // a batch failed for a lock or damage waits in pending (the writer's; atomic: tests act as the writer)
-	pruning      pruneState  // where pruning stands (Open's, then the writer's)
+	pruning      pruneState  // where pruning stands between the writer's steps
 	pruneMore    atomic.Bool // a step of pruning is still to come (the writer takes it)
-	checkLater   bool        // Open left the check after an unclean end to the writer (a large record)
-	checkPending atomic.Bool // that check has not finished: Close leaves no clean mark then
+	checkPending atomic.Bool // Open left a large record's check for later and it has not finished (no clean mark at Close)
 	beforeCheck  func(context.Context)
 	stopCheck    func()         // cancels that check and waits for its end (nil: none began)
 	checking     sync.WaitGroup // the check's goroutine
@@ -379,9 +378,9 @@ func (r *Record) openChecked(start time.Time) error {
 	check := !r.closedCleanly()
 	if check && recordBytes(r.path) > checkAtOpenMax {
 		// reading the whole file before the first frame costs about 2.5 ms per MiB here: a large
-		// record is checked by the writer right after Open instead (damage found then is
+		// record is checked beside the writer right after Open instead (damage found then is
 		// repaired the way damage a statement meets is)
-		check, r.checkLater = false, true
+		check = false
 		r.checkPending.Store(true)
 	}
 	pause := 50 * time.Millisecond
@@ -1179,7 +1178,7 @@ func (r *Record) writer(every time.Duration) {
 	defer t.Stop()
 	prune := time.NewTicker(5 * time.Minute)
 	defer prune.Stop()
-	if r.checkLater && !r.detached {
+	if r.checkPending.Load() && !r.detached {
 		r.startCheck()
 	}
 	if r.pruneMore.Load() && !r.readOnly && !r.detached {
@@ -1533,7 +1532,7 @@ func (r *Record) stepPruning() {
 	}
 }
 
-// pruneState is where a pruning stands between its steps (the writer's; Open's before it starts).
+// pruneState is where a pruning stands between the writer's steps.
 type pruneState struct {
 	removed bool  // this pruning removed rows
 	trimTo  int64 // it trims the events up to this ID (90 % of the budget left), a batch at a time
