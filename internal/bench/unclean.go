@@ -124,31 +124,14 @@ func (e *env) probeUnclean(dir string, runs int) (open, ready float64, err error
 
 // runOpenProbe runs the bench binary with flag dir and reads the open's timings it prints.
 func (e *env) runOpenProbe(flag, dir string) (open, ready float64, err error) {
-	self, err := os.Executable()
+	steps, out, err := e.runProbe(flag, dir)
 	if err != nil {
 		return 0, 0, err
 	}
-	cmd := exec.Command(self, flag, dir)
-	res, err := cmd.Output()
-	if e.verbose {
-		fmt.Fprintf(os.Stderr, "%s", res)
-	}
-	if err != nil {
-		if ee, ok := err.(*exec.ExitError); ok {
-			return 0, 0, fmt.Errorf("%s: %v: %s", flag, err, lastLines(string(ee.Stderr), 3))
-		}
-		return 0, 0, fmt.Errorf("%s: %w", flag, err)
-	}
-	ms := map[string]float64{}
-	for _, l := range strings.Split(string(res), "\n") {
-		if f := strings.Fields(l); len(f) == 3 && f[0] == "step" {
-			ms[f[1]], _ = strconv.ParseFloat(f[2], 64)
-		}
-	}
-	o, ok1 := ms["unclean-open"]
-	r, ok2 := ms["unclean-ready"]
+	o, ok1 := steps["unclean-open"]
+	r, ok2 := steps["unclean-ready"]
 	if !ok1 || !ok2 {
-		return 0, 0, fmt.Errorf("%s: no timing in %q", flag, res)
+		return 0, 0, fmt.Errorf("%s: no timing in %q", flag, out)
 	}
 	return o, r, nil
 }
