@@ -5,6 +5,11 @@
 // main.go only starts the command line: the commands live in packages under internal/cli (one
 // per command group, made from one cmdutil.Factory), and delegate to the packages that hold the
 // logic.
+
+// The runtime's check, once a second, for a changed CPU limit of the container would wake an idle
+// TUI every second for nothing it needs: GOMAXPROCS is still set from the limit at start.
+//
+//go:debug updatemaxprocs=0
 package main
 
 import "sandscope/internal/cli/root"

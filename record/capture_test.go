@@ -241,7 +241,7 @@ func TestNewRecordPageSize(t *testing.T) {
 
 // TestWriterCommitsWithoutFlush: with nobody calling Flush, an event is committed after about
 // FlushEvery and output alone after about forty of them, however the writer sleeps meanwhile; an
-// idle writer wakes about once a second, not at every round.
+// idle writer wakes only for what falls due, not at every round nor every second.
 func TestWriterCommitsWithoutFlush(t *testing.T) {
 	r, err := Open(Options{Dir: t.TempDir(), Bridge: bridgeID, FlushEvery: 20 * time.Millisecond})
 	if err != nil {
@@ -266,13 +266,56 @@ func TestWriterCommitsWithoutFlush(t *testing.T) {
 	r.Add(FromLogEvent("demo", "p", client.LogEvent{Kind: client.Interrupted, Cursor: "2", Reason: "reset"}))
 	committed("an event", func() bool { evs, err := r.Events("demo", "p"); return err == nil && len(evs) == 1 })
 
-	time.Sleep(1500 * time.Millisecond) // whatever the writer still had to do is done
+	// whatever the writer still had to do falls due within 2 s (the spare chunks let go, the
+	// look for another process's check mark after writing); then nothing does for 10 s
+	time.Sleep(2500 * time.Millisecond)
 	before := r.rounds.Load()
-	time.Sleep(2 * time.Second)
-	if n := r.rounds.Load() - before; n > 4 {
-		t.Fatalf("an idle writer woke %d times in 2 s (every 20 ms would be 100)", n)
+	time.Sleep(3 * time.Second)
+	if n := r.rounds.Load() - before; n > 1 {
+		t.Fatalf("an idle writer woke %d times in 3 s (once a second would be 3, every 20 ms 150)", n)
 	}
 }
+
+// TestIdleDue: a writer with nothing queued sleeps until the earliest of what falls due, and never
+// less than a round.
+func TestIdleDue(t *testing.T) {
+	now := time.Now()
+	every := 50 * time.Millisecond
+	for _, c := range []struct {
+		name  string
+		setup func(r *Record)
+		want  time.Time
+	}{
+		{"nothing written since the last look", func(r *Record) {
+			r.lastMarkLook, r.lastWrite = now.Add(-time.Second), now.Add(-time.Minute)
+		}, now.Add(-time.Second).Add(markLookIdle)},
+		{"written since the last look", func(r *Record) {
+			r.lastMarkLook, r.lastWrite = now.Add(-time.Second), now.Add(-time.Second/2)
+		}, now.Add(-time.Second).Add(markLookWriting)},
+		{"spare chunks held after output", func(r *Record) {
+			r.lastMarkLook, r.spared, r.lastOutput = now, true, now.Add(-time.Second)
+		}, now.Add(-time.Second).Add(2 * r0OutputEvery)},
+		{"a trim left segments to compact", func(r *Record) {
+			r.lastMarkLook = now
+			r.reclaimDue.Store(true)
+			r.lastReclaim.Store(now.Add(-reclaimEvery + 3*time.Second).UnixNano())
+		}, now.Add(3 * time.Second)},
+		{"due already", func(r *Record) {
+			r.lastMarkLook = now.Add(-time.Hour)
+		}, now.Add(every)},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := &Record{outputEvery: r0OutputEvery}
+			c.setup(r)
+			if got := r.idleDue(now, every); !got.Equal(c.want) {
+				t.Fatalf("due in %v, want %v", got.Sub(now), c.want.Sub(now))
+			}
+		})
+	}
+}
+
+// r0OutputEvery is TestIdleDue's output round (40 rounds of 50 ms, the default).
+const r0OutputEvery = 2 * time.Second
 
 // TestQueuedOutputCommitsAtTheBatchSize: output queued past 4 MiB is committed at the writer's
 // next round, not held for the output round (40 rounds: 40 s here).

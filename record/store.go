@@ -1170,9 +1170,8 @@ func (r *Record) writer(every time.Duration) {
 	defer r.closePrepared()
 	// The writer wakes when there is something to do, not at every round: an event (kick) is
 	// committed within every, queued output within outputEvery of the last output commit, and
-	// with nothing queued it looks at the file's health once a second (or every, if longer).
-	// Waking every 50 ms whatever the queue held was 20 wake-ups a second of an idle TUI.
-	idle := max(every, time.Second)
+	// with nothing queued it wakes only for what falls due (idleDue). Waking every 50 ms whatever
+	// the queue held was 20 wake-ups a second of an idle TUI, and once a second still one.
 	due := time.Now().Add(every)
 	t := time.NewTimer(every)
 	defer t.Stop()
@@ -1198,7 +1197,7 @@ func (r *Record) writer(every time.Duration) {
 			}
 			return now.Add(every)
 		}
-		return now.Add(idle)
+		return r.idleDue(now, every)
 	}
 	for {
 		fired := false
@@ -1256,6 +1255,39 @@ func (r *Record) writer(every time.Duration) {
 			t.Reset(at.Sub(now))
 		}
 	}
+}
+
+// idleDue is when a writer with nothing queued has something to look at: another process's
+// check mark (heal's look), the spare chunks to let go once output stopped (dropSpare), the
+// segments to compact after a trim (reclaim); never sooner than a round from now. Damage and new
+// work kick the writer, so nothing else waits for this.
+func (r *Record) idleDue(now time.Time, every time.Duration) time.Time {
+	look := markLookIdle
+	if r.lastWrite.After(r.lastMarkLook) {
+		look = markLookWriting
+	}
+	at := r.lastMarkLook.Add(look)
+	if r.spared {
+		at = earliest(at, r.lastOutput.Add(2*r.outputEvery))
+	}
+	if r.reclaimDue.Load() && !r.readOnly && !r.detached {
+		at = earliest(at, time.Unix(0, r.lastReclaim.Load()).Add(reclaimEvery))
+	}
+	return latest(at, now.Add(every))
+}
+
+func earliest(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
+}
+
+func latest(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }
 
 // flushAll commits what is queued, repairing damage first and waiting for a lock (about 30 s at
