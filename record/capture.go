@@ -465,10 +465,14 @@ func (r *Record) OutputOf(sandbox, process string) Output {
 
 // dropSpare lets the spare buffers go once output has stopped for a while. Run by the writer.
 func (r *Record) dropSpare() {
-	if !r.spared || r.outputWaiting.Load() || time.Since(r.lastOutput) < 2*r.outputEvery {
+	if !r.spared || r.outputWaiting.Load() || time.Now().Before(r.spareDropAt()) {
 		return
 	}
 	r.mu.Lock()
 	r.spare, r.spared = nil, false
 	r.mu.Unlock()
 }
+
+// spareDropAt is when dropSpare lets the spare buffers go: two output rounds after the last
+// output commit.
+func (r *Record) spareDropAt() time.Time { return r.lastOutput.Add(2 * r.outputEvery) }

@@ -126,11 +126,7 @@ const (
 // since the last look) whether another process left a check mark this one has not looked at: it
 // met damage it could not repair while this process had the record open.
 func (r *Record) checkMarkNew() bool {
-	every := markLookIdle
-	if r.lastWrite.After(r.lastMarkLook) {
-		every = markLookWriting
-	}
-	if time.Since(r.lastMarkLook) < every {
+	if time.Now().Before(r.nextMarkLook()) {
 		return false
 	}
 	r.lastMarkLook = time.Now()
@@ -140,6 +136,15 @@ func (r *Record) checkMarkNew() bool {
 	}
 	r.markSeen = fi.ModTime()
 	return true
+}
+
+// nextMarkLook is when checkMarkNew looks again: markLookWriting after the last look if something
+// was written since, else markLookIdle.
+func (r *Record) nextMarkLook() time.Time {
+	if r.lastWrite.After(r.lastMarkLook) {
+		return r.lastMarkLook.Add(markLookWriting)
+	}
+	return r.lastMarkLook.Add(markLookIdle)
 }
 
 // integrity is SQLite's verdict on the whole file: nil when sound (or when it could not be asked

@@ -1236,7 +1236,7 @@ func (r *Record) writer(every time.Duration) {
 				}
 				dirty = false
 			}
-			if r.reclaimDue.Load() && !r.readOnly && !r.detached && time.Since(time.Unix(0, r.lastReclaim.Load())) >= reclaimEvery {
+			if r.reclaimDue.Load() && !r.readOnly && !r.detached && !time.Now().Before(r.reclaimAt()) {
 				r.reclaim(true)
 			}
 			if r.pruneMore.Load() && !r.readOnly && !r.detached {
@@ -1262,32 +1262,22 @@ func (r *Record) writer(every time.Duration) {
 // segments to compact after a trim (reclaim); never sooner than a round from now. Damage and new
 // work kick the writer, so nothing else waits for this.
 func (r *Record) idleDue(now time.Time, every time.Duration) time.Time {
-	look := markLookIdle
-	if r.lastWrite.After(r.lastMarkLook) {
-		look = markLookWriting
+	at := r.nextMarkLook()
+	if t := r.spareDropAt(); r.spared && t.Before(at) {
+		at = t
 	}
-	at := r.lastMarkLook.Add(look)
-	if r.spared {
-		at = earliest(at, r.lastOutput.Add(2*r.outputEvery))
+	if t := r.reclaimAt(); r.reclaimDue.Load() && !r.readOnly && !r.detached && t.Before(at) {
+		at = t
 	}
-	if r.reclaimDue.Load() && !r.readOnly && !r.detached {
-		at = earliest(at, time.Unix(0, r.lastReclaim.Load()).Add(reclaimEvery))
+	if soonest := now.Add(every); at.Before(soonest) {
+		return soonest
 	}
-	return latest(at, now.Add(every))
+	return at
 }
 
-func earliest(a, b time.Time) time.Time {
-	if b.Before(a) {
-		return b
-	}
-	return a
-}
-
-func latest(a, b time.Time) time.Time {
-	if b.After(a) {
-		return b
-	}
-	return a
+// reclaimAt is when the writer may reclaim again: reclaimEvery after the last reclaim.
+func (r *Record) reclaimAt() time.Time {
+	return time.Unix(0, r.lastReclaim.Load()).Add(reclaimEvery)
 }
 
 // flushAll commits what is queued, repairing damage first and waiting for a lock (about 30 s at
