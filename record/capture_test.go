@@ -281,6 +281,7 @@ func TestWriterCommitsWithoutFlush(t *testing.T) {
 func TestIdleDue(t *testing.T) {
 	now := time.Now()
 	every := 50 * time.Millisecond
+	outputEvery := 40 * every // the default output round
 	for _, c := range []struct {
 		name  string
 		setup func(r *Record)
@@ -294,7 +295,7 @@ func TestIdleDue(t *testing.T) {
 		}, now.Add(-time.Second).Add(markLookWriting)},
 		{"spare chunks held after output", func(r *Record) {
 			r.lastMarkLook, r.spared, r.lastOutput = now, true, now.Add(-time.Second)
-		}, now.Add(-time.Second).Add(2 * r0OutputEvery)},
+		}, now.Add(-time.Second).Add(2 * outputEvery)},
 		{"a trim left segments to compact", func(r *Record) {
 			r.lastMarkLook = now
 			r.reclaimDue.Store(true)
@@ -305,7 +306,7 @@ func TestIdleDue(t *testing.T) {
 		}, now.Add(every)},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			r := &Record{outputEvery: r0OutputEvery}
+			r := &Record{outputEvery: outputEvery}
 			c.setup(r)
 			if got := r.idleDue(now, every); !got.Equal(c.want) {
 				t.Fatalf("due in %v, want %v", got.Sub(now), c.want.Sub(now))
@@ -313,9 +314,6 @@ func TestIdleDue(t *testing.T) {
 		})
 	}
 }
-
-// r0OutputEvery is TestIdleDue's output round (40 rounds of 50 ms, the default).
-const r0OutputEvery = 2 * time.Second
 
 // TestQueuedOutputCommitsAtTheBatchSize: output queued past 4 MiB is committed at the writer's
 // next round, not held for the output round (40 rounds: 40 s here).
