@@ -84,6 +84,9 @@ type Options struct {
 	// beforeCheck, when set (tests), runs at the start of the check Open left for after it (on a
 	// goroutine beside the writer), with the check's context.
 	beforeCheck func(context.Context)
+	// beforeRead, when set (tests), runs when State, WithState or Memo starts reading a
+	// sandbox's history from the file outside the lock (load).
+	beforeRead func(sandbox string)
 }
 
 // Record is what sandscope has observed on one bridge. It is safe for concurrent use. Add and
@@ -127,6 +130,7 @@ type Record struct {
 	pruneMore    atomic.Bool // a step of pruning is still to come (the writer takes it)
 	checkPending atomic.Bool // Open left a large record's check for later and it has not finished (no clean mark at Close)
 	beforeCheck  func(context.Context)
+	beforeRead   func(sandbox string)
 	stopCheck    func()         // cancels that check and waits for its end (nil: none began)
 	checking     sync.WaitGroup // the check's goroutine
 	beginWait    time.Duration  // how long the last write waited for the write lock
@@ -150,9 +154,12 @@ type Record struct {
 	nextSub    int
 	subsClosed bool
 
-	mu       sync.Mutex
-	states   map[string]*State // folded sandboxes, loaded on first use
-	memos    map[memoKey]memo  // what Memo computed of states
+	mu     sync.Mutex
+	states map[string]*State // folded sandboxes, loaded on first use
+	// reading are the sandboxes whose states load is reading from the file outside the lock; a
+	// second caller waits for that read rather than reading them again
+	reading  map[string]chan struct{}
+	memos    map[memoKey]memo // what Memo computed of states
 	pending  []Event
 	chunks   []Chunk
 	spare    [][]byte // emptied chunk buffers (see recycle)
@@ -238,7 +245,7 @@ func Open(o Options) (*Record, error) {
 	if !o.ReadOnly {
 		adopted = adoptLegacy(o.Dir, o.Bridge, o.Legacy)
 	}
-	r := &Record{path: FileFor(o.Dir, o.Bridge), bridge: o.Bridge, budget: o.Budget.withDefaults(), now: o.Now, readOnly: o.ReadOnly, noFold: o.NoFold, beforeCheck: o.beforeCheck,
+	r := &Record{path: FileFor(o.Dir, o.Bridge), bridge: o.Bridge, budget: o.Budget.withDefaults(), now: o.Now, readOnly: o.ReadOnly, noFold: o.NoFold, beforeCheck: o.beforeCheck, beforeRead: o.beforeRead,
 		version: o.Version, states: map[string]*State{}, capture: map[capKey]*captureMeta{}, subs: map[int]chan string{}, alertSeen: map[string]bool{},
 		kick: make(chan struct{}, 1), outputKick: make(chan struct{}, 1), failed: make(chan struct{}, 1), noticeC: make(chan struct{}, 1),
 		done: make(chan struct{}), quit: make(chan struct{}), ack: make(chan chan error)}
@@ -909,9 +916,66 @@ func (r *Record) kickWriter() {
 
 // State returns a copy of what is known of a sandbox.
 func (r *Record) State(sandbox string) *State {
+	r.load(sandbox)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.stateLocked(sandbox).Clone()
+}
+
+// Loaded reports whether a sandbox's state is in memory: whether State, WithState or Memo answer
+// from memory rather than by reading its history from the file first.
+func (r *Record) Loaded(sandbox string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	_, ok := r.states[sandbox]
+	return ok
+}
+
+// load puts a sandbox's state in memory, read from the file outside the record's lock: a long
+// history takes tens of milliseconds to fold (25,000 events: about 60 ms), and at a start with
+// 200 sandboxes to read, the screens' calls (Memo, Add, a state in memory) waited behind every
+// one of those reads. A state that Add loaded meanwhile (under the lock, as it must: it applies
+// its event at once) is the one kept; a record that does not fold (NoFold) reads under the lock,
+// as its Add keeps no states to tell whether an event came in meanwhile.
+func (r *Record) load(sandbox string) {
+	r.mu.Lock()
+	for {
+		if _, ok := r.states[sandbox]; ok || r.closed || r.noFold {
+			r.mu.Unlock()
+			return
+		}
+		wait, ok := r.reading[sandbox]
+		if !ok {
+			break
+		}
+		r.mu.Unlock()
+		<-wait
+		r.mu.Lock()
+	}
+	done := make(chan struct{})
+	if r.reading == nil {
+		r.reading = map[string]chan struct{}{}
+	}
+	r.reading[sandbox] = done
+	r.mu.Unlock()
+
+	if r.beforeRead != nil {
+		r.beforeRead(sandbox)
+	}
+	st := NewState(sandbox)
+	err := r.fold(st, sandbox)
+
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.reading, sandbox)
+	close(done)
+	if _, ok := r.states[sandbox]; ok || r.closed {
+		return
+	}
+	if err != nil {
+		r.notices = append(r.notices, fmt.Sprintf("reading the record of %s: %v", sandbox, err))
+	}
+	r.states[sandbox] = st
 }
 
 // stateLocked returns the folded state of a sandbox, loading it from disk on first use.

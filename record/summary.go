@@ -7,6 +7,7 @@ package record
 // it shows. A sandbox not in memory yet is read as State reads it. f runs under the record's
 // lock: it must not keep st or anything it points to, change them, or call the record.
 func (r *Record) WithState(sandbox string, f func(st *State)) {
+	r.load(sandbox)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	f(r.stateLocked(sandbox))
@@ -19,6 +20,7 @@ func (r *Record) WithState(sandbox string, f func(st *State)) {
 // only. f runs under the record's lock as WithState's does; what it returns is kept and handed
 // to later callers as is, so it must not point into st, and it must depend on st alone.
 func (r *Record) Memo(sandbox, key string, f func(st *State) any) any {
+	r.load(sandbox)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	st := r.stateLocked(sandbox)

@@ -155,8 +155,12 @@ func (m *Model) Init() tea.Cmd {
 }
 
 // counted is what the screen knows of an unread sandbox: how many runs it has, and how many of
-// them need attention (the title's counts).
-type counted struct{ runs, attention int }
+// them need attention (the title's counts). reading says the record had not read its history
+// into memory when the screen counted: its runs are not counted yet (readRest reads it).
+type counted struct {
+	runs, attention int
+	reading         bool
+}
 
 // openFirst reads the listed sandboxes the first frame shows (by name, as the rows are listed,
 // until the table is full) and counts the runs of the others in the record's memory: opening the
@@ -180,8 +184,28 @@ func (m *Model) openFirst() {
 }
 
 // count counts an unread sandbox's runs and those needing attention, as the record holds them in
-// memory (nothing is copied: a few fields of each run are read).
-func (m *Model) count(sb string) counted { return countIn(m.ctx.Record, sb) }
+// memory (nothing is copied: a few fields of each run are read). A sandbox whose history the
+// record has not read yet is left to readRest: in the first seconds after a start, the record's
+// manager is still reading every sandbox's history (a minute of events can be 25,000 of them,
+// about 60 ms each), and counting them here made the first frame of a 10,000-run record wait
+// 12 s for all 200.
+func (m *Model) count(sb string) counted {
+	if !m.ctx.Record.Loaded(sb) {
+		return counted{reading: true}
+	}
+	return countIn(m.ctx.Record, sb)
+}
+
+// reading counts the listed sandboxes whose runs are not counted yet.
+func (m *Model) reading() int {
+	n := 0
+	for _, c := range m.unread {
+		if c.reading {
+			n++
+		}
+	}
+	return n
+}
 
 // countIn is count of a sandbox of rec (it reads nothing of the screen). The record keeps the
 // count until the sandbox's state changes: classifying every run of the sandboxes a first frame
@@ -203,16 +227,25 @@ func countIn(rec *record.Record, sb string) counted {
 	return c
 }
 
-// readAll reads every unread sandbox now (what needs every row: a key, a row on screen not read).
+// readAll reads every unread sandbox now (what needs every row: a key, a row on screen not read),
+// but those whose histories are still to be read from the file (reading): their runs come with
+// readRest's answers, and a key pressed meanwhile works on the runs read so far.
 func (m *Model) readAll() {
 	if len(m.unread) == 0 {
 		return
 	}
 	now := m.ctx.Clock()
-	for sb := range m.unread {
+	read := false
+	for sb, c := range m.unread {
+		if c.reading && !m.ctx.Record.Loaded(sb) {
+			continue
+		}
 		m.load(sb, now)
+		read = true
 	}
-	m.rebuild()
+	if read {
+		m.rebuild()
+	}
 }
 
 // loaded reports whether every listed sandbox's runs are read (the first frame reads those it
@@ -222,6 +255,7 @@ func (m *Model) loaded() bool { return len(m.unread) == 0 }
 // readMsg is readRest's answer: the runs of sandboxes that were unread.
 type readMsg struct {
 	owner *Model
+	gen   int
 	reads []sandboxRead
 }
 
@@ -234,10 +268,15 @@ type sandboxRead struct {
 	rows    []*row
 }
 
+// readSlice is how long one readRest command reads before it answers: the sandboxes whose
+// histories the record still reads from the file come in as they are read, not all at the end.
+const readSlice = 100 * time.Millisecond
+
 // readRest reads, in a command, the sandboxes the first frame left unread: their states, what was
-// captured of them (a query of the record's file each) and their rows, formatted. Nothing of the
-// screen is touched there; Update takes the answer for the sandboxes still unread (one read
-// since, after a change notice or a key, is newer).
+// captured of them (a query of the record's file each) and their rows, formatted, for about
+// readSlice; took asks for the rest. Nothing of the screen is touched there; Update takes the
+// answer for the sandboxes still unread (one read since, after a change notice or a key, is
+// newer).
 func (m *Model) readRest() tea.Cmd {
 	rec := m.ctx.Record
 	if rec == nil || len(m.unread) == 0 {
@@ -248,21 +287,25 @@ func (m *Model) readRest() tea.Cmd {
 		sbs = append(sbs, sb)
 	}
 	sort.Strings(sbs)
-	watch, clock, owner := m.ctx.Watch, m.ctx.Clock, m
+	watch, clock, owner, gen := m.ctx.Watch, m.ctx.Clock, m, m.gen
 	return func() tea.Msg {
-		msg := readMsg{owner: owner}
-		now := clock()
+		msg := readMsg{owner: owner, gen: gen}
+		now, began := clock(), time.Now()
 		for _, sb := range sbs {
 			st := rec.State(sb)
 			outs := rec.OutputsOf(sb, processIDs(st))
 			msg.reads = append(msg.reads, sandboxRead{sandbox: sb, st: st, outputs: outs, rows: makeRows(st, outs, nil, watch, now)})
+			if time.Since(began) >= readSlice {
+				break
+			}
 		}
 		return msg
 	}
 }
 
-// took takes readRest's answer for the sandboxes still unread.
-func (m *Model) took(msg readMsg) {
+// took takes readRest's answer for the sandboxes still unread, and asks for the next slice while
+// some are (an answer for an earlier opening of the screen only for what it read).
+func (m *Model) took(msg readMsg) tea.Cmd {
 	taken := false
 	for _, r := range msg.reads {
 		if _, ok := m.unread[r.sandbox]; !ok {
@@ -276,6 +319,10 @@ func (m *Model) took(msg readMsg) {
 	if taken {
 		m.rebuild()
 	}
+	if msg.gen != m.gen || len(msg.reads) == 0 {
+		return nil // Init asked for this opening's own
+	}
+	return m.readRest()
 }
 
 // sandboxes are the sandboxes listed: those the record's background watcher watches (every
@@ -439,6 +486,9 @@ func (m *Model) refresh(sbs map[string]bool) {
 	}
 	now := m.ctx.Clock()
 	for sb := range sbs {
+		if c, ok := m.unread[sb]; ok && c.reading && !m.ctx.Record.Loaded(sb) {
+			continue // readRest reads it
+		}
 		if watched[sb] {
 			m.load(sb, now)
 		}

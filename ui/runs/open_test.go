@@ -3,6 +3,7 @@ package runs
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -328,5 +329,74 @@ func hasReload(cmd tea.Cmd) bool {
 		return ok
 	case <-time.After(300 * time.Millisecond):
 		return false
+	}
+}
+
+// TestFirstFrameLeavesHistoriesNotReadToReadRest: at a start, the record has read no sandbox's
+// history into memory yet (the manager reads them on a goroutine of its own, 12 s of them at
+// 10,000 runs). The first frame reads the sandboxes it shows and leaves the others to readRest,
+// saying its counts are so far; a key pressed meanwhile works on the runs read, without reading
+// the others on the UI goroutine; readRest's answers, a slice at a time, bring the screen to what
+// it is with every sandbox read.
+func TestFirstFrameLeavesHistoriesNotReadToReadRest(t *testing.T) {
+	ctx, rec := watchedScene(t)
+	if err := rec.Close(); err != nil {
+		t.Fatal(err)
+	}
+	reopen := func() *record.Record {
+		again, err := record.Open(record.Options{Dir: filepath.Join(ctx.StateDir, "record"), Bridge: "test", Now: func() time.Time { return uitest.T0 }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = again.Close() })
+		ctx.Record = again
+		return again
+	}
+	title := func(v string) string { return strings.SplitN(v, "\n", 2)[0] }
+
+	again := reopen()
+	m := opened(ctx, 200, 24)
+	if !again.Loaded("batch-00") {
+		t.Fatal("batch-00, listed first, was not read for the first frame")
+	}
+	if again.Loaded("shopweb") {
+		t.Fatal("shopweb, listed last, was read for the first frame")
+	}
+	first := title(m.View())
+	for _, want := range []string{"All runs (", " so far)", "23 sandboxes, ", " still being read"} {
+		if !strings.Contains(first, want) {
+			t.Fatalf("the first frame's title has no %q: %q", want, first)
+		}
+	}
+	for cmd := m.readRest(); cmd != nil; {
+		_, cmd = m.Update(cmd())
+	}
+	if !m.loaded() {
+		t.Fatalf("%d sandboxes unread after readRest's answers", len(m.unread))
+	}
+	got := m.View()
+	if want := readAllNow(ctx, 200, 24).View(); got != want {
+		t.Errorf("after readRest's answers:\n%s\nread whole:\n%s", got, want)
+	}
+	if !strings.Contains(title(got), "All runs (67)") || strings.Contains(title(got), "so far") || strings.Contains(title(got), "being read") {
+		t.Errorf("the title once every sandbox is read: %q", title(got))
+	}
+
+	// opened again on a record just opened: a filter typed before readRest's answer reads nothing
+	// more on the UI goroutine, and finds shopweb's runs once they are read
+	again = reopen()
+	m = opened(ctx, 200, 24)
+	press(m, "/")
+	for _, k := range uitest.Type("checkout") {
+		m.Update(k)
+	}
+	if again.Loaded("shopweb") {
+		t.Fatal("a key read shopweb's history on the UI goroutine")
+	}
+	for cmd := m.readRest(); cmd != nil; {
+		_, cmd = m.Update(cmd())
+	}
+	if v := m.View(); !strings.Contains(v, "fix the failing checkout test") {
+		t.Errorf("the filter does not find shopweb's runs once they are read:\n%s", v)
 	}
 }

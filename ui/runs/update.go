@@ -42,8 +42,7 @@ func (m *Model) Update(msg tea.Msg) (common.Component, tea.Cmd) {
 		if msg.owner != m || m.closed {
 			return m, nil
 		}
-		m.took(msg)
-		return m, nil
+		return m, m.took(msg)
 	case knownMsg:
 		if msg.owner != m || m.closed {
 			return m, nil

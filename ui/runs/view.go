@@ -45,11 +45,20 @@ func (m *Model) View() string {
 	var b strings.Builder
 
 	need := m.need
-	title := st.Title.Render(fmt.Sprintf("All runs (%d)", len(m.all)))
+	// while the record still reads sandboxes' histories (the first seconds after a start), the
+	// counts are of those read so far, and say so
+	reading, sofar := m.reading(), ""
+	if reading > 0 {
+		sofar = " so far"
+	}
+	title := st.Title.Render(fmt.Sprintf("All runs (%d%s)", len(m.all), sofar))
 	if m.attention {
-		title = st.Title.Render(fmt.Sprintf("Runs needing attention (%d of %d)", len(m.rows), len(m.all)))
+		title = st.Title.Render(fmt.Sprintf("Runs needing attention (%d of %d%s)", len(m.rows), len(m.all), sofar))
 	}
 	facts := vocab.Count(m.listed(), "sandbox|sandboxes")
+	if reading > 0 {
+		facts += fmt.Sprintf(", %d still being read", reading)
+	}
 	if need > 0 && !m.attention {
 		verb, them := attentionWords(need)
 		facts += " · " + st.Badge(attentionBadge).Render(fmt.Sprintf("%d %s attention", need, verb)) + st.Faint.Render(" ("+m.ctx.Keys.Attention.Help().Key+" shows "+them+")")
