@@ -7,14 +7,14 @@ import (
 	"time"
 )
 
-// foldQuery reads a sandbox's events for its state. The stream events that only count and mark
-// an entry (interruptions, resumptions, gaps, suspect ends: most of a long-followed sandbox's
-// events) come without their body: their columns say all the fold needs of them when the entry
-// is known. Decoding every body was most of a state's cost (25,000 events: 270 ms).
+// foldQuery reads a sandbox's events after an ID for its state. The stream events that only
+// count and mark an entry (interruptions, resumptions, gaps, suspect ends: most of a long-followed
+// sandbox's events) come without their body: their columns say all the fold needs of them when
+// the entry is known. Decoding every body was most of a state's cost (25,000 events: 270 ms).
 const foldQuery = `SELECT id, run, time, source, kind, entity, entity_id, cursor,
 		CASE WHEN source IN ('stream', 'terminal') AND kind NOT IN ('ended', 'lost', 'terminal exited', 'terminal error', 'terminal lost')
 			THEN NULL ELSE body END
-	FROM events WHERE sandbox = ? ORDER BY id`
+	FROM events WHERE sandbox = ? AND id > ? ORDER BY id`
 
 // foldRow is one event as foldQuery reads it (body nil: from its columns).
 type foldRow struct {
@@ -23,11 +23,20 @@ type foldRow struct {
 	body                                []byte
 }
 
-// fold applies the committed events of a sandbox to st, as applying each decoded event would.
-func (r *Record) fold(st *State, sandbox string) error {
-	rows, err := r.db.Query(foldQuery, sandbox)
+// fold applies the committed events of a sandbox to st (a new state), as applying each decoded
+// event would: from its snapshot on, when one checks out (snapshot.go). It returns a snapshot
+// worth keeping (nil: none), for the caller to queue under the lock.
+func (r *Record) fold(st *State, sandbox string) (*snapshot, error) {
+	var after, before int64 // the snapshot's last event ID and its count of events
+	if s := r.readSnapshot(sandbox); s != nil {
+		if base, ok := decodeSnapshot(s.body); ok && base.Sandbox == sandbox {
+			*st = *base
+			after, before = s.upto, s.events
+		}
+	}
+	rows, err := r.db.Query(foldQuery, sandbox, after)
 	if err != nil {
-		return fmt.Errorf("record: read: %w", err)
+		return nil, fmt.Errorf("record: read: %w", err)
 	}
 	var evs []foldRow
 	for rows.Next() {
@@ -35,7 +44,7 @@ func (r *Record) fold(st *State, sandbox string) error {
 		var body []byte
 		if err := rows.Scan(&f.id, &f.run, &f.time, &f.source, &f.kind, &f.entity, &f.entityID, &f.cur, &body); err != nil {
 			rows.Close()
-			return fmt.Errorf("record: read: %w", err)
+			return nil, fmt.Errorf("record: read: %w", err)
 		}
 		f.body = body
 		evs = append(evs, f)
@@ -43,9 +52,30 @@ func (r *Record) fold(st *State, sandbox string) error {
 	err = rows.Err()
 	rows.Close()
 	if err != nil {
-		return fmt.Errorf("record: read: %w", err)
+		return nil, fmt.Errorf("record: read: %w", err)
 	}
 	cur := atomic.LoadInt64(&r.run)
+	// a snapshot folds events as an earlier run's: it ends before this run's first
+	mine := len(evs)
+	for i := range evs {
+		if evs[i].run == cur {
+			mine = i
+			break
+		}
+	}
+	r.applyFold(st, evs[:mine], cur)
+	var keep *snapshot
+	if mine >= snapshotEvery && buildID() != "" && !r.readOnly {
+		if body, err := encodeSnapshot(st); err == nil {
+			keep = &snapshot{sandbox: sandbox, upto: evs[mine-1].id, events: before + int64(mine), build: buildID(), body: body}
+		}
+	}
+	r.applyFold(st, evs[mine:], cur)
+	return keep, nil
+}
+
+// applyFold applies events foldQuery read to st; cur is this run.
+func (r *Record) applyFold(st *State, evs []foldRow, cur int64) {
 	for i := range evs {
 		f := &evs[i]
 		if f.body == nil {
@@ -65,7 +95,6 @@ func (r *Record) fold(st *State, sandbox string) error {
 		ev.ID, ev.Run, ev.Earlier = f.id, f.run, f.run != cur
 		st.Apply(ev)
 	}
-	return nil
 }
 
 // columnTime is an event's time column as decoding its body gives it (the JSON of a time at

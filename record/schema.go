@@ -32,6 +32,9 @@ const SchemaVersion = 2
 //     one, open says it still may (1), no longer does (0), or the file was removed (-1: the row
 //     stays, so a number is never used twice)
 //   - capture_total: one row, the sum of captures.bytes (kept by triggers)
+//   - states: a sandbox's state folded up to an event (upto, covering events rows), by the
+//     executable whose Go build ID is build: a cache that spares folding a long history from its
+//     first event (snapshot.go)
 var schema = []string{
 	`CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)`,
 	`CREATE TABLE IF NOT EXISTS runs (
@@ -99,6 +102,8 @@ var schema = []string{
 	// it: pruning checks the total budget at every open, and summing every capture's row took
 	// 1 ms of an open of 10,000 runs (0.14 ms of 1,000; figure 13a). Added to existing files at
 	// their next open (the schema version is unchanged), from the sum of their captures then.
+	`CREATE TABLE IF NOT EXISTS states (sandbox TEXT PRIMARY KEY, upto INTEGER NOT NULL, events INTEGER NOT NULL,
+		build TEXT NOT NULL, body BLOB NOT NULL)`,
 	`CREATE TABLE IF NOT EXISTS capture_total (id INTEGER PRIMARY KEY CHECK (id = 1), bytes INTEGER NOT NULL)`,
 	`INSERT OR IGNORE INTO capture_total (id, bytes) SELECT 1, COALESCE(SUM(bytes), 0) FROM captures`,
 	`CREATE TRIGGER IF NOT EXISTS capture_total_insert AFTER INSERT ON captures

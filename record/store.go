@@ -129,6 +129,7 @@ type Record struct {
 	pruning      pruneState  // where pruning stands between the writer's steps
 	pruneMore    atomic.Bool // a step of pruning is still to come (the writer takes it)
 	checkPending atomic.Bool // Open left a large record's check for later and it has not finished (no clean mark at Close)
+	firstID      int64       // the largest event ID as this run began (atomic): its own events come after
 	beforeCheck  func(context.Context)
 	beforeRead   func(sandbox string)
 	stopCheck    func()         // cancels that check and waits for its end (nil: none began)
@@ -158,18 +159,20 @@ type Record struct {
 	states map[string]*State // folded sandboxes, loaded on first use
 	// reading are the sandboxes whose states load is reading from the file outside the lock; a
 	// second caller waits for that read rather than reading them again
-	reading  map[string]chan struct{}
-	memos    map[memoKey]memo // what Memo computed of states
-	pending  []Event
-	chunks   []Chunk
-	spare    [][]byte // emptied chunk buffers (see recycle)
-	capture  map[capKey]*captureMeta
-	closed   bool
-	readOnly bool
-	noFold   bool
-	werr     error         // the last write error (reported once through Err)
-	failed   chan struct{} // signalled (never blocking) when a write fails; see WriteFailed
-	unsaved  int           // events and output chunks a failed write could not keep
+	reading map[string]chan struct{}
+	// snapshots are folds worth keeping (snapshot.go), queued for the writer
+	snapshots []snapshot
+	memos     map[memoKey]memo // what Memo computed of states
+	pending   []Event
+	chunks    []Chunk
+	spare     [][]byte // emptied chunk buffers (see recycle)
+	capture   map[capKey]*captureMeta
+	closed    bool
+	readOnly  bool
+	noFold    bool
+	werr      error         // the last write error (reported once through Err)
+	failed    chan struct{} // signalled (never blocking) when a write fails; see WriteFailed
+	unsaved   int           // events and output chunks a failed write could not keep
 	// alerts derived from the transitions Add folded (bounded), for readers that tell the user
 	alerts    []Alert
 	alertSeq  int64
@@ -541,6 +544,8 @@ func (r *Record) prepare(check bool) (time.Duration, error) {
 		_ = tx.QueryRowContext(ctx, "SELECT COALESCE(MAX(id), 0) FROM runs").Scan(&run)
 	} else if notes, run, err = r.startRun(ctx, tx); err != nil {
 		return lockWait, err
+	} else {
+		atomic.StoreInt64(&r.firstID, readFirstID(tx))
 	}
 	if err := tx.Commit(); err != nil {
 		return lockWait, err
@@ -963,12 +968,13 @@ func (r *Record) load(sandbox string) {
 		r.beforeRead(sandbox)
 	}
 	st := NewState(sandbox)
-	err := r.fold(st, sandbox)
+	snap, err := r.fold(st, sandbox)
 
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	delete(r.reading, sandbox)
 	close(done)
+	r.keepSnapshotLocked(snap) // the fold's, whichever state is kept: it checks out on its own
 	if _, ok := r.states[sandbox]; ok || r.closed {
 		return
 	}
@@ -984,9 +990,11 @@ func (r *Record) stateLocked(sandbox string) *State {
 		return st
 	}
 	st := NewState(sandbox)
-	if err := r.fold(st, sandbox); err != nil {
+	snap, err := r.fold(st, sandbox)
+	if err != nil {
 		r.notices = append(r.notices, fmt.Sprintf("reading the record of %s: %v", sandbox, err))
 	}
+	r.keepSnapshotLocked(snap)
 	r.states[sandbox] = st
 	return st
 }
@@ -1390,6 +1398,7 @@ const (
 // another process held a lock, or because the file is damaged, is kept (bounded) and tried again;
 // any other failure loses it, counted in Unsaved.
 func (r *Record) commit() error {
+	r.writeSnapshots()
 	r.outputWaiting.Store(false) // before taking the queue: output queued after it waits again
 	r.mu.Lock()
 	evs, chunks := r.pending, r.chunks
@@ -1663,6 +1672,11 @@ func (r *Record) removeStep(run, cutoff int64) (removed int64, full bool) {
 	}
 	if r.pruneCaptures() {
 		removed++
+	}
+	if removed > 0 {
+		// a snapshot none of whose events is left is dropped (one that lost some no longer
+		// checks out, and the next fold replaces it)
+		del("DELETE FROM states WHERE NOT EXISTS (SELECT 1 FROM events WHERE events.sandbox = states.sandbox AND events.id <= states.upto)")
 	}
 	return removed, false
 }

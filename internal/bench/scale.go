@@ -225,6 +225,10 @@ func figScale(e *env) ([]row, error) {
 	}
 	e.logf("13: the watcher's start (Track, on the caller's goroutine): %d runs %.0f ms, %d runs %.0f ms; every known sandbox's state in memory: %.0f ms, %.0f ms",
 		small, med(0, "watch-start"), big, med(1, "watch-start"), med(0, "watch-warm"), med(1, "watch-warm"))
+	// the generated record holds no snapshot of a state (record/snapshot.go): the first probe of
+	// each size folds every history from its first event and keeps the snapshots the others read
+	e.logf("13: in the first probe (no snapshot yet), every known sandbox's state in memory: %d runs %.0f ms, %d runs %.0f ms; one sandbox's state %.1f ms, %.1f ms; the all-runs screen right after the start %.1f ms, %.1f ms",
+		small, res[0][0].ms["watch-warm"], big, res[1][0].ms["watch-warm"], res[0][0].ms["state"], res[1][0].ms["state"], res[0][0].ms["runs-open-cold"], res[1][0].ms["runs-open-cold"])
 	var rss [2][]float64
 	for i := range res {
 		for _, r := range res[i] {
