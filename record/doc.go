@@ -8,7 +8,9 @@
 // directory; the bytes of captured output are kept beside it, in append-only segment files
 // (<record>.output/) its rows point into, written once (segments.go). Observations are stored as
 // they were made (Event); what a screen shows is a fold of a sandbox's events (State), so a
-// restart shows the same timeline, with entries of earlier runs marked as such. Writes are queued and committed in batches by one goroutine: the record never
+// restart shows the same timeline, with entries of earlier runs marked as such. A long history's
+// fold is kept beside its events (snapshot.go): a state is read as that fold and the events after
+// it, not from the first event again. Writes are queued and committed in batches by one goroutine: the record never
 // slows a stream down, and a crash costs at most the last batch. The package knows nothing of
 // Bubble Tea: the screens, the commands and the report read it.
 package record
