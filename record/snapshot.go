@@ -88,8 +88,8 @@ func decodeSnapshot(b []byte) (*State, bool) {
 // readSnapshot returns the snapshot of a sandbox that checks out (see above), or nil.
 func (r *Record) readSnapshot(sandbox string) *snapshot {
 	build := buildID()
-	if build == "" || r.readOnly {
-		return nil // a read-only record knows no first event of its run (see firstID)
+	if build == "" {
+		return nil
 	}
 	s := snapshot{sandbox: sandbox}
 	if r.db.QueryRow("SELECT upto, events, build, body FROM states WHERE sandbox = ?", sandbox).Scan(&s.upto, &s.events, &s.build, &s.body) != nil {
@@ -102,6 +102,8 @@ func (r *Record) readSnapshot(sandbox string) *snapshot {
 	if r.db.QueryRow("SELECT COUNT(*) FROM events WHERE sandbox = ? AND id <= ?", sandbox, s.upto).Scan(&n) != nil || n != s.events {
 		return nil
 	}
+	// a read-only record's run is the last one to open the file, whose events can be anywhere
+	// (firstID 0: all of them are looked at)
 	if first := atomic.LoadInt64(&r.firstID); s.upto > first {
 		var mine bool
 		err := r.db.QueryRow("SELECT EXISTS (SELECT 1 FROM events WHERE sandbox = ? AND id > ? AND id <= ? AND run = ?)",

@@ -81,6 +81,18 @@ func TestSnapshotThenTailIsTheWholeFold(t *testing.T) {
 			t.Fatalf("seed %d: a snapshot was read %d times over 8 reads after the first run", seed, used)
 		}
 		r.Close()
+		// read-only (ls, report): the last run to open the file is its run
+		ro, err := Open(Options{Dir: dir, Bridge: bridgeID, ReadOnly: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, sb := range []string{"sb0", "sb1"} {
+			if ro.readSnapshot(sb) == nil {
+				t.Errorf("seed %d: read-only, the snapshot of %s is not read", seed, sb)
+			}
+			sameAsEveryEvent(t, ro, ro.State(sb), fmt.Sprintf("seed %d, read-only, %s", seed, sb))
+		}
+		ro.Close()
 	}
 }
 
