@@ -184,11 +184,11 @@ func (m *Model) openFirst() {
 }
 
 // count counts an unread sandbox's runs and those needing attention, as the record holds them in
-// memory (nothing is copied: a few fields of each run are read). A sandbox whose history the
-// record has not read yet is left to readRest: in the first seconds after a start, the record's
-// manager is still reading every sandbox's history (a minute of events can be 25,000 of them,
-// about 60 ms each), and counting them here made the first frame of a 10,000-run record wait
-// 12 s for all 200.
+// memory (nothing is copied: a few fields of each run are read). A sandbox whose state the record
+// has not read yet is left to readRest: in the first moments after a start, the record's manager
+// is still reading every sandbox's state (a history of 25,000 events that no snapshot covers takes
+// about 60 ms), and counting them here made the first frame of a 10,000-run record wait 12 s for
+// all 200.
 func (m *Model) count(sb string) counted {
 	if !m.ctx.Record.Loaded(sb) {
 		return counted{reading: true}
