@@ -344,6 +344,7 @@ func TestFirstFrameLeavesHistoriesNotReadToReadRest(t *testing.T) {
 		t.Fatal(err)
 	}
 	reopen := func() *record.Record {
+		_ = ctx.Record.Close()
 		again, err := record.Open(record.Options{Dir: filepath.Join(ctx.StateDir, "record"), Bridge: "test", Now: func() time.Time { return uitest.T0 }})
 		if err != nil {
 			t.Fatal(err)
@@ -355,6 +356,12 @@ func TestFirstFrameLeavesHistoriesNotReadToReadRest(t *testing.T) {
 	title := func(v string) string { return strings.SplitN(v, "\n", 2)[0] }
 
 	again := reopen()
+	narrow := opened(ctx, 80, 24)
+	checkFrame(t, "the first frame while sandboxes are still being read", narrow.View(), 80, 24)
+	if v := title(narrow.View()); strings.Contains(v, "none needs attention") {
+		t.Errorf("the first frame claims no run needs attention before every sandbox is read: %q", v)
+	}
+	again = reopen()
 	m := opened(ctx, 200, 24)
 	if !again.Loaded("batch-00") {
 		t.Fatal("batch-00, listed first, was not read for the first frame")

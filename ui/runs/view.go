@@ -62,8 +62,8 @@ func (m *Model) View() string {
 	if need > 0 && !m.attention {
 		verb, them := attentionWords(need)
 		facts += " · " + st.Badge(attentionBadge).Render(fmt.Sprintf("%d %s attention", need, verb)) + st.Faint.Render(" ("+m.ctx.Keys.Attention.Help().Key+" shows "+them+")")
-	} else if !m.attention {
-		facts += " · none needs attention"
+	} else if !m.attention && reading == 0 {
+		facts += " · none needs attention" // said once every run is counted: one not counted may
 	}
 	title += "  " + st.Faint.Render(facts)
 	if ls := m.list.Status(); ls != "" {
