@@ -65,9 +65,9 @@ func (r *Record) fold(st *State, sandbox string) (*snapshot, error) {
 	}
 	r.applyFold(st, evs[:mine], cur)
 	var keep *snapshot
-	if mine >= snapshotEvery && buildID() != "" && !r.readOnly {
+	if build := buildID(); mine >= snapshotEvery && build != "" && !r.readOnly {
 		if body, err := encodeSnapshot(st); err == nil {
-			keep = &snapshot{sandbox: sandbox, upto: evs[mine-1].id, events: before + int64(mine), build: buildID(), body: body}
+			keep = &snapshot{sandbox: sandbox, upto: evs[mine-1].id, events: before + int64(mine), build: build, body: body}
 		}
 	}
 	r.applyFold(st, evs[mine:], cur)

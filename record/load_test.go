@@ -53,7 +53,7 @@ func TestStateReadOutsideTheLock(t *testing.T) {
 			got[i] = r.State("demo")
 		}()
 		if i == 0 {
-			waitOrFail(t, started, "the first read of demo to start")
+			waitUntil(t, "the first read of demo to start", closed(started))
 		}
 	}
 
@@ -69,7 +69,7 @@ func TestStateReadOutsideTheLock(t *testing.T) {
 		}
 		r.Memo("other", "test", func(*State) any { return 1 })
 	}()
-	waitOrFail(t, answered, "the record to answer for other while demo is read")
+	waitUntil(t, "the record to answer for other while demo is read", closed(answered))
 
 	// Add loads demo itself (under the lock, to apply its event at once); the held read's state
 	// is then dropped for the one Add loaded
@@ -79,7 +79,7 @@ func TestStateReadOutsideTheLock(t *testing.T) {
 		r.Add(FromSandboxEvent(client.SandboxEvent{Kind: client.ProcessAppeared, Sandbox: "demo", Time: t0.Add(20 * time.Second),
 			Incarnation: client.Incarnation{Number: 2}, Process: running("agent3", 4, 2)}))
 	}()
-	waitOrFail(t, added, "Add for demo while its read is held")
+	waitUntil(t, "Add for demo while its read is held", closed(added))
 	close(release)
 	wg.Wait()
 
@@ -94,11 +94,14 @@ func TestStateReadOutsideTheLock(t *testing.T) {
 	}
 }
 
-func waitOrFail(t *testing.T, ch <-chan struct{}, what string) {
-	t.Helper()
-	select {
-	case <-ch:
-	case <-time.After(30 * time.Second):
-		t.Fatalf("waited 30 s for %s", what)
+// closed reports whether ch is closed, for waitUntil.
+func closed(ch <-chan struct{}) func() bool {
+	return func() bool {
+		select {
+		case <-ch:
+			return true
+		default:
+			return false
+		}
 	}
 }

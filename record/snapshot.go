@@ -2,6 +2,7 @@ package record
 
 import (
 	"bytes"
+	"context"
 	"database/sql"
 	"debug/elf"
 	"encoding/json"
@@ -124,14 +125,10 @@ func (r *Record) keepSnapshotLocked(s *snapshot) {
 	r.kickWriter()
 }
 
-// writeSnapshots writes the snapshots queued since the last write, in a transaction of their
-// own (the writer's): one that fails is dropped, as are those queued while the file is busy or
+// writeSnapshots writes the snapshots commit took from the queue, in a transaction of their own
+// (the writer's): one that fails is dropped, as are those queued while the file is busy or
 // damaged (the next fold makes them again).
-func (r *Record) writeSnapshots() {
-	r.mu.Lock()
-	snaps := r.snapshots
-	r.snapshots = nil
-	r.mu.Unlock()
+func (r *Record) writeSnapshots(snaps []snapshot) {
 	if len(snaps) == 0 || !r.busySince.IsZero() || r.held.Load() {
 		return // another process holds the file, or a batch waits: events first
 	}
@@ -153,9 +150,9 @@ func (r *Record) writeSnapshots() {
 
 // readFirstID reads the largest event ID in the file as a run begins: every event this run adds
 // comes after it.
-func readFirstID(tx *sql.Tx) int64 {
+func readFirstID(ctx context.Context, tx *sql.Tx) int64 {
 	var id int64
-	_ = tx.QueryRow("SELECT COALESCE(MAX(id), 0) FROM events").Scan(&id)
+	_ = tx.QueryRowContext(ctx, "SELECT COALESCE(MAX(id), 0) FROM events").Scan(&id)
 	return id
 }
 

@@ -2,6 +2,7 @@ package record
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -173,7 +174,7 @@ func TestSnapshotKeepsNoRequest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s := string(b); contains(s, "secret-value") || contains(s, "TOKEN") {
+	if s := string(b); strings.Contains(s, "secret-value") || strings.Contains(s, "TOKEN") {
 		t.Fatalf("the snapshot keeps the launch request: %s", s)
 	}
 	back, ok := decodeSnapshot(b)
@@ -186,15 +187,6 @@ func TestSnapshotKeepsNoRequest(t *testing.T) {
 	if st.Processes[0].Request == nil || st.WatchCause == nil {
 		t.Fatal("encoding changed the state itself")
 	}
-}
-
-func contains(s, sub string) bool {
-	for i := 0; i+len(sub) <= len(s); i++ {
-		if s[i:i+len(sub)] == sub {
-			return true
-		}
-	}
-	return false
 }
 
 // TestPruningDropsSnapshotsOfNothing: a snapshot whose events pruning removed is removed with them.

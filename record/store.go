@@ -545,7 +545,7 @@ func (r *Record) prepare(check bool) (time.Duration, error) {
 	} else if notes, run, err = r.startRun(ctx, tx); err != nil {
 		return lockWait, err
 	} else {
-		atomic.StoreInt64(&r.firstID, readFirstID(tx))
+		atomic.StoreInt64(&r.firstID, readFirstID(ctx, tx))
 	}
 	if err := tx.Commit(); err != nil {
 		return lockWait, err
@@ -974,10 +974,17 @@ func (r *Record) load(sandbox string) {
 	defer r.mu.Unlock()
 	delete(r.reading, sandbox)
 	close(done)
-	r.keepSnapshotLocked(snap) // the fold's, whichever state is kept: it checks out on its own
 	if _, ok := r.states[sandbox]; ok || r.closed {
+		r.keepSnapshotLocked(snap) // the fold's, though another state is kept: it checks out on its own
 		return
 	}
+	r.keepReadLocked(sandbox, st, snap, err)
+}
+
+// keepReadLocked keeps a state read from the file (load, stateLocked): its fold's snapshot is
+// queued, an error told, the state kept.
+func (r *Record) keepReadLocked(sandbox string, st *State, snap *snapshot, err error) {
+	r.keepSnapshotLocked(snap)
 	if err != nil {
 		r.notices = append(r.notices, fmt.Sprintf("reading the record of %s: %v", sandbox, err))
 	}
@@ -991,11 +998,7 @@ func (r *Record) stateLocked(sandbox string) *State {
 	}
 	st := NewState(sandbox)
 	snap, err := r.fold(st, sandbox)
-	if err != nil {
-		r.notices = append(r.notices, fmt.Sprintf("reading the record of %s: %v", sandbox, err))
-	}
-	r.keepSnapshotLocked(snap)
-	r.states[sandbox] = st
+	r.keepReadLocked(sandbox, st, snap, err)
 	return st
 }
 
@@ -1398,11 +1401,10 @@ const (
 // another process held a lock, or because the file is damaged, is kept (bounded) and tried again;
 // any other failure loses it, counted in Unsaved.
 func (r *Record) commit() error {
-	r.writeSnapshots()
 	r.outputWaiting.Store(false) // before taking the queue: output queued after it waits again
 	r.mu.Lock()
-	evs, chunks := r.pending, r.chunks
-	r.pending, r.chunks, r.queued = nil, nil, 0
+	evs, chunks, snaps := r.pending, r.chunks, r.snapshots
+	r.pending, r.chunks, r.queued, r.snapshots = nil, nil, 0, nil
 	var metas map[capKey]captureMeta
 	for k, m := range r.capture {
 		if m.dirty {
@@ -1414,6 +1416,7 @@ func (r *Record) commit() error {
 		}
 	}
 	r.mu.Unlock()
+	r.writeSnapshots(snaps) // before held is cleared: not while the last batch is held
 	r.held.Store(false)
 	if len(evs) == 0 && len(chunks) == 0 && len(metas) == 0 {
 		return nil
@@ -1676,7 +1679,8 @@ func (r *Record) removeStep(run, cutoff int64) (removed int64, full bool) {
 	if removed > 0 {
 		// a snapshot none of whose events is left is dropped (one that lost some no longer
 		// checks out, and the next fold replaces it)
-		del("DELETE FROM states WHERE NOT EXISTS (SELECT 1 FROM events WHERE events.sandbox = states.sandbox AND events.id <= states.upto)")
+		// (not counted as pruned rows: a cache, not the record's content)
+		_, _ = r.db.Exec("DELETE FROM states WHERE NOT EXISTS (SELECT 1 FROM events WHERE events.sandbox = states.sandbox AND events.id <= states.upto)")
 	}
 	return removed, false
 }
