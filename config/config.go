@@ -59,6 +59,8 @@ type Config struct {
 	Notify map[string][]string
 	// OTLP is `otlp:` (nil when absent): the OpenTelemetry export.
 	OTLP *OTLP
+	// Record is `record:`: what the record keeps per bridge (zero fields: the defaults).
+	Record RecordBudget
 
 	// lines records the line of each top-level key that was set (and of each keys.<action>).
 	lines map[string]int
@@ -230,7 +232,7 @@ func (p *parser) errorf(line int, format string, args ...any) {
 	p.errs = append(p.errs, &Error{File: p.file, Line: line, Msg: fmt.Sprintf(format, args...)})
 }
 
-var topKeys = []string{"contexts", "currentContext", "detachKey", "keys", "logMemoryLines", "notify", "otlp", "pollFast", "pollSlow", "theme"}
+var topKeys = []string{"contexts", "currentContext", "detachKey", "keys", "logMemoryLines", "notify", "otlp", "pollFast", "pollSlow", "record", "theme"}
 var contextKeys = []string{"name", "token", "tokenCommand", "tokenCommandTimeout", "tokenEnv", "tokenFile", "url"}
 
 func (c *Config) parse(data []byte) error {
@@ -291,6 +293,8 @@ func (c *Config) parse(data []byte) error {
 			c.Notify = p.notify(c, v)
 		case "otlp":
 			c.OTLP = p.otlp(c, v)
+		case "record":
+			c.Record = p.record(c, v)
 		case "contexts":
 			c.Contexts = p.contexts(v, c.Mode)
 		default:

@@ -143,6 +143,21 @@ type Effective struct {
 	// line only).
 	Notify       map[string][]string `json:"notify"`
 	NotifySource map[string]Source   `json:"notifySource"`
+
+	// Record is what the record keeps per bridge; only the file sets it.
+	Record EffectiveRecord `json:"record"`
+}
+
+// EffectiveRecord is the record's budget and where each part came from.
+type EffectiveRecord struct {
+	Keep                    time.Duration `json:"keep"`
+	KeepSource              Source        `json:"keepSource"`
+	MaxEvents               int           `json:"maxEvents"`
+	MaxEventsSource         Source        `json:"maxEventsSource"`
+	CapturePerProcess       int64         `json:"capturePerProcess"`
+	CapturePerProcessSource Source        `json:"capturePerProcessSource"`
+	CaptureTotal            int64         `json:"captureTotal"`
+	CaptureTotalSource      Source        `json:"captureTotalSource"`
 }
 
 // Local reports whether the effective settings call for the embedded local bridge.
@@ -283,6 +298,7 @@ func (c *Config) Resolve(flags Flags, lookupEnv func(string) (string, bool)) (*E
 			e.Notify[k], e.NotifySource[k] = []string{}, Source{Kind: FromDefault}
 		}
 	}
+	e.Record = c.resolveRecord(file)
 	if e.PollFast > e.PollSlow {
 		return nil, fmt.Errorf("pollFast %s (%s) is longer than pollSlow %s (%s)", e.PollFast, e.PollFastSource, e.PollSlow, e.PollSlowSource)
 	}
@@ -473,6 +489,12 @@ func (e *Effective) Rows() []Row {
 		{"pollFast", e.PollFast.String(), e.PollFastSource},
 		{"pollSlow", e.PollSlow.String(), e.PollSlowSource},
 	}
+	r := e.Record
+	rows = append(rows,
+		Row{"record.keep", FormatKeep(r.Keep), r.KeepSource},
+		Row{"record.maxEvents", fmt.Sprint(r.MaxEvents), r.MaxEventsSource},
+		Row{"record.capturePerProcess", FormatSize(r.CapturePerProcess), r.CapturePerProcessSource},
+		Row{"record.captureTotal", FormatSize(r.CaptureTotal), r.CaptureTotalSource})
 	for _, k := range NotifyKinds {
 		v := strings.Join(e.Notify[k], ", ")
 		if v == "" {

@@ -25,8 +25,18 @@ type Synthetic struct {
 	Span         time.Duration
 }
 
-// SandboxName is the name of the i-th generated sandbox.
-func (s Synthetic) SandboxName(i int) string { return fmt.Sprintf("scale-%04d", i) }
+// SandboxName is the name of the i-th generated sandbox: "scale" and i in five letters
+// ("scaleaaabq" is the 42nd), a sandbox ID a bridge accepts (client.ValidSandboxID), so a TUI
+// opened on a generated record lists its sandboxes as it would a bridge's.
+func (s Synthetic) SandboxName(i int) string {
+	var b [10]byte
+	copy(b[:], "scale")
+	for k := len(b) - 1; k >= 5; k-- {
+		b[k] = 'a' + byte(i%26)
+		i /= 26
+	}
+	return string(b[:])
+}
 
 // WriteSynthetic creates the record of bridge under dir holding s, written in bulk (the events are
 // the ones the record API would store, encoded the same way). The file must not exist yet.

@@ -33,7 +33,7 @@ import (
 
 // screenKeys are typed into the all-runs screen's filter, a sandbox's name at a time (each
 // keystroke measured), the filter cleared with esc between them.
-var screenKeys = []string{"scale-0042", "proc-00123", "agent --ta", "scale-0007", "exited"}
+var screenKeys = []string{record.Synthetic{}.SandboxName(42), "proc-00123", "agent --ta", record.Synthetic{}.SandboxName(7), "exited"}
 
 // measureRunsScreen opens the record under dir as the TUI does (the record's background watcher
 // tracking every known sandbox: the sandboxes screen has it track them at start), then opens the

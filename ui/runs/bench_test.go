@@ -81,7 +81,7 @@ func processCPU() time.Duration {
 }
 
 // benchFilters are typed into the filter, a keystroke at a time, as figure 13h types them.
-var benchFilters = []string{"scale-0042", "proc-00123", "agent --ta", "scale-0007", "exited"}
+var benchFilters = []string{record.Synthetic{}.SandboxName(42), "proc-00123", "agent --ta", record.Synthetic{}.SandboxName(7), "exited"}
 
 // BenchmarkFilterKey is a filter keystroke to its frame on the all-runs screen (figure 13h of
 // scripts/bench, in-process): an op types the figure's 46 keystrokes. ms/key is their median as

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"sandscope/client"
+	"sandscope/config"
 	"sandscope/localbridge"
 	"sandscope/record"
 )
@@ -149,5 +150,16 @@ func openWriterRecord(g *Factory, noFold bool) (*record.Record, error) {
 	if err != nil {
 		return nil, fmt.Errorf("record: %w", err)
 	}
-	return record.Open(record.Options{Dir: RecordDir(), Bridge: n.Identity, Legacy: n.Legacy, Version: Version, NoFold: noFold})
+	eff, err := ResolveSettings(g)
+	if err != nil {
+		return nil, fmt.Errorf("record: %w", err)
+	}
+	return record.Open(record.Options{Dir: RecordDir(), Bridge: n.Identity, Legacy: n.Legacy, Version: Version, NoFold: noFold, Budget: RecordBudget(eff)})
+}
+
+// RecordBudget is what a bridge's record keeps as the configuration says (`record:`). Every
+// writer of a record prunes it, so every one of them opens it with this budget.
+func RecordBudget(eff *config.Effective) record.Budget {
+	r := eff.Record
+	return record.Budget{MaxAge: r.Keep, MaxEvents: r.MaxEvents, CapturePerRun: r.CapturePerProcess, CaptureTotal: r.CaptureTotal}
 }

@@ -42,8 +42,8 @@ func NewCmdConfig(f *cmdutil.Factory, runF func(*ConfigOptions) error) *cobra.Co
 		Use:   "config",
 		Short: "Show the effective configuration and where each value comes from",
 		Long: `Show the effective settings — bridge URL, context, how the token is obtained, theme, keys,
-log memory, detach key, poll intervals — and where each came from: default, file:line, env or flag.
-The token itself is never shown.
+log memory, detach key, poll intervals, the record's budget — and where each came from: default,
+file:line, env or flag. The token itself is never shown.
 
 The file is $XDG_CONFIG_HOME/sandscope/config.yaml ($SANDSCOPE_CONFIG overrides; see
 'sandscope config path'). Example:
@@ -54,6 +54,11 @@ The file is $XDG_CONFIG_HOME/sandscope/config.yaml ($SANDSCOPE_CONFIG overrides;
   detachKey: ctrl+]
   pollFast: 1s                 # sandbox polling while focused
   pollSlow: 10s                # otherwise
+  record:                      # what the record keeps per bridge
+    keep: 14d
+    maxEvents: 200000
+    capturePerProcess: 8MiB
+    captureTotal: 512MiB
   keys:
     quit: [q, ctrl+c]
   contexts:

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -29,6 +30,8 @@ func TestTUIOptions(t *testing.T) {
 	absent := filepath.Join(dir, "absent.yaml")
 	twoKeys := file("two-keys.yaml", "detachKey: \"ctrl-a ctrl-space\"\n")
 	broken := file("broken.yaml", "detachKey: \"\"\n")
+	budget := file("budget.yaml", "record:\n  keep: 30d\n  maxEvents: 5000000\n  captureTotal: 8GiB\n")
+	badBudget := file("bad-budget.yaml", "record:\n  maxEvents: 10\n")
 	tests := []struct {
 		name    string
 		config  string
@@ -44,6 +47,11 @@ func TestTUIOptions(t *testing.T) {
 			return o.Demo && o.Dialect == localbridge.DialectStable
 		}},
 		{name: "export", env: map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://localhost:4318"}, check: func(o *TUIOptions) bool { return o.OTLP.Enabled }},
+		{name: "the record's budget", config: budget, check: func(o *TUIOptions) bool {
+			b := o.settings(dir).RecordBudget
+			return b.MaxAge == 30*24*time.Hour && b.MaxEvents == 5_000_000 && b.CaptureTotal == 8<<30 && b.CapturePerRun == 8<<20
+		}},
+		{name: "the record's budget out of range", config: badBudget, wantErr: "record.maxEvents 10 is out of range"},
 		{name: "unknown dialect", args: []string{"--dialect", "v2"}, wantErr: `--dialect "v2": want v1-preview or stable`},
 		{name: "broken file", config: broken, args: []string{"--dialect", "v2"}, wantErr: "detachKey must not be empty"},
 		{name: "detach key", config: twoKeys, args: []string{"--dialect", "v2"}, wantErr: "ctrl-space"},

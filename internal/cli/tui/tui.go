@@ -59,13 +59,12 @@ func RegisterTUIFlags(root *cobra.Command) {
 	}
 }
 
-// Run opens the terminal UI with the options Complete and Validate made.
-func (o *TUIOptions) Run(parent context.Context) error {
-	cfg, eff, otlp, wantDemo := o.Config, o.Effective, o.OTLP, o.Demo
-	var err error
-	stateDir := localbridge.DefaultStateDir()
-	opts := ui.Options{
-		OTLP:         otlp,
+// settings are the UI's options that come from the configuration: theme, keys, polling, log
+// memory, the record's budget, the export.
+func (o *TUIOptions) settings(stateDir string) ui.Options {
+	eff := o.Effective
+	return ui.Options{
+		OTLP:         o.OTLP,
 		StateDir:     stateDir,
 		CacheDir:     filepath.Join(xdg.CacheHome, "sandscope", "logs"),
 		Theme:        eff.Theme,
@@ -73,10 +72,19 @@ func (o *TUIOptions) Run(parent context.Context) error {
 		KeyOverrides: paneKeyOverrides(eff.Keys, eff.DetachKey),
 		WatchFast:    eff.PollFast,
 		WatchSlow:    eff.PollSlow,
+		RecordBudget: cmdutil.RecordBudget(eff),
 		LogMemLines:  eff.LogMemoryLines,
 		DetachKey:    eff.DetachKey,
 		Version:      cmdutil.Version,
 	}
+}
+
+// Run opens the terminal UI with the options Complete and Validate made.
+func (o *TUIOptions) Run(parent context.Context) error {
+	cfg, eff, wantDemo := o.Config, o.Effective, o.Demo
+	var err error
+	stateDir := localbridge.DefaultStateDir()
+	opts := o.settings(stateDir)
 	emb := &embedded{stateDir: stateDir, dialect: o.Dialect}
 	defer emb.close()
 	if !eff.Local() {
