@@ -154,7 +154,8 @@ func FormatKeep(d time.Duration) string {
 	return d.String()
 }
 
-// FormatSize writes bytes in the largest binary unit that divides them ("8MiB"), else as bytes.
+// FormatSize writes bytes in the largest binary unit that divides them ("8MiB"), else as bytes
+// ("1000000 B"), in a form the file takes.
 func FormatSize(n int64) string {
 	for _, u := range []struct {
 		name string
@@ -164,7 +165,7 @@ func FormatSize(n int64) string {
 			return fmt.Sprintf("%d%s", n/u.size, u.name)
 		}
 	}
-	return strconv.FormatInt(n, 10)
+	return strconv.FormatInt(n, 10) + " B"
 }
 
 // resolveRecord is the file's `record:` over the defaults.

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"gopkg.in/yaml.v3"
 )
 
 func TestRecordBudgetFromTheFile(t *testing.T) {
@@ -96,7 +98,8 @@ func TestRecordBudgetErrors(t *testing.T) {
 		{"size negative", "record:\n  captureTotal: -5MiB\n", 2, `record.captureTotal: "-5MiB" is not a size`},
 		{"size low", "record:\n  capturePerProcess: 1KiB\n", 2, "record.capturePerProcess 1KiB is out of range (256KiB to 4GiB)"},
 		{"size high", "record:\n  captureTotal: 100TiB\n", 2, "record.captureTotal 100TiB is out of range (16MiB to 16TiB)"},
-		{"size zero", "record:\n  captureTotal: 0\n", 2, "record.captureTotal 0 is out of range"},
+		{"size decimal", "record:\n  captureTotal: 1MB\n", 2, "record.captureTotal 1000000 B is out of range (16MiB to 16TiB)"},
+		{"size zero", "record:\n  captureTotal: 0\n", 2, "record.captureTotal 0 B is out of range"},
 		{"per process over total", "record:\n  captureTotal: 32MiB\n  capturePerProcess: 64MiB\n", 3, "record.capturePerProcess (64MiB) must not be more than record.captureTotal (32MiB)"},
 		{"per process over the default total", "record:\n  capturePerProcess: 1GiB\n", 2, "record.capturePerProcess (1GiB) must not be more than record.captureTotal (512MiB)"},
 		{"total under the default per process", "record:\n  captureTotal: 16MiB\n  maxEvents: 20000\n", 2, ""},
@@ -123,5 +126,29 @@ func TestRecordBudgetErrors(t *testing.T) {
 			}
 			t.Fatalf("error %q: want %q on line %d", err, tc.want, tc.line)
 		})
+	}
+}
+
+// What `sandscope config` shows of a size, the file takes back as the same size.
+func TestFormatSizeReadsBack(t *testing.T) {
+	p := &parser{}
+	for _, n := range []int64{0, 1, 1000, 1 << 10, 1000000, 8 << 20, 8<<20 + 1, 512 << 20, 3 << 30, 16 << 40} {
+		text := FormatSize(n)
+		got, ok := p.size("x", &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: text})
+		if !ok || got != n {
+			t.Fatalf("FormatSize(%d) = %q, read back as %d (%v)", n, text, got, p.errs)
+		}
+	}
+}
+
+// The same for a length of time.
+func TestFormatKeepReadsBack(t *testing.T) {
+	p := &parser{}
+	for _, d := range []time.Duration{time.Hour, 36 * time.Hour, 14 * 24 * time.Hour, 90 * time.Minute, 3650 * 24 * time.Hour} {
+		text := FormatKeep(d)
+		got, ok := p.keep("x", &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: text})
+		if !ok || got != d {
+			t.Fatalf("FormatKeep(%v) = %q, read back as %v (%v)", d, text, got, p.errs)
+		}
 	}
 }
