@@ -69,21 +69,10 @@ func (p *parser) record(c *Config, v *yaml.Node) RecordBudget {
 				continue
 			}
 			b.MaxEvents = n
-		case "capturePerProcess", "captureTotal":
-			lo, hi := int64(minRecordCapturePerProcess), int64(maxRecordCapturePerProcess)
-			if k.Value == "captureTotal" {
-				lo, hi = minRecordCaptureTotal, maxRecordCaptureTotal
-			}
-			n, ok := p.size(name, val)
-			if ok && (n < lo || n > hi) {
-				p.errorf(val.Line, "%s %s is out of range (%s to %s)", name, FormatSize(n), FormatSize(lo), FormatSize(hi))
-				continue
-			}
-			if k.Value == "captureTotal" {
-				b.CaptureTotal = n
-			} else {
-				b.CapturePerProcess = n
-			}
+		case "capturePerProcess":
+			b.CapturePerProcess = p.sizeIn(name, val, minRecordCapturePerProcess, maxRecordCapturePerProcess)
+		case "captureTotal":
+			b.CaptureTotal = p.sizeIn(name, val, minRecordCaptureTotal, maxRecordCaptureTotal)
 		default:
 			p.errorf(k.Line, "unknown record setting %q (known: %s)", k.Value, strings.Join(recordKeys, ", "))
 		}
@@ -144,6 +133,16 @@ func (p *parser) size(key string, v *yaml.Node) (int64, bool) {
 		return 0, false
 	}
 	return int64(n), true
+}
+
+// sizeIn is size within lo to hi (0, told, when it is not).
+func (p *parser) sizeIn(key string, v *yaml.Node, lo, hi int64) int64 {
+	n, ok := p.size(key, v)
+	if ok && (n < lo || n > hi) {
+		p.errorf(v.Line, "%s %s is out of range (%s to %s)", key, FormatSize(n), FormatSize(lo), FormatSize(hi))
+		return 0
+	}
+	return n
 }
 
 // FormatKeep writes a length of time as the file takes it: whole days as "14d", else Go's form.

@@ -116,9 +116,10 @@ func (r *Record) readSnapshot(sandbox string) *snapshot {
 	return &s
 }
 
-// keepSnapshotLocked queues a snapshot for the writer (r.mu held).
+// keepSnapshotLocked queues a snapshot for the writer (r.mu held). A read-only record never has
+// one to queue: fold makes none for it.
 func (r *Record) keepSnapshotLocked(s *snapshot) {
-	if s == nil || r.readOnly || r.closed {
+	if s == nil || r.closed {
 		return
 	}
 	r.snapshots = append(r.snapshots, *s)

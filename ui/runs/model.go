@@ -196,6 +196,13 @@ func (m *Model) count(sb string) counted {
 	return countIn(m.ctx.Record, sb)
 }
 
+// stillReading reports whether an unread sandbox's history is still being read into the
+// record's memory (readRest brings its runs, not the caller).
+func (m *Model) stillReading(sb string) bool {
+	c, ok := m.unread[sb]
+	return ok && c.reading && !m.ctx.Record.Loaded(sb)
+}
+
 // reading counts the listed sandboxes whose runs are not counted yet.
 func (m *Model) reading() int {
 	n := 0
@@ -236,8 +243,8 @@ func (m *Model) readAll() {
 	}
 	now := m.ctx.Clock()
 	read := false
-	for sb, c := range m.unread {
-		if c.reading && !m.ctx.Record.Loaded(sb) {
+	for sb := range m.unread {
+		if m.stillReading(sb) {
 			continue
 		}
 		m.load(sb, now)
@@ -486,7 +493,7 @@ func (m *Model) refresh(sbs map[string]bool) {
 	}
 	now := m.ctx.Clock()
 	for sb := range sbs {
-		if c, ok := m.unread[sb]; ok && c.reading && !m.ctx.Record.Loaded(sb) {
+		if m.stillReading(sb) {
 			continue // readRest reads it
 		}
 		if watched[sb] {
