@@ -1607,8 +1607,11 @@ func (r *Record) pruneStep() (more bool) {
 			return true
 		}
 		if !p.removed {
+			p.touched = pruned{}
 			return false // nothing freed: no vacuum, and no checkpoint (an fsync) at every open
 		}
+		r.forgetPruned(p.touched)
+		p.touched = pruned{}
 		p.freeing = true
 		r.reclaim(false)
 	}
@@ -1635,28 +1638,38 @@ type pruneState struct {
 	removed bool  // this pruning removed rows
 	trimTo  int64 // it trims the events up to this ID (90 % of the budget left), a batch at a time
 	freeing bool  // removing is done: freed pages are given back
+	// touched are the runs and sandboxes that lost events, for forgetPruned once removing is done
+	touched pruned
 }
 
 // removeStep removes at most pruneBatch rows of each kind to prune; full says a kind had more.
 func (r *Record) removeStep(run, cutoff int64) (removed int64, full bool) {
+	p := &r.pruning
+	counted := func(n int64) int64 {
+		removed += n
+		full = full || n >= pruneBatch
+		return n
+	}
 	del := func(q string, args ...any) int64 {
 		res, err := r.db.Exec(q, args...)
 		if err != nil {
 			return 0
 		}
 		n, _ := res.RowsAffected()
-		removed += n
-		full = full || n >= pruneBatch
-		return n
+		return counted(n)
 	}
-	del("DELETE FROM events WHERE id IN (SELECT id FROM events WHERE time < ? ORDER BY time LIMIT ?)", cutoff, pruneBatch)
+	// events go with what they were of noted (forgetPruned): ids selects them
+	delEvents := func(ids string, args ...any) int64 {
+		n, _ := r.deletePrunedEvents(&p.touched, ids, args...)
+		return counted(n)
+	}
+	delEvents("SELECT id FROM events WHERE time < ? ORDER BY time LIMIT ?", cutoff, pruneBatch)
 	del("DELETE FROM chunks WHERE id IN (SELECT id FROM chunks WHERE time < ? ORDER BY time LIMIT ?)", cutoff, pruneBatch)
 	del("DELETE FROM captures WHERE updated < ?", cutoff) // a row per process
 	del("DELETE FROM runs WHERE started < ? AND id <> ?", cutoff, run)
 	if full {
 		return removed, true
 	}
-	p := &r.pruning
 	if p.trimTo == 0 && r.overEvents() {
 		// keep the newest 90% so that pruning is not needed again at the next event; looked for
 		// once (an offset reads that many index entries): IDs only grow, so later events stay
@@ -1666,7 +1679,7 @@ func (r *Record) removeStep(run, cutoff int64) (removed int64, full bool) {
 		}
 	}
 	if p.trimTo > 0 {
-		if n := del("DELETE FROM events WHERE id IN (SELECT id FROM events WHERE id <= ? ORDER BY id LIMIT ?)", p.trimTo, pruneBatch); n < pruneBatch {
+		if n := delEvents("SELECT id FROM events WHERE id <= ? ORDER BY id LIMIT ?", p.trimTo, pruneBatch); n < pruneBatch {
 			p.trimTo = 0
 		}
 		if full {
