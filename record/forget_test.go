@@ -94,15 +94,7 @@ func TestPruningForgetsWhatTheFileNoLongerHolds(t *testing.T) {
 
 	// a fresh read of the file lists the same runs (but the one still running, which it learns
 	// of again from the watcher)
-	if err := r.Close(); err != nil {
-		t.Fatal(err)
-	}
-	r2, err := Open(o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r2.Close()
-	fresh := r2.State("demo")
+	fresh := reopenedWith(t, r, o).State("demo")
 	if fresh.Find(Process, "ended-early") != nil || fresh.Find(Process, "later") == nil || len(fresh.Actions) != 1 {
 		t.Errorf("read again: %d processes, %d actions", len(fresh.Processes), len(fresh.Actions))
 	}
@@ -183,15 +175,7 @@ func TestPruningLeavesWhatAFreshReadLists(t *testing.T) {
 		return runs
 	}
 	inMemory := listed(r)
-	if err := r.Close(); err != nil {
-		t.Fatal(err)
-	}
-	r2, err := Open(o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r2.Close()
-	fresh := listed(r2)
+	fresh := listed(reopenedWith(t, r, o))
 	if len(fresh) == 0 || len(fresh) >= s.Runs {
 		t.Fatalf("a fresh read lists %d of %d runs: the pruning did not cut any run short", len(fresh), s.Runs)
 	}
@@ -205,4 +189,18 @@ func TestPruningLeavesWhatAFreshReadLists(t *testing.T) {
 			t.Errorf("%s listed by a fresh read, not in memory after the pruning", k)
 		}
 	}
+}
+
+// reopenedWith closes r and opens its file again with o, closed at the test's end.
+func reopenedWith(t *testing.T, r *Record, o Options) *Record {
+	t.Helper()
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	r2, err := Open(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = r2.Close() })
+	return r2
 }
