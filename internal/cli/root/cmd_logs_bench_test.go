@@ -28,6 +28,7 @@ import (
 	"time"
 
 	"sandscope/client"
+	"sandscope/internal/e2e"
 	"sandscope/localbridge/bridgetest"
 )
 
@@ -196,16 +197,8 @@ func finishedProducer(b *testing.B, c *client.Client) client.Process {
 	if err != nil {
 		b.Fatal(err)
 	}
-	for {
-		st, err := c.GetProcess(ctx, "local", p.ID)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if st.State != "running" {
-			return p
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	e2e.WaitEnded(b, c, "local", p.ID)
+	return p
 }
 
 // BenchmarkLogsFollowRecording measures what recording costs `logs -f`: the same 256 MiB replay
