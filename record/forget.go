@@ -70,12 +70,12 @@ func (r *Record) deletePrunedEvents(p *pruned, ids string, args ...any) (int64, 
 
 // forgetPruned takes out of the states in memory what a pruning took out of the file, once its
 // removing is done: a run that ended and has no event left to list it, an action removed, a
-// sandbox with nothing left at all. The states in memory were otherwise
-// never read again: a sandscope running for weeks, or one whose start pruned a record far over
-// its budget a step at a time while its screens read it, went on listing runs the record no
-// longer held (and a report of the same sandbox did not), and kept them in memory, until it was
-// started again. A run still running is kept: nothing but the watcher's first sight of it
-// would bring it back. Run by the writer, between its commits.
+// sandbox with nothing left at all. The states in memory were otherwise never read again: a
+// sandscope running for weeks, or one whose start pruned a record far over its budget a step at a
+// time while its screens read it, went on listing runs the record no longer held (and a report of
+// the same sandbox did not), and kept them in memory, until it was started again. A run still
+// running is kept: nothing but the watcher's first sight of it would bring it back. Run by the
+// writer, between its commits.
 func (r *Record) forgetPruned(p pruned) {
 	bySandbox := map[string][]prunedRef{}
 	for ref := range p.refs {
