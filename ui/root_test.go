@@ -206,9 +206,9 @@ func TestWakingDriverGetsTheSameScreensAndSendsNothing(t *testing.T) {
 	if strings.Contains(v, "Terminals") || strings.Contains(v, "STABLE BRIDGE") {
 		t.Errorf("a tab or a refusal of the old stable screen shows:\n%s", v)
 	}
-	for _, c := range st.B.Calls {
+	for _, c := range st.B.CallList() {
 		if strings.HasPrefix(c, "running") || strings.HasPrefix(c, "runs") || strings.HasPrefix(c, "follow ") {
-			t.Errorf("a request was sent without the user asking: %q (calls %q)", c, st.B.Calls)
+			t.Errorf("a request was sent without the user asking: %q (calls %q)", c, st.B.CallList())
 		}
 	}
 }

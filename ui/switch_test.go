@@ -212,7 +212,7 @@ func TestAttachFailureIsShown(t *testing.T) {
 	m := newRootWith(t, br, Options{})
 	step(m, common.AttachTerminalMsg{Sandbox: "sb", Terminal: client.Terminal{ID: "t1"}}, 2)
 	if !br.Called("connect t1") {
-		t.Fatalf("no connection attempt: %v", br.Calls)
+		t.Fatalf("no connection attempt: %v", br.CallList())
 	}
 	if v := m.View(); !strings.Contains(v, "attach terminal t1") {
 		t.Fatalf("the failure is not shown:\n%s", v)
@@ -245,7 +245,7 @@ func TestPaneEndAsksAndSendsEOF(t *testing.T) {
 	m := newRootWith(t, br, Options{})
 	step(m, common.OpenTerminalMsg{Sandbox: "sb", Terminal: client.Terminal{ID: "t1", Status: "running"}}, 2)
 	if !m.paneOnTop() {
-		t.Fatalf("no pane: %v\n%s", br.Calls, m.View())
+		t.Fatalf("no pane: %v\n%s", br.CallList(), m.View())
 	}
 	conn.Ch <- client.TermEvent{Kind: client.TermReady}
 	step(m, tea.KeyMsg{Type: tea.KeyCtrlCloseBracket}, 1) // keys back to the TUI
@@ -266,12 +266,12 @@ func TestPaneEndAsksAndSendsEOF(t *testing.T) {
 		time.Sleep(5 * time.Millisecond)
 	}
 	if v := m.View(); !strings.Contains(v, "sent ctrl-D") || br.Called("terminate") || br.Called("connect t1 0x0") {
-		t.Fatalf("calls %v:\n%s", br.Calls, v)
+		t.Fatalf("calls %v:\n%s", br.CallList(), v)
 	}
 	step(m, uitest.Key("T"), 2)
 	step(m, uitest.Key("down"), 0)
 	step(m, uitest.Key("enter"), 2)
 	if !br.Called("terminate sb t1") {
-		t.Fatalf("terminate not sent: %v\n%s", br.Calls, m.View())
+		t.Fatalf("terminate not sent: %v\n%s", br.CallList(), m.View())
 	}
 }

@@ -50,7 +50,7 @@ func hit(m *Model, k string) []tea.Msg {
 
 func called(b *uitest.Bridge, prefix string) int {
 	n := 0
-	for _, c := range b.Calls {
+	for _, c := range b.CallList() {
 		if strings.HasPrefix(c, prefix) {
 			n++
 		}
@@ -93,7 +93,7 @@ func TestTabsComeFromTheDriver(t *testing.T) {
 	if got := statuses(hit(sm, "A")); !strings.Contains(got, "not offered by this bridge: terminals") {
 		t.Errorf("A on a driver without terminals: %q", got)
 	}
-	for _, c := range st.B.Calls {
+	for _, c := range st.B.CallList() {
 		if !strings.HasPrefix(c, "watch ") && !strings.HasPrefix(c, "sessions ") {
 			t.Errorf("the screen sent %q without the user asking", c)
 		}
@@ -129,7 +129,7 @@ func TestWakeNoticeBeforeTheFirstRequest(t *testing.T) {
 	}
 	hit(m, "y")
 	if n := called(st.B, "start box make test"); n != 1 {
-		t.Fatalf("after yes: %d starts (calls %q)", n, st.B.Calls)
+		t.Fatalf("after yes: %d starts (calls %q)", n, st.B.CallList())
 	}
 
 	// choose the session, then exec: the form carries it and the start runs in it
@@ -189,7 +189,7 @@ func TestOpeningRunsOnAWakingDriver(t *testing.T) {
 		}
 	}
 	if n := called(st.B, "follow "); n != 0 {
-		t.Errorf("the screen followed in the foreground itself: %q", st.B.Calls)
+		t.Errorf("the screen followed in the foreground itself: %q", st.B.CallList())
 	}
 }
 
@@ -205,7 +205,7 @@ func TestSessionsAndShell(t *testing.T) {
 	hit(m, "enter")
 	hit(m, "y") // the wake notice
 	if n := called(st.B, "create-session box dev"); n != 1 {
-		t.Fatalf("create: calls %q", st.B.Calls)
+		t.Fatalf("create: calls %q", st.B.CallList())
 	}
 	if v := m.View(); !strings.Contains(v, "Sessions (1)") || !strings.Contains(v, "dev") {
 		t.Fatalf("the new session is not listed:\n%s", v)
@@ -224,7 +224,7 @@ func TestSessionsAndShell(t *testing.T) {
 	hit(m, "d")
 	hit(m, "y") // delete's own question (the container was started already)
 	if n := called(st.B, "delete-session box dev"); n != 1 {
-		t.Fatalf("delete: calls %q", st.B.Calls)
+		t.Fatalf("delete: calls %q", st.B.CallList())
 	}
 	if v := m.View(); !strings.Contains(v, "Sessions (0)") {
 		t.Fatalf("the deleted session is still listed:\n%s", v)

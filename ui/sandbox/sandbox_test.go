@@ -347,7 +347,7 @@ func TestTerminalsTabActions(t *testing.T) {
 	}
 	press(t, m, "i")
 	if !br.Called("interrupt sandboxaaaaaaaaaaaaaaaaa t1") {
-		t.Fatalf("calls: %v", br.Calls)
+		t.Fatalf("calls: %v", br.CallList())
 	}
 	// T asks how to end the terminal, saying what terminate does to a shell; ctrl-D is the default
 	conn := uitest.NewTermConn()
@@ -365,14 +365,14 @@ func TestTerminalsTabActions(t *testing.T) {
 	conn.Ch <- client.TermEvent{Kind: client.TermReady}
 	up := press(t, m, "enter")
 	if w, closed := conn.Written(); w != "\x04" || !closed || !br.Called("connect t1 0x0") || br.Called("terminate") {
-		t.Fatalf("ctrl-D: wrote %q closed %v calls %v", w, closed, br.Calls)
+		t.Fatalf("ctrl-D: wrote %q closed %v calls %v", w, closed, br.CallList())
 	}
 	if st := statuses(up); !strings.Contains(st, "sent ctrl-D (end of input) to terminal t1") || !strings.Contains(st, "T offers terminate") {
 		t.Fatalf("status %q", st)
 	}
 	press(t, m, "T", "down", "enter")
 	if !br.Called("terminate sandboxaaaaaaaaaaaaaaaaa t1") {
-		t.Fatalf("calls: %v", br.Calls)
+		t.Fatalf("calls: %v", br.CallList())
 	}
 	up = press(t, m, "A")
 	var att *common.AttachTerminalMsg

@@ -394,7 +394,7 @@ func TestIdleListTicksQuietly(t *testing.T) {
 
 	listCalls := func() int {
 		n := 0
-		for _, c := range br.Calls {
+		for _, c := range br.CallList() {
 			if c == "list" {
 				n++
 			}

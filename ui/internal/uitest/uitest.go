@@ -247,6 +247,14 @@ var (
 	_ driver.Pool      = (*Bridge)(nil)
 )
 
+// CallList is a copy of the calls made so far: a background watcher records its calls from its
+// own goroutine, so a test reads them under the lock.
+func (b *Bridge) CallList() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return append([]string(nil), b.Calls...)
+}
+
 // Called reports whether a call with this prefix was made.
 func (b *Bridge) Called(prefix string) bool {
 	b.mu.Lock()
