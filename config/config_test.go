@@ -25,6 +25,22 @@ func writeConfig(t *testing.T, mode os.FileMode, text string) string {
 	return path
 }
 
+// resolvedFile writes text as the configuration file (with mode), loads it and resolves it with no
+// flags and no environment.
+func resolvedFile(t *testing.T, mode os.FileMode, text string) (string, *Config, *Effective) {
+	t.Helper()
+	path := writeConfig(t, mode, text)
+	c, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := c.Resolve(Flags{}, envMap(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return path, c, e
+}
+
 func envMap(m map[string]string) func(string) (string, bool) {
 	return func(k string) (string, bool) {
 		v, ok := m[k]
@@ -188,15 +204,7 @@ func TestLoadReportsEveryError(t *testing.T) {
 }
 
 func TestInlineTokenPrivateFile(t *testing.T) {
-	path := writeConfig(t, 0o600, "currentContext: a\ncontexts:\n  - name: a\n    url: https://x.dev\n    token: "+secret+"\n")
-	c, err := Load(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, err := c.Resolve(Flags{}, envMap(nil))
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, _, e := resolvedFile(t, 0o600, "currentContext: a\ncontexts:\n  - name: a\n    url: https://x.dev\n    token: "+secret+"\n")
 	if e.Token.Kind != TokenInline || e.Token.Source.Line != 5 {
 		t.Fatalf("token ref %+v", e.Token)
 	}

@@ -8,15 +8,7 @@ import (
 )
 
 func TestNotifySettings(t *testing.T) {
-	path := writeConfig(t, 0o600, "notify:\n  ended: bell\n  lost: [bell, osc9, osc777, bell]\n  suspect: none\n  gap: []\n")
-	c, err := Load(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, err := c.Resolve(Flags{}, envMap(nil))
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, _, e := resolvedFile(t, 0o600, "notify:\n  ended: bell\n  lost: [bell, osc9, osc777, bell]\n  suspect: none\n  gap: []\n")
 	got := map[string]string{}
 	for k, v := range e.Notify {
 		got[k] = strings.Join(v, "+")
@@ -38,7 +30,7 @@ func TestNotifySettings(t *testing.T) {
 		t.Errorf("rows: %v", rows)
 	}
 	// without a file every kind is present and signals nothing
-	e, err = (*Config)(nil).Resolve(Flags{}, envMap(nil))
+	e, err := (*Config)(nil).Resolve(Flags{}, envMap(nil))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,15 +10,7 @@ import (
 )
 
 func TestRecordBudgetFromTheFile(t *testing.T) {
-	path := writeConfig(t, 0o644, "theme: dark\nrecord:\n  keep: 30d\n  maxEvents: 5_000_000\n  capturePerProcess: 64MiB\n  captureTotal: 20 GiB\n")
-	c, err := Load(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, err := c.Resolve(Flags{}, envMap(nil))
-	if err != nil {
-		t.Fatal(err)
-	}
+	path, c, e := resolvedFile(t, 0o644, "theme: dark\nrecord:\n  keep: 30d\n  maxEvents: 5_000_000\n  capturePerProcess: 64MiB\n  captureTotal: 20 GiB\n")
 	r := e.Record
 	if r.Keep != 30*24*time.Hour || r.MaxEvents != 5_000_000 || r.CapturePerProcess != 64<<20 || r.CaptureTotal != 20<<30 {
 		t.Fatalf("record = %+v", r)
@@ -52,13 +44,7 @@ func TestRecordBudgetDefaultsAndPartialSettings(t *testing.T) {
 		t.Fatalf("default sources = %+v", r)
 	}
 	// one setting changes that one only; the rows show the defaults in the file's own notation
-	c, err := Load(writeConfig(t, 0o644, "record:\n  keep: 36h\n  captureTotal: 1073741824\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if e, err = c.Resolve(Flags{}, envMap(nil)); err != nil {
-		t.Fatal(err)
-	}
+	_, _, e = resolvedFile(t, 0o644, "record:\n  keep: 36h\n  captureTotal: 1073741824\n")
 	r = e.Record
 	if r.Keep != 36*time.Hour || r.CaptureTotal != 1<<30 || r.MaxEvents != DefaultRecordMaxEvents || r.MaxEventsSource.Kind != FromDefault {
 		t.Fatalf("partial = %+v", r)
