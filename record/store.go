@@ -1606,12 +1606,12 @@ func (r *Record) pruneStep() (more bool) {
 		if full {
 			return true
 		}
+		touched := p.touched
+		p.touched = pruned{}
 		if !p.removed {
-			p.touched = pruned{}
 			return false // nothing freed: no vacuum, and no checkpoint (an fsync) at every open
 		}
-		r.forgetPruned(p.touched)
-		p.touched = pruned{}
+		r.forgetPruned(touched)
 		p.freeing = true
 		r.reclaim(false)
 	}

@@ -3,6 +3,7 @@ package components
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -167,9 +168,7 @@ func (l *List) refilter() {
 	case f == "":
 		// every row: sized once (appended a row at a time, a list of 10,000 runs allocated
 		// about four times its size in growing, most of the all-runs screen's first frame)
-		if cap(l.order) < l.rows.N {
-			l.order = make([]int, 0, l.rows.N)
-		}
+		l.order = slices.Grow(l.order, l.rows.N)
 		for i := 0; i < l.rows.N; i++ {
 			l.order = append(l.order, i)
 		}
