@@ -44,11 +44,12 @@ func TestE2EHelpAt80x24(t *testing.T) {
 			s.WaitFor("the Terminals tab", "[Terminals")
 		}
 		s.Keys("?")
-		sc := s.WaitFor("help on "+tab, "Keys · ? or esc closes", "scroll · 1–")
+		// A capture can land while the frame is still being written, so wait for both borders
+		// rather than judging the first capture that shows the title.
+		sc := s.WaitUntil("the whole help box on "+tab, func(sc string) bool {
+			return strings.Contains(sc, "Keys · ? or esc closes") && strings.Contains(sc, "scroll · 1–") && helpBox(sc) != nil
+		})
 		box := helpBox(sc)
-		if box == nil {
-			t.Fatalf("%s: the help box is not whole:\n%s", tab, sc)
-		}
 		for _, l := range box[1 : len(box)-1] {
 			if strings.Count(l, "│") < 2 {
 				t.Fatalf("%s: a help line lost a side of the box: %q\n%s", tab, l, sc)
