@@ -209,7 +209,7 @@ func (s *Session) WaitUntil(what string, ok func(string) bool) string {
 	for {
 		sc := s.Screen()
 		if ok(sc) {
-			return sc
+			return s.settled(sc, ok)
 		}
 		if time.Now().After(deadline) {
 			extra := ""
@@ -220,6 +220,22 @@ func (s *Session) WaitUntil(what string, ok func(string) bool) string {
 		}
 		time.Sleep(poll)
 	}
+}
+
+// settled returns a screen that ok accepts and that a second capture repeats: a capture can land
+// while the program's frame is still being written (tmux takes it in chunks), and a caller that
+// goes on to check the rest of the screen must not judge half a frame. A screen that keeps
+// changing (output streaming in) is returned after a few captures, as the last one ok accepts.
+func (s *Session) settled(sc string, ok func(string) bool) string {
+	for i := 0; i < 3; i++ {
+		time.Sleep(10 * time.Millisecond)
+		again := s.Screen()
+		if again == sc || !ok(again) {
+			return sc
+		}
+		sc = again
+	}
+	return sc
 }
 
 // Kill kills the tmux server and makes sure the pane's process is gone (SIGKILL after 20 s).
