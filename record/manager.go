@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -93,6 +94,10 @@ type Manager struct {
 
 	mu       sync.Mutex
 	watchers map[string]*watched
+	// listed is watchers' names sorted, as Watched last made them (nil: to be made again); the
+	// all-runs screen asks at each opening and refresh, and sorting 200 names each time was a
+	// tenth of an opening
+	listed   []string
 	focus    string
 	captures map[capKey]context.CancelFunc // running captures
 	// notFollowed are the processes the source refused to follow in the background
@@ -170,6 +175,7 @@ func (m *Manager) Track(sandboxes ...string) {
 	if len(added) == 0 {
 		return
 	}
+	m.listed = nil
 	n := len(m.watchers)
 	spacing := m.budget.SlowInterval(n) / time.Duration(n)
 	for k, sb := range added {
@@ -250,20 +256,23 @@ func (m *Manager) Untrack(sandbox string) {
 	if w, ok := m.watchers[sandbox]; ok {
 		w.cancel()
 		delete(m.watchers, sandbox)
+		m.listed = nil
 		m.rebalanceLocked()
 	}
 }
 
-// Watched lists the sandboxes watched.
+// Watched lists the sandboxes watched, sorted (a copy the caller may keep).
 func (m *Manager) Watched() []string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	out := make([]string, 0, len(m.watchers))
-	for sb := range m.watchers {
-		out = append(out, sb)
+	if m.listed == nil {
+		m.listed = make([]string, 0, len(m.watchers))
+		for sb := range m.watchers {
+			m.listed = append(m.listed, sb)
+		}
+		sort.Strings(m.listed)
 	}
-	sort.Strings(out)
-	return out
+	return slices.Clone(m.listed)
 }
 
 // Focus makes a sandbox the one on screen (polled fast; its processes are captured first); ""

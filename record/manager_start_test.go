@@ -3,6 +3,7 @@ package record
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -241,5 +242,29 @@ func TestTrackWarmsTheStatesAhead(t *testing.T) {
 	waitUntil(t, "the waits", func() bool { return clock.asked() == 3 })
 	if got := b.startedList(); len(got) != 1 {
 		t.Fatalf("started %v, %d waiting: the first polls must still wait their turn", got, clock.asked())
+	}
+}
+
+// TestWatchedFollowsTrackAndUntrack: Watched lists the sandboxes watched, sorted, as they are
+// after each Track and Untrack (its answer is kept between changes), and what a caller does to
+// an answer does not reach the next.
+func TestWatchedFollowsTrackAndUntrack(t *testing.T) {
+	m, _, _, _ := startManager(t, DefaultWatchBudget)
+	m.Track("c", "a")
+	got := m.Watched()
+	if !slices.Equal(got, []string{"a", "c"}) {
+		t.Fatalf("watched %v", got)
+	}
+	got[0] = "changed by the caller"
+	if got := m.Watched(); !slices.Equal(got, []string{"a", "c"}) {
+		t.Fatalf("after a caller's change, watched %v", got)
+	}
+	m.Track("b", "a")
+	if got := m.Watched(); !slices.Equal(got, []string{"a", "b", "c"}) {
+		t.Fatalf("after Track, watched %v", got)
+	}
+	m.Untrack("a")
+	if got := m.Watched(); !slices.Equal(got, []string{"b", "c"}) {
+		t.Fatalf("after Untrack, watched %v", got)
 	}
 }

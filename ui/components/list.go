@@ -34,9 +34,14 @@ type Rows struct {
 // List is the navigation state of one table. Row indices given and returned are the screen's
 // (source) indices; the list decides which of them show, in which order, and where the cursor is.
 type List struct {
-	keys   *keymap.KeyMap
-	rows   Rows
-	order  []int // source indices shown: filtered, then sorted
+	keys  *keymap.KeyMap
+	rows  Rows
+	order []int // source indices shown: filtered, then sorted (unused while all)
+	// all says every row shows, in the screen's own order: position p is source row p, and no
+	// order is made (a list of 10,000 runs made one at each opening of the all-runs screen, a
+	// slice the size of every run of the record for a frame that shows 45 of them)
+	all    bool
+	win    []int // Window's answer while all
 	cursor int   // position in order
 	offset int   // first position on screen
 	height int   // rows on screen
@@ -148,26 +153,45 @@ func (l *List) rebuildAt(cur int) {
 
 // cursorTo puts the cursor on the first shown row that is the one (a source row index).
 func (l *List) cursorTo(is func(i int) bool) {
-	for p, i := range l.order {
-		if is(i) {
+	for p, n := 0, l.shown(); p < n; p++ {
+		if is(l.sourceAt(p)) {
 			l.cursor = p
 			return
 		}
 	}
 }
 
+// shown is how many rows show (after the filter).
+func (l *List) shown() int {
+	if l.all {
+		return l.rows.N
+	}
+	return len(l.order)
+}
+
+// sourceAt is the source index of the row shown at position p (0 ≤ p < shown).
+func (l *List) sourceAt(p int) int {
+	if l.all {
+		return p
+	}
+	return l.order[p]
+}
+
 // refilter recomputes the shown rows: filtered, then sorted. A filter that contains the last
 // one looks among the rows that one matched, in the order they were shown; one that extends it
 // at its end first looks where the shorter one first occurred in each.
 func (l *List) refilter() {
-	l.order = l.order[:0]
+	l.order, l.all = l.order[:0], false
 	f := strings.ToLower(l.filter)
 	in := l.sortState()
 	narrow := l.matchedOK && l.matchedIn == in && strings.Contains(f, l.matchedBy)
 	switch {
+	case f == "" && in == [2]int{-1, 0}:
+		l.all = true // every row, in the screen's order: nothing to make
+		return
 	case f == "":
-		// every row: sized once (appended a row at a time, a list of 10,000 runs allocated
-		// about four times its size in growing, most of the all-runs screen's first frame)
+		// every row, sorted: sized once (appended a row at a time, a list of 10,000 runs
+		// allocated about four times its size in growing)
 		l.order = slices.Grow(l.order, l.rows.N)
 		for i := 0; i < l.rows.N; i++ {
 			l.order = append(l.order, i)
@@ -271,8 +295,9 @@ func (l *List) sort() {
 }
 
 func (l *List) clamp() {
-	if l.cursor >= len(l.order) {
-		l.cursor = len(l.order) - 1
+	n := l.shown()
+	if l.cursor >= n {
+		l.cursor = n - 1
 	}
 	if l.cursor < 0 {
 		l.cursor = 0
@@ -283,29 +308,29 @@ func (l *List) clamp() {
 	if l.cursor >= l.offset+l.height {
 		l.offset = l.cursor - l.height + 1
 	}
-	if maxOff := max(len(l.order)-l.height, 0); l.offset > maxOff {
+	if maxOff := max(n-l.height, 0); l.offset > maxOff {
 		l.offset = maxOff
 	}
 	if l.offset < 0 {
 		l.offset = 0
 	}
-	if len(l.order) > 0 {
-		l.curKey = l.key(l.order[l.cursor])
+	if n > 0 {
+		l.curKey = l.key(l.sourceAt(l.cursor))
 	}
 }
 
 // Len is the number of rows shown (after the filter).
-func (l *List) Len() int { return len(l.order) }
+func (l *List) Len() int { return l.shown() }
 
 // Total is the number of rows the screen has.
 func (l *List) Total() int { return l.rows.N }
 
 // Cursor is the source index of the row under the cursor, or -1 when nothing is shown.
 func (l *List) Cursor() int {
-	if len(l.order) == 0 {
+	if l.shown() == 0 {
 		return -1
 	}
-	return l.order[l.cursor]
+	return l.sourceAt(l.cursor)
 }
 
 // CursorKey is the key of the row under the cursor ("" when none).
@@ -321,20 +346,27 @@ func (l *List) Position() int { return l.cursor }
 
 // Window is the source indices of the rows on screen, top to bottom.
 func (l *List) Window() []int {
-	end := min(l.offset+l.height, len(l.order))
+	end := min(l.offset+l.height, l.shown())
 	if l.offset >= end {
 		return nil
+	}
+	if l.all {
+		l.win = l.win[:0]
+		for i := l.offset; i < end; i++ {
+			l.win = append(l.win, i)
+		}
+		return l.win
 	}
 	return l.order[l.offset:end]
 }
 
 // IsCursor reports whether source row i is under the cursor.
-func (l *List) IsCursor(i int) bool { return len(l.order) > 0 && l.order[l.cursor] == i }
+func (l *List) IsCursor(i int) bool { return l.shown() > 0 && l.sourceAt(l.cursor) == i }
 
 // Select puts the cursor on the row keyed k, if it is shown.
 func (l *List) Select(k string) bool {
-	for p, i := range l.order {
-		if l.key(i) == k {
+	for p, n := 0, l.shown(); p < n; p++ {
+		if l.key(l.sourceAt(p)) == k {
 			l.cursor = p
 			l.clamp()
 			return true
@@ -345,8 +377,8 @@ func (l *List) Select(k string) bool {
 
 // SelectIndex puts the cursor on source row i, if it is shown.
 func (l *List) SelectIndex(i int) bool {
-	for p, j := range l.order {
-		if j == i {
+	for p, n := 0, l.shown(); p < n; p++ {
+		if l.sourceAt(p) == i {
 			l.cursor = p
 			l.clamp()
 			return true
@@ -359,7 +391,7 @@ func (l *List) SelectIndex(i int) bool {
 // is no row there.
 func (l *List) ClickRow(y int) bool {
 	p := l.offset + y
-	if y < 0 || p >= len(l.order) {
+	if y < 0 || p >= l.shown() {
 		return false
 	}
 	l.cursor = p
@@ -485,7 +517,7 @@ func (l *List) actions() KeyActions {
 		Act(k.PageUp, func() tea.Cmd { l.Move(-l.height); return nil }),
 		Act(k.PageDown, func() tea.Cmd { l.Move(l.height); return nil }),
 		Act(k.Top, func() tea.Cmd { l.cursor = 0; l.clamp(); return nil }),
-		Act(k.Bottom, func() tea.Cmd { l.cursor = len(l.order) - 1; l.clamp(); return nil }),
+		Act(k.Bottom, func() tea.Cmd { l.cursor = l.shown() - 1; l.clamp(); return nil }),
 		Act(k.FilterRows, func() tea.Cmd {
 			l.editing = true
 			l.input.SetValue(l.filter)
@@ -533,9 +565,9 @@ func (l *List) Status() string {
 	var parts []string
 	switch {
 	case l.editing:
-		parts = append(parts, fmt.Sprintf("/%s▏ %d of %d", l.input.Value(), len(l.order), l.rows.N))
+		parts = append(parts, fmt.Sprintf("/%s▏ %d of %d", l.input.Value(), l.shown(), l.rows.N))
 	case l.filter != "":
-		parts = append(parts, fmt.Sprintf("filter %q: %d of %d (%s clears)", l.filter, len(l.order), l.rows.N, l.keys.Back.Help().Key))
+		parts = append(parts, fmt.Sprintf("filter %q: %d of %d (%s clears)", l.filter, l.shown(), l.rows.N, l.keys.Back.Help().Key))
 	}
 	if s := l.SortName(); s != "" {
 		parts = append(parts, "sorted by "+s)

@@ -47,7 +47,7 @@ func TestKeptCellsAreWhatTheRowShowsNow(t *testing.T) {
 		}
 		refreshNow(t, m)
 		var fresh [][]string
-		for _, r := range m.rows {
+		for r := range m.all.Read() {
 			if r.e.Kind == record.Process {
 				if o := rec.OutputOf(r.sandbox, r.e.ID); r.out != o {
 					t.Fatalf("step %d, %s: output %+v, the record says %+v", step, r.e.ID, r.out, o)

@@ -43,7 +43,7 @@ func refShown(m *Model, filter, by string, desc bool) []string {
 	now := m.ctx.Clock()
 	f := strings.ToLower(filter)
 	var shown []*row
-	for _, r := range m.all {
+	for r := range m.all.Read() {
 		text := strings.Join(cells(r, now), " ") + " " + string(r.e.Kind) + " " + r.e.ID
 		if strings.Contains(strings.ToLower(text), f) {
 			shown = append(shown, r)
@@ -92,7 +92,7 @@ func screenShown(m *Model) []string {
 	keys := make([]string, 0, n)
 	m.list.Move(-n)
 	for p := 0; p < n; p++ {
-		keys = append(keys, rowKey(m.rows[m.list.Cursor()]))
+		keys = append(keys, rowKey(m.rowAt(m.list.Cursor())))
 		m.list.Move(1)
 	}
 	m.list.Move(-n)

@@ -2,6 +2,7 @@ package runs
 
 import (
 	"context"
+	"iter"
 	"slices"
 	"sort"
 	"strconv"
@@ -62,9 +63,10 @@ type Model struct {
 	// outputs are what the file said was captured of each listed sandbox's processes, read once:
 	// what moves is held by the record in memory (OutputsHeld)
 	outputs   map[string]map[string]record.Output
-	all       []*row              // every run (nil: a run of an unread sandbox)
-	rows      []*row              // the rows the list sees: all, or narrowed
+	all       table               // every run, read or counted
+	flat      []*row              // all in one slice, made when a sort compares rows (nil: not yet)
 	narrowed  []*row              // the runs that need attention, when narrowed to them
+	names     []string            // the listed sandboxes, sorted, as rebuild last listed them
 	natural   []components.Column // the columns sized by the cells of rows
 	list      *components.List
 	attention bool // narrowed to the runs that need attention
@@ -87,18 +89,20 @@ func New(ctx *common.Context) *Model {
 		unread: map[string]counted{}, reads: map[string]int{}}
 	m.list = components.NewList(ctx.Keys).SetSorts([]components.Sort{
 		{Name: "state", Less: func(a, b int) bool {
-			ra, rb := rank(m.rows[a]), rank(m.rows[b])
+			rs := m.random()
+			ra, rb := rank(rs[a]), rank(rs[b])
 			if ra != rb {
 				return ra < rb
 			}
-			return m.rows[a].started.After(m.rows[b].started)
+			return rs[a].started.After(rs[b].started)
 		}},
-		{Name: "age", Less: func(a, b int) bool { return m.rows[a].started.After(m.rows[b].started) }},
+		{Name: "age", Less: func(a, b int) bool { rs := m.random(); return rs[a].started.After(rs[b].started) }},
 		{Name: "sandbox", Less: func(a, b int) bool {
-			if m.rows[a].sandbox != m.rows[b].sandbox {
-				return m.rows[a].sandbox < m.rows[b].sandbox
+			rs := m.random()
+			if rs[a].sandbox != rs[b].sandbox {
+				return rs[a].sandbox < rs[b].sandbox
 			}
-			return m.rows[a].started.Before(m.rows[b].started)
+			return rs[a].started.Before(rs[b].started)
 		}},
 	})
 	m.rebuild()
@@ -608,74 +612,118 @@ func sameShown(a, b *row) bool {
 		ea.State() == eb.State() && slices.Equal(ea.Command(), eb.Command())
 }
 
-// rebuild lists the rows of every sandbox, by sandbox then start (an unread sandbox's as nil), and
-// gives them to the list.
+// rebuild lists the rows of every sandbox, by sandbox then start (an unread sandbox's as a count
+// of its runs), and gives them to the list.
 func (m *Model) rebuild() {
-	names := make([]string, 0, len(m.bySandbox)+len(m.unread))
-	for sb := range m.bySandbox {
-		names = append(names, sb)
-	}
-	for sb := range m.unread {
-		names = append(names, sb)
-	}
-	sort.Strings(names)
-	total := 0
-	for _, sb := range names {
+	m.all.reset()
+	m.flat = nil
+	m.need = 0
+	for _, sb := range m.listedSorted() {
 		if rows, ok := m.bySandbox[sb]; ok {
-			total += len(rows)
-		} else {
-			total += m.unread[sb].runs
-		}
-	}
-	m.all = slices.Grow(m.all[:0], total)
-	for _, sb := range names {
-		if rows, ok := m.bySandbox[sb]; ok {
-			m.all = append(m.all, rows...)
+			m.all.add(rows)
+			for _, r := range rows {
+				if r.attention {
+					m.need++
+				}
+			}
 			continue
 		}
-		n := len(m.all)
-		m.all = m.all[:n+m.unread[sb].runs]
-		clear(m.all[n:])
-	}
-	m.need = 0
-	for _, r := range m.all {
-		if r != nil && r.attention {
-			m.need++
-		}
-	}
-	for _, c := range m.unread {
+		c := m.unread[sb]
+		m.all.addUnread(c.runs)
 		m.need += c.attention
 	}
-	m.rows = m.all
+	rows := m.all.Read()
 	if m.attention {
 		m.narrowed = m.narrowed[:0]
-		for _, r := range m.all {
+		for r := range m.all.Read() {
 			if r.attention { // narrowed: every sandbox is read (setAttention)
 				m.narrowed = append(m.narrowed, r)
 			}
 		}
-		m.rows = m.narrowed
+		rows = slices.Values(m.narrowed)
 	}
-	m.natural = naturalOf(m.rows)
+	m.natural = naturalOf(rows)
 	m.setRows()
+}
+
+// listedSorted is the listed sandboxes (read or not), sorted. The last answer is used again while
+// the same sandboxes are listed: sorting 200 names at each rebuild was a tenth of opening the
+// screen on a record of that many.
+func (m *Model) listedSorted() []string {
+	if len(m.names) == len(m.bySandbox)+len(m.unread) { // the two are apart: load moves a name
+		same := true
+		for _, sb := range m.names {
+			_, read := m.bySandbox[sb]
+			_, unread := m.unread[sb]
+			if !read && !unread {
+				same = false
+				break
+			}
+		}
+		if same {
+			return m.names
+		}
+	}
+	m.names = m.names[:0]
+	for sb := range m.bySandbox {
+		m.names = append(m.names, sb)
+	}
+	for sb := range m.unread {
+		m.names = append(m.names, sb)
+	}
+	slices.Sort(m.names)
+	return m.names
+}
+
+// rowAt is the list's source row i (nil: a run of a sandbox not read yet).
+func (m *Model) rowAt(i int) *row {
+	switch {
+	case m.attention:
+		return m.narrowed[i]
+	case m.flat != nil:
+		return m.flat[i]
+	}
+	return m.all.At(i)
+}
+
+// rowCount is how many rows the list has.
+func (m *Model) rowCount() int {
+	if m.attention {
+		return len(m.narrowed)
+	}
+	return m.all.Len()
+}
+
+// random is the list's rows in one slice, for a sort's comparisons (a sort reads every sandbox
+// first): made once a rebuild.
+func (m *Model) random() []*row {
+	if m.attention {
+		return m.narrowed
+	}
+	if m.flat == nil {
+		m.flat = m.all.Flat()
+	}
+	return m.flat
 }
 
 // listed is how many sandboxes are listed, read or not.
 func (m *Model) listed() int { return len(m.states) + len(m.unread) }
 
 func (m *Model) setRows() {
-	m.list.SetRows(components.Rows{N: len(m.rows),
+	m.list.SetRows(components.Rows{N: m.rowCount(),
 		Key: func(i int) string {
-			if m.rows[i] == nil {
+			r := m.rowAt(i)
+			if r == nil {
 				return unreadKey // never the cursor's: the row under the cursor is read
 			}
-			return rowKey(m.rows[i])
+			return rowKey(r)
 		},
 		Text: func(i int) string {
-			if m.rows[i] == nil {
+			r := m.rowAt(i)
+			if r == nil {
 				return "" // a filter reads every sandbox first (key)
 			}
-			return m.rows[i].text
+			return r.text
 		}, Lower: true})
 }
 
@@ -808,12 +856,10 @@ func minTime(a, b time.Time) time.Time {
 }
 
 // naturalOf is components.Natural of the rows' cells, from the widths kept with them.
-func naturalOf(rows []*row) []components.Column {
+// Runs of sandboxes not read yet are not among them: their widths join when they are read.
+func naturalOf(rows iter.Seq[*row]) []components.Column {
 	widest := make([]int, len(columns))
-	for _, r := range rows {
-		if r == nil {
-			continue // unread: its sandbox's widths join when it is read
-		}
+	for r := range rows {
 		for c, w := range r.widths {
 			if c < len(widest) {
 				widest[c] = max(widest[c], w)

@@ -87,13 +87,13 @@ func TestFirstFrameReadsWhatItShowsAndCountsTheRest(t *testing.T) {
 		t.Errorf("the first frame's title %q, read whole %q", title(first), title(want))
 	}
 	for _, i := range m.list.Window() {
-		if m.rows[i] == nil {
+		if m.rowAt(i) == nil {
 			t.Fatalf("row %d on screen is not read", i)
 		}
 	}
-	for i := range m.rows {
-		if r := m.rows[i]; r != nil && strings.Join(r.cells, "|") != strings.Join(full.rows[i].cells, "|") {
-			t.Errorf("row %d: %q, read whole %q", i, r.cells, full.rows[i].cells)
+	for i := 0; i < m.rowCount(); i++ {
+		if r := m.rowAt(i); r != nil && strings.Join(r.cells, "|") != strings.Join(full.rowAt(i).cells, "|") {
+			t.Errorf("row %d: %q, read whole %q", i, r.cells, full.rowAt(i).cells)
 		}
 	}
 
@@ -150,7 +150,7 @@ func TestReadRestKeepsNewerReads(t *testing.T) {
 		t.Fatalf("%d sandboxes unread", len(m.unread))
 	}
 	build := func() *row {
-		for _, r := range m.all {
+		for r := range m.all.Read() {
 			if r.sandbox == "nightly" && r.e.ID == "f0e1d2c3-build" {
 				return r
 			}
@@ -230,7 +230,7 @@ func TestARefreshShowsAChangedEnding(t *testing.T) {
 	} {
 		build(step.exit, step.state, step.rerr)
 		var got *row
-		for _, r := range m.all {
+		for r := range m.all.Read() {
 			if r.e.ID == "f0e1d2c3-build" {
 				got = r
 			}
@@ -276,7 +276,7 @@ func TestARefreshIsReadInACommand(t *testing.T) {
 				StartedAt: uitest.T0.Add(-3 * time.Hour), Incarnation: 1}}))
 	}
 	shows := func(sb, id string) string {
-		for _, r := range m.all {
+		for r := range m.all.Read() {
 			if r != nil && r.sandbox == sb && r.e.ID == id {
 				return r.label
 			}

@@ -150,7 +150,7 @@ func TestAttentionKeyNarrowsAndEscWidens(t *testing.T) {
 		t.Fatalf("attention: %v, %d rows", m.Attention(), m.list.Len())
 	}
 	for _, i := range m.list.Window() {
-		if r := m.rows[i]; !r.attention {
+		if r := m.rowAt(i); !r.attention {
 			t.Errorf("row %s does not need attention", r.e.ID)
 		}
 	}
@@ -207,7 +207,7 @@ func TestSortCyclesStateAgeSandbox(t *testing.T) {
 	ids := func() []string {
 		var out []string
 		for _, i := range m.list.Window() {
-			out = append(out, m.rows[i].e.ID)
+			out = append(out, m.rowAt(i).e.ID)
 		}
 		return out
 	}
@@ -220,7 +220,7 @@ func TestSortCyclesStateAgeSandbox(t *testing.T) {
 		t.Errorf("by age: newest first, got %v", got)
 	}
 	press(m, "o")
-	if got := ids(); m.rows[m.list.Window()[0]].sandbox != "idle" && m.rows[m.list.Window()[0]].sandbox != "nightly" {
+	if got := ids(); m.rowAt(m.list.Window()[0]).sandbox != "idle" && m.rowAt(m.list.Window()[0]).sandbox != "nightly" {
 		t.Errorf("by sandbox, got %v", got)
 	}
 }

@@ -96,8 +96,8 @@ func (m *Model) actions() components.KeyActions {
 
 // selected is the row under the cursor (nil when none).
 func (m *Model) selected() *row {
-	if i := m.list.Cursor(); i >= 0 && i < len(m.rows) {
-		return m.rows[i]
+	if i := m.list.Cursor(); i >= 0 && i < m.rowCount() {
+		return m.rowAt(i)
 	}
 	return nil
 }

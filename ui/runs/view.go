@@ -37,7 +37,7 @@ func (m *Model) View() string {
 	lh := m.listHeight()
 	m.list.SetHeight(lh)
 	for _, i := range m.list.Window() {
-		if m.rows[i] == nil {
+		if m.rowAt(i) == nil {
 			m.readAll() // a taller screen than the first frame's, before readRest's answer
 			break
 		}
@@ -51,9 +51,9 @@ func (m *Model) View() string {
 	if reading > 0 {
 		sofar = " so far"
 	}
-	title := st.Title.Render(fmt.Sprintf("All runs (%d%s)", len(m.all), sofar))
+	title := st.Title.Render(fmt.Sprintf("All runs (%d%s)", m.all.Len(), sofar))
 	if m.attention {
-		title = st.Title.Render(fmt.Sprintf("Runs needing attention (%d of %d%s)", len(m.rows), len(m.all), sofar))
+		title = st.Title.Render(fmt.Sprintf("Runs needing attention (%d of %d%s)", len(m.narrowed), m.all.Len(), sofar))
 	}
 	facts := vocab.Count(m.listed(), "sandbox|sandboxes")
 	if reading > 0 {
@@ -114,11 +114,11 @@ func (m *Model) empty() string {
 			why = "no state directory"
 		}
 		return "Nothing is recorded here (" + common.SanitizeText(why) + "), so there is no list of every run; open a sandbox to see its processes."
-	case len(m.all) == 0 && m.listed() == 0:
+	case m.all.Len() == 0 && m.listed() == 0:
 		return "No sandbox is watched yet: add or create one on the sandboxes screen and its runs appear here."
-	case len(m.all) == 0:
+	case m.all.Len() == 0:
 		return fmt.Sprintf("No process or terminal has been seen yet in %s.", vocab.Count(m.listed(), "watched sandbox|watched sandboxes"))
-	case len(m.rows) == 0 && m.attention:
+	case len(m.narrowed) == 0 && m.attention:
 		return fmt.Sprintf("No run needs attention: nothing is LOST, SUSPECT END or STALE. %s shows every run.", k.Attention.Help().Key)
 	case m.list.Len() == 0:
 		return fmt.Sprintf("No run matches %q; %s clears the filter.", m.list.Filter(), k.Back.Help().Key)
@@ -129,7 +129,7 @@ func (m *Model) empty() string {
 func (m *Model) renderRow(i int, cols []int, now time.Time) string {
 	st := m.ctx.Styles
 	w := m.width
-	r := m.rows[i]
+	r := m.rowAt(i)
 	shown := cells(r, now)
 	shown[0] = st.BadgeText(r.badge, common.Fit(r.label, cols[0]))
 	if m.list.IsCursor(i) {
