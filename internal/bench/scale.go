@@ -109,7 +109,8 @@ func (e *env) runProbe(args ...string) (map[string]float64, []byte, error) {
 // sandboxes, one sandbox's state and its report, the all-runs screen (its first frame, a frame, a
 // filter keystroke), each the median of three probes in a process of their own (the opens each
 // probe's median of record.ScaleOpens, of screenOpens for the screen, their limit held by the first
-// open too), and the peak RSS of that process; the open after a killed run (13j: three times, each
+// open too) after a first probe of its own, and the peak RSS of those processes (the largest,
+// the first probe's too); the open after a killed run (13j: three times, each
 // after a process that had the record open was killed); and, while the larger record is
 // generated, the request rate of the record's watcher with 200 known sandboxes against 20; last,
 // the open with the default budget, far less than the record holds (13k, three times: it prunes
@@ -123,6 +124,13 @@ func figScale(e *env) ([]row, error) {
 	watchDone := make(chan watched, 1)
 	var w watched
 	var res [2][]scaleRun
+	// first is each size's first probe. The generated record holds no snapshot of a state
+	// (record/snapshot.go): that probe folds every history from its first event and keeps the
+	// snapshots the later ones read, as a user's record has them after its first run. Until the
+	// eighteenth pass it was one of the three whose median the rows take, so each median was the
+	// larger of the other two (13f's open right after the start: 55–65 ms in the first probe,
+	// 1.7–3.5 ms in the others); it is reported on its own.
+	var first [2]scaleRun
 	var unclean, overBudget [2]openTimes
 	for i, runs := range []int{small, big} {
 		dir := filepath.Join(e.tmp, fmt.Sprintf("scale-%d", runs))
@@ -137,10 +145,14 @@ func figScale(e *env) ([]row, error) {
 			// ratios of a few milliseconds were timed under different conditions
 			w = <-watchDone
 		}
-		for k := 0; k < pipelineRuns; k++ {
+		for k := 0; k <= pipelineRuns; k++ {
 			r, err := e.probeScale(dir, runs)
 			if err != nil {
 				return nil, err
+			}
+			if k == 0 {
+				first[i] = r
+				continue
 			}
 			res[i] = append(res[i], r)
 		}
@@ -230,20 +242,19 @@ func figScale(e *env) ([]row, error) {
 	}
 	e.logf("13: the watcher's start (Track, on the caller's goroutine): %d runs %.0f ms, %d runs %.0f ms; every known sandbox's state in memory: %.0f ms, %.0f ms",
 		small, med(0, "watch-start"), big, med(1, "watch-start"), med(0, "watch-warm"), med(1, "watch-warm"))
-	// the generated record holds no snapshot of a state (record/snapshot.go): the first probe of
-	// each size folds every history from its first event and keeps the snapshots the others read
 	e.logf("13: in the first probe (no snapshot yet), every known sandbox's state in memory: %d runs %.0f ms, %d runs %.0f ms; one sandbox's state %.1f ms, %.1f ms; the all-runs screen right after the start %.1f ms, %.1f ms",
-		small, res[0][0].ms["watch-warm"], big, res[1][0].ms["watch-warm"], res[0][0].ms["state"], res[1][0].ms["state"], res[0][0].ms["runs-open-cold"], res[1][0].ms["runs-open-cold"])
+		small, first[0].ms["watch-warm"], big, first[1].ms["watch-warm"], first[0].ms["state"], first[1].ms["state"], first[0].ms["runs-open-cold"], first[1].ms["runs-open-cold"])
 	var rss [2][]float64
 	for i := range res {
+		rss[i] = append(rss[i], first[i].rssMiB) // the fold of every history is the most memory
 		for _, r := range res[i] {
 			rss[i] = append(rss[i], r.rssMiB)
 		}
 	}
-	peak := median(rss[1])
-	rows = append(rows, row{fig: "13e", name: "peak RSS of 13a–d and 13f–h, " + label(big),
-		value: fmt.Sprintf("%.0f MiB", peak), baseline: fmt.Sprintf("%d runs %.0f MiB", small, median(rss[0])),
-		ratio: f2(peak/max(median(rss[0]), 0.001)) + "×", budget: "≤ 150 MiB", result: verdict(peak <= 150)})
+	peak, smallPeak := slices.Max(rss[1]), slices.Max(rss[0])
+	rows = append(rows, row{fig: "13e", name: "peak RSS of 13a–d and 13f–h (the largest of 4 probes), " + label(big),
+		value: fmt.Sprintf("%.0f MiB", peak), baseline: fmt.Sprintf("%d runs %.0f MiB", small, smallPeak),
+		ratio: f2(peak/max(smallPeak, 0.001)) + "×", budget: "≤ 150 MiB", result: verdict(peak <= 150)})
 	// 13j: the open after a killed run, and the first commit after it (the record usable for
 	// reading and writing); the limit holds for each of the three probes
 	rows = append(rows, openRow("13j", "record open after a killed run (WAL to recover, no clean mark), "+label(big), small, unclean,
