@@ -128,7 +128,7 @@ func figScale(e *env) ([]row, error) {
 	// (record/snapshot.go): that probe folds every history from its first event and keeps the
 	// snapshots the later ones read, as a user's record has them after its first run. Until the
 	// eighteenth pass it was one of the three whose median the rows take, so each median was the
-	// larger of the other two (13f's open right after the start: 55–65 ms in the first probe,
+	// larger of the other two (13f's open right after the start: 55–70 ms in the first probe,
 	// 1.7–3.5 ms in the others); it is reported on its own.
 	var first [2]scaleRun
 	var unclean, overBudget [2]openTimes
