@@ -2,6 +2,7 @@ package record
 
 import (
 	"fmt"
+	"slices"
 
 	"sandscope/client"
 )
@@ -174,34 +175,13 @@ func (r *Record) forgetIn(sb string, gone map[prunedRef]bool, actions map[pruned
 // anything changed.
 func (s *State) forget(forget func(kind EntityKind, id string) bool, removed func(*Event) bool) bool {
 	n := len(s.Processes) + len(s.Terminals) + len(s.Actions) + len(s.Stable.Runs)
-	keep := func(list []*Entry) []*Entry {
-		out := list[:0]
-		for _, e := range list {
-			if !forget(e.Kind, e.ID) || stillRunning(e) {
-				out = append(out, e)
-			}
-		}
-		clear(list[len(out):])
-		return out
-	}
-	s.Processes = keep(s.Processes)
-	s.Terminals = keep(s.Terminals)
-	actions := s.Actions[:0]
-	for i := range s.Actions {
-		if !removed(&s.Actions[i]) {
-			actions = append(actions, s.Actions[i])
-		}
-	}
-	clear(s.Actions[len(actions):])
-	s.Actions = actions
-	runs := s.Stable.Runs[:0]
-	for _, run := range s.Stable.Runs {
-		if !forget(StableRunEntity, run.ID) || stableRunGoing(run.State) {
-			runs = append(runs, run)
-		}
-	}
-	clear(s.Stable.Runs[len(runs):])
-	s.Stable.Runs = runs
+	ended := func(e *Entry) bool { return forget(e.Kind, e.ID) && !stillRunning(e) }
+	s.Processes = slices.DeleteFunc(s.Processes, ended)
+	s.Terminals = slices.DeleteFunc(s.Terminals, ended)
+	s.Actions = slices.DeleteFunc(s.Actions, func(a Event) bool { return removed(&a) })
+	s.Stable.Runs = slices.DeleteFunc(s.Stable.Runs, func(run StableRun) bool {
+		return forget(StableRunEntity, run.ID) && !stableRunGoing(run.State)
+	})
 	return len(s.Processes)+len(s.Terminals)+len(s.Actions)+len(s.Stable.Runs) != n
 }
 

@@ -635,7 +635,7 @@ func (m *Model) rebuild() {
 	rows := m.all.Read()
 	if m.attention {
 		m.narrowed = m.narrowed[:0]
-		for r := range m.all.Read() {
+		for r := range rows {
 			if r.attention { // narrowed: every sandbox is read (setAttention)
 				m.narrowed = append(m.narrowed, r)
 			}
