@@ -24,13 +24,7 @@ const bridgeID = "local:/tmp/test-bridge"
 // running writer raced the writer's own reclaim.
 func prunedByReopen(t *testing.T, r *Record, o Options) *Record {
 	t.Helper()
-	if err := r.Close(); err != nil {
-		t.Fatal(err)
-	}
-	r, err := Open(o)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r = reopenedWith(t, r, o)
 	waitPruned(t, r)
 	return r
 }
