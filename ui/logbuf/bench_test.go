@@ -158,22 +158,38 @@ func BenchmarkIngest(b *testing.B) {
 // BenchmarkIngestReplay is figure 3's stream without the bridge: 62-byte plain lines (what `yes`
 // writes) cut mid-line into events of 200 KB (a live producer's large reads) and of 10 KB (what the
 // local bridge's replay of a finished 256 MiB process mostly delivers: 4–12 KB a pipe read). Each
-// iteration adds 16 MiB, so the raw file grows as in a long follow.
+// iteration adds 16 MiB, so the raw file grows as in a long follow. The batch cases hand the events
+// over as the log view does (Append, 24 events a batch: a batch's chunks are written from the
+// caller's buffers).
 func BenchmarkIngestReplay(b *testing.B) {
 	line := "sandscope benchmark line 0123456789abcdefghijklmnopqrstuvwxyz\n"
 	data := []byte(strings.Repeat(line, 16<<20/len(line)))
-	for _, ev := range []int{200000, 10000} {
-		b.Run(fmt.Sprintf("event=%d", ev), func(b *testing.B) {
+	for _, bc := range []struct{ ev, batch int }{{200000, 0}, {10000, 0}, {10000, 24}} {
+		name := fmt.Sprintf("event=%d", bc.ev)
+		if bc.batch > 0 {
+			name += fmt.Sprintf("/batch=%d", bc.batch)
+		}
+		b.Run(name, func(b *testing.B) {
 			buf, err := New(Options{Dir: b.TempDir()})
 			if err != nil {
 				b.Fatal(err)
 			}
 			defer buf.Close()
+			var evs []client.LogEvent
 			b.SetBytes(int64(len(data)))
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				for off := 0; off < len(data); off += ev {
-					buf.AddData("", client.Stdout, data[off:min(off+ev, len(data))], "c", time.Time{})
+				for off := 0; off < len(data); off += bc.ev {
+					chunk := data[off:min(off+bc.ev, len(data))]
+					if bc.batch == 0 {
+						buf.AddData("", client.Stdout, chunk, "c", time.Time{})
+						continue
+					}
+					evs = append(evs, client.LogEvent{Kind: client.Data, Stream: client.Stdout, Data: chunk, Cursor: "c"})
+					if len(evs) == bc.batch || off+bc.ev >= len(data) {
+						buf.Append("", evs...)
+						evs = evs[:0]
+					}
 				}
 				buf.Lines(buf.Len()-48, 48)
 			}

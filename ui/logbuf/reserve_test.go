@@ -66,8 +66,9 @@ func TestRawFileReservesAhead(t *testing.T) {
 	}
 }
 
-// Whatever mix of chunk sizes, saves (which flush a part-filled block) and block size, every byte of
-// a raw file reads back as written, from memory or from the file.
+// Whatever mix of chunk sizes, saves (which write what whole blocks memory holds) and block size,
+// every byte of a raw file reads back as written, from memory or from the file, and the file grows
+// by whole blocks only.
 func TestRawFileReadsBackAcrossFlushes(t *testing.T) {
 	for _, block := range []int{512, 64 << 10, rawBlock} {
 		t.Run(fmt.Sprintf("block=%d", block), func(t *testing.T) {
@@ -93,11 +94,15 @@ func TestRawFileReadsBackAcrossFlushes(t *testing.T) {
 				b.AddData("p", client.Stdout, chunk, "", t0)
 				if r.IntN(20) == 0 {
 					b.mu.Lock()
-					b.rawViews() // a save flushes what cur holds
+					b.rawViews() // a save writes the whole blocks cur holds
 					b.mu.Unlock()
 				}
 				b.mu.Lock()
 				rf := b.raws[0]
+				if rf.disk%int64(block) != 0 {
+					b.mu.Unlock()
+					t.Fatalf("the file ends at %d, not on a block of %d", rf.disk, block)
+				}
 				for k := 0; k < 4; k++ {
 					off := r.Int64N(int64(len(want)))
 					end := off + 1 + r.Int64N(min(int64(len(want))-off, 200<<10))
