@@ -464,6 +464,9 @@ func (b *Buffer) writeRaw(s *source, data []byte, hold bool) {
 	if err := rf.write(data, hold); err != nil {
 		b.fail(fmt.Errorf("log buffer raw write: %w", err))
 	}
+	if !hold {
+		b.boundWaiting() // a batch's end does it for held writes
+	}
 }
 
 // endBatch writes what a batch's chunks left held (see rawFile.held): after it, nothing of the
@@ -473,6 +476,32 @@ func (b *Buffer) endBatch() {
 	defer b.mu.Unlock()
 	for _, rf := range b.raws {
 		if err := rf.writeHeld(); err != nil {
+			b.fail(fmt.Errorf("log buffer raw write: %w", err))
+		}
+	}
+	b.boundWaiting()
+}
+
+// boundWaiting keeps the bytes the raw files hold in memory for their next whole block under
+// rawWaitingMax blocks: the files holding the most write all they hold until it is. Called with
+// b.mu held.
+func (b *Buffer) boundWaiting() {
+	limit := int64(rawWaitingMax * rawBlock)
+	var waiting int64
+	for _, rf := range b.raws {
+		if rf.writable() {
+			waiting += int64(len(rf.cur))
+		}
+	}
+	for waiting > limit {
+		var most *rawFile
+		for _, rf := range b.raws {
+			if rf.writable() && (most == nil || len(rf.cur) > len(most.cur)) {
+				most = rf
+			}
+		}
+		waiting -= int64(len(most.cur))
+		if err := most.flushAll(); err != nil {
 			b.fail(fmt.Errorf("log buffer raw write: %w", err))
 		}
 	}

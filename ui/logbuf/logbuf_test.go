@@ -659,3 +659,50 @@ func firstDiff(a, b []byte) int {
 	}
 	return min(len(a), len(b))
 }
+
+// Raw files keep what follows their last whole block in memory, but a buffer following many
+// sources keeps no more than rawWaitingMax blocks so: the files holding the most write it all, and
+// every byte still reads back.
+func TestRawWaitingBounded(t *testing.T) {
+	old := rawBlock
+	rawBlock = 8 << 10
+	t.Cleanup(func() { rawBlock = old })
+	r := rand.New(rand.NewPCG(11, 12))
+	b := newBuf(t, Options{MemLines: 64})
+	const sources = 20
+	sent := make([]bytes.Buffer, sources)
+	limit := int64(rawWaitingMax * rawBlock)
+	for batch := 0; batch < 400; batch++ {
+		i := r.IntN(sources)
+		name := fmt.Sprintf("p%d", i)
+		var evs []client.LogEvent
+		for k := r.IntN(4); k >= 0; k-- {
+			chunk := bytes.Repeat([]byte{'a' + byte(i)}, rawHoldMin+r.IntN(3*rawBlock))
+			chunk[len(chunk)-1] = '\n'
+			sent[i].Write(chunk)
+			evs = append(evs, client.LogEvent{Kind: client.Data, Stream: client.Stdout, Data: chunk})
+		}
+		b.Append(name, evs...)
+		b.mu.Lock()
+		var waiting int64
+		for _, rf := range b.raws {
+			waiting += int64(len(rf.cur))
+		}
+		b.mu.Unlock()
+		if waiting > limit {
+			t.Fatalf("after batch %d, %d bytes wait in memory (at most %d)", batch, waiting, limit)
+		}
+	}
+	for i := range sent {
+		var raw bytes.Buffer
+		if err := b.SaveRawStream(&raw, fmt.Sprintf("p%d", i), client.Stdout); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(raw.Bytes(), sent[i].Bytes()) {
+			t.Fatalf("p%d: saved %d bytes, sent %d (first difference at %d)", i, raw.Len(), sent[i].Len(), firstDiff(raw.Bytes(), sent[i].Bytes()))
+		}
+	}
+	if b.Err() != nil {
+		t.Fatal(b.Err())
+	}
+}

@@ -301,6 +301,11 @@ const (
 	rawDirect = 64 << 10
 )
 
+// rawWaitingMax bounds, in blocks, the bytes a buffer's raw files keep waiting in memory for their
+// next whole block: past it, the files holding the most write what they hold (a follow of many
+// sources would otherwise keep up to a block for each).
+const rawWaitingMax = 8
+
 // rawHoldMin is the least a chunk of a batch (Buffer.Append) must hold to be written from the
 // caller's buffer rather than copied into cur first; rawHoldMax bounds the chunks held at once.
 const (
@@ -310,7 +315,8 @@ const (
 
 // rawFile holds the raw bytes of one source and stream: [0, disk) in f, its end [disk-len(prev),
 // disk) also in prev, [disk, disk+len(cur)) in cur, then [disk+len(cur), size) in held. disk is a
-// multiple of rawBlock. If f cannot be written, bytes stay in cur from then on.
+// multiple of rawBlock unless the buffer's bound on bytes waiting in memory (rawWaitingMax) made a
+// file write all it held. If f cannot be written, bytes stay in cur from then on.
 type rawFile struct {
 	f      *os.File
 	key    sourceKey
@@ -405,12 +411,22 @@ func (rf *rawFile) writeHeld() error {
 // block they complete, and lets the chunks go: what follows that block's end moves to cur. The end
 // of what it wrote stays in memory (prev) for the frames. If the write fails, the chunks are
 // copied into cur, where the bytes stay from then on.
-func (rf *rawFile) flush() error {
+func (rf *rawFile) flush() error { return rf.writeOut(false) }
+
+// flushAll is flush up to the last byte, not the last whole block: the file then ends mid-block,
+// and the next flush writes up to a block boundary again.
+func (rf *rawFile) flushAll() error { return rf.writeOut(true) }
+
+// writeOut is flush, or with all flushAll.
+func (rf *rawFile) writeOut(all bool) error {
 	if len(rf.held) == 0 && (rf.failed || len(rf.cur) == 0) {
 		return nil
 	}
 	block := int64(rawBlock)
 	n := (rf.disk+int64(len(rf.cur))+rf.heldN)/block*block - rf.disk
+	if all {
+		n = int64(len(rf.cur)) + rf.heldN
+	}
 	if n <= 0 || rf.failed {
 		rf.holdInCur(0)
 		return nil
@@ -454,6 +470,10 @@ func (rf *rawFile) flush() error {
 	}
 	return nil
 }
+
+// writable says the file takes writes: what cur holds is waiting for the next block, not kept
+// because the file failed.
+func (rf *rawFile) writable() bool { return rf.f != nil && !rf.failed }
 
 // holdInCur makes cur hold what follows the first n bytes of cur and the held chunks (the bytes
 // not written), and lets the held chunks go.
