@@ -159,7 +159,7 @@ func setRandomRows(l *List, texts *[]string, rng *rand.Rand, word func(int) stri
 // shownOrder is the source rows shown, in order, however the list holds them.
 func shownOrder(l *List) []int {
 	var out []int
-	for p := 0; p < l.shown(); p++ {
+	for p := 0; p < l.Len(); p++ {
 		out = append(out, l.sourceAt(p))
 	}
 	return out

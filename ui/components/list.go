@@ -153,7 +153,7 @@ func (l *List) rebuildAt(cur int) {
 
 // cursorTo puts the cursor on the first shown row that is the one (a source row index).
 func (l *List) cursorTo(is func(i int) bool) {
-	for p, n := 0, l.shown(); p < n; p++ {
+	for p, n := 0, l.Len(); p < n; p++ {
 		if is(l.sourceAt(p)) {
 			l.cursor = p
 			return
@@ -161,15 +161,7 @@ func (l *List) cursorTo(is func(i int) bool) {
 	}
 }
 
-// shown is how many rows show (after the filter).
-func (l *List) shown() int {
-	if l.all {
-		return l.rows.N
-	}
-	return len(l.order)
-}
-
-// sourceAt is the source index of the row shown at position p (0 ≤ p < shown).
+// sourceAt is the source index of the row shown at position p (0 ≤ p < Len).
 func (l *List) sourceAt(p int) int {
 	if l.all {
 		return p
@@ -295,7 +287,7 @@ func (l *List) sort() {
 }
 
 func (l *List) clamp() {
-	n := l.shown()
+	n := l.Len()
 	if l.cursor >= n {
 		l.cursor = n - 1
 	}
@@ -320,14 +312,19 @@ func (l *List) clamp() {
 }
 
 // Len is the number of rows shown (after the filter).
-func (l *List) Len() int { return l.shown() }
+func (l *List) Len() int {
+	if l.all {
+		return l.rows.N
+	}
+	return len(l.order)
+}
 
 // Total is the number of rows the screen has.
 func (l *List) Total() int { return l.rows.N }
 
 // Cursor is the source index of the row under the cursor, or -1 when nothing is shown.
 func (l *List) Cursor() int {
-	if l.shown() == 0 {
+	if l.Len() == 0 {
 		return -1
 	}
 	return l.sourceAt(l.cursor)
@@ -346,7 +343,7 @@ func (l *List) Position() int { return l.cursor }
 
 // Window is the source indices of the rows on screen, top to bottom.
 func (l *List) Window() []int {
-	end := min(l.offset+l.height, l.shown())
+	end := min(l.offset+l.height, l.Len())
 	if l.offset >= end {
 		return nil
 	}
@@ -361,11 +358,11 @@ func (l *List) Window() []int {
 }
 
 // IsCursor reports whether source row i is under the cursor.
-func (l *List) IsCursor(i int) bool { return l.shown() > 0 && l.sourceAt(l.cursor) == i }
+func (l *List) IsCursor(i int) bool { return l.Len() > 0 && l.sourceAt(l.cursor) == i }
 
 // Select puts the cursor on the row keyed k, if it is shown.
 func (l *List) Select(k string) bool {
-	for p, n := 0, l.shown(); p < n; p++ {
+	for p, n := 0, l.Len(); p < n; p++ {
 		if l.key(l.sourceAt(p)) == k {
 			l.cursor = p
 			l.clamp()
@@ -377,7 +374,7 @@ func (l *List) Select(k string) bool {
 
 // SelectIndex puts the cursor on source row i, if it is shown.
 func (l *List) SelectIndex(i int) bool {
-	for p, n := 0, l.shown(); p < n; p++ {
+	for p, n := 0, l.Len(); p < n; p++ {
 		if l.sourceAt(p) == i {
 			l.cursor = p
 			l.clamp()
@@ -391,7 +388,7 @@ func (l *List) SelectIndex(i int) bool {
 // is no row there.
 func (l *List) ClickRow(y int) bool {
 	p := l.offset + y
-	if y < 0 || p >= l.shown() {
+	if y < 0 || p >= l.Len() {
 		return false
 	}
 	l.cursor = p
@@ -517,7 +514,7 @@ func (l *List) actions() KeyActions {
 		Act(k.PageUp, func() tea.Cmd { l.Move(-l.height); return nil }),
 		Act(k.PageDown, func() tea.Cmd { l.Move(l.height); return nil }),
 		Act(k.Top, func() tea.Cmd { l.cursor = 0; l.clamp(); return nil }),
-		Act(k.Bottom, func() tea.Cmd { l.cursor = l.shown() - 1; l.clamp(); return nil }),
+		Act(k.Bottom, func() tea.Cmd { l.cursor = l.Len() - 1; l.clamp(); return nil }),
 		Act(k.FilterRows, func() tea.Cmd {
 			l.editing = true
 			l.input.SetValue(l.filter)
@@ -565,9 +562,9 @@ func (l *List) Status() string {
 	var parts []string
 	switch {
 	case l.editing:
-		parts = append(parts, fmt.Sprintf("/%s▏ %d of %d", l.input.Value(), l.shown(), l.rows.N))
+		parts = append(parts, fmt.Sprintf("/%s▏ %d of %d", l.input.Value(), l.Len(), l.rows.N))
 	case l.filter != "":
-		parts = append(parts, fmt.Sprintf("filter %q: %d of %d (%s clears)", l.filter, l.shown(), l.rows.N, l.keys.Back.Help().Key))
+		parts = append(parts, fmt.Sprintf("filter %q: %d of %d (%s clears)", l.filter, l.Len(), l.rows.N, l.keys.Back.Help().Key))
 	}
 	if s := l.SortName(); s != "" {
 		parts = append(parts, "sorted by "+s)

@@ -431,8 +431,9 @@ func (rf *rawFile) writeOut(all bool) error {
 		rf.holdInCur(0)
 		return nil
 	}
-	// the first n bytes of cur and the held chunks, as a list of buffers
-	rf.iov = rf.iov[:0]
+	// prev (the bytes right before the write), then the first n bytes of cur and the held chunks:
+	// the write takes the list after prev, keepTail all of it
+	rf.iov = append(rf.iov[:0], rf.prev)
 	left := n
 	for i := -1; i < len(rf.held) && left > 0; i++ {
 		part := rf.cur
@@ -448,7 +449,7 @@ func (rf *rawFile) writeOut(all bool) error {
 	err := errors.New("raw file unavailable")
 	if rf.f != nil {
 		rf.reserveAhead(rf.disk + n)
-		err = fileio.WriteAtv(rf.f, rf.iov, rf.disk)
+		err = fileio.WriteAtv(rf.f, rf.iov[1:], rf.disk)
 	}
 	if err != nil {
 		clear(rf.iov)
@@ -457,11 +458,6 @@ func (rf *rawFile) writeOut(all bool) error {
 		return fmt.Errorf("%w (output kept in memory from here)", err)
 	}
 	rf.disk += n
-	// the bytes to keep in memory, oldest first: the old prev (it comes right before what was
-	// written), then what was written
-	rf.iov = append(rf.iov, nil)
-	copy(rf.iov[1:], rf.iov)
-	rf.iov[0] = rf.prev
 	rf.keepTail(rf.iov)
 	clear(rf.iov)
 	rf.holdInCur(n)
