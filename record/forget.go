@@ -3,6 +3,7 @@ package record
 import (
 	"fmt"
 	"slices"
+	"time"
 
 	"sandscope/client"
 )
@@ -151,8 +152,8 @@ func (r *Record) forgetIn(sb string, gone map[prunedRef]bool, actions map[pruned
 		ref := prunedRef{entity: kind, id: id}
 		return gone[ref] && !waiting[ref]
 	}
-	removed := func(a *Event) bool {
-		_, ok := actions[prunedAction{sb, a.Kind, a.Time.UnixNano()}]
+	removed := func(kind string, at time.Time) bool {
+		_, ok := actions[prunedAction{sb, kind, at.UnixNano()}]
 		return ok
 	}
 	changed := st.forget(forget, removed)
@@ -171,14 +172,14 @@ func (r *Record) forgetIn(sb string, gone map[prunedRef]bool, actions map[pruned
 	return changed
 }
 
-// forget removes the ended runs forget names and the actions removed names. It reports whether
-// anything changed.
-func (s *State) forget(forget func(kind EntityKind, id string) bool, removed func(*Event) bool) bool {
+// forget removes the ended runs forget names and the actions removed names (by kind and time, an
+// action's only name in memory). It reports whether anything changed.
+func (s *State) forget(forget func(kind EntityKind, id string) bool, removed func(kind string, at time.Time) bool) bool {
 	n := len(s.Processes) + len(s.Terminals) + len(s.Actions) + len(s.Stable.Runs)
 	ended := func(e *Entry) bool { return forget(e.Kind, e.ID) && !stillRunning(e) }
 	s.Processes = slices.DeleteFunc(s.Processes, ended)
 	s.Terminals = slices.DeleteFunc(s.Terminals, ended)
-	s.Actions = slices.DeleteFunc(s.Actions, func(a Event) bool { return removed(&a) })
+	s.Actions = slices.DeleteFunc(s.Actions, func(a Event) bool { return removed(a.Kind, a.Time) })
 	s.Stable.Runs = slices.DeleteFunc(s.Stable.Runs, func(run StableRun) bool {
 		return forget(StableRunEntity, run.ID) && !stableRunGoing(run.State)
 	})
